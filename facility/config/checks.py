@@ -1,0 +1,280 @@
+"""Second validation layer: cross-field physics checks on a schema-valid :class:`Scenario`.
+
+Each ``check_*`` function returns a list of problems (strings naming key, unit and range);
+:func:`check_scenario` runs them all and raises one :class:`ScenarioError` listing every problem.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from facility.config.library import load_gpu
+from facility.errors import NotSupportedError, ScenarioError
+
+if TYPE_CHECKING:
+    from facility.config.schema import Scenario
+
+__all__ = [
+    "NOT_SUPPORTED",
+    "MAX_STEPS",
+    "check_scenario",
+    "check_time",
+    "check_jobs",
+    "check_storage",
+    "check_spec",
+    "check_gpu_controls",
+    "check_controller",
+    "check_grid",
+    "estimate_peak_site_mw",
+]
+
+log = logging.getLogger(__name__)
+
+#: Sections (and their enabling predicate) whose behaviour is not implemented yet. A scenario
+#: that switches one on fails validation with "not supported yet: <section>".
+NOT_SUPPORTED: dict[str, Callable[["Scenario"], bool]] = {}
+
+#: Largest number of fine time steps a single run accepts.
+MAX_STEPS = 20_000_000
+
+
+def estimate_peak_site_mw(scenario: "Scenario") -> float:
+    """Upper estimate of the site power: every GPU at its compute-phase power. [MW]
+
+    Notes
+    -----
+    P_peak = sum_jobs n_gpus * TDP * max(p_high_frac, firefly/floor) * (1 + non_gpu_frac) * pue
+    + base_load_mw
+    """
+    total_w = 0.0
+    for job in scenario.jobs:
+        gpu = load_gpu(job.gpu)
+        total_w += job.n_gpus * gpu.tdp_w * max(job.p_high_frac, 1.0)
+    site = scenario.site
+    return total_w / 1e6 * (1.0 + site.non_gpu_frac) * site.pue + site.base_load_mw
+
+
+def check_time(s: "Scenario") -> list[str]:
+    """Horizon and step: at least two steps, bounded step count, integer number of steps."""
+    t = s.time
+    out = []
+    n = t.horizon_s / t.dt_s
+    if n < 2:
+        out.append(f"time.dt_s = {t.dt_s:g} s must be at most half of time.horizon_s = {t.horizon_s:g} s")
+    if n > MAX_STEPS:
+        out.append(
+            f"time.horizon_s / time.dt_s = {n:.3g} steps exceeds the limit of {MAX_STEPS:,} steps "
+            f"(raise dt_s [s] or shorten horizon_s [s])"
+        )
+    return out
+
+
+def check_jobs(s: "Scenario") -> list[str]:
+    """GPU names, start/stop order, checkpoint timing, power levels and trace files."""
+    out = []
+    for i, job in enumerate(s.jobs):
+        key = f"jobs.{i}"
+        try:
+            gpu = load_gpu(job.gpu, key=f"{key}.gpu")
+        except ScenarioError as exc:
+            out.append(str(exc))
+            continue
+        if job.stop_s is not None and job.stop_s <= job.start_s:
+            out.append(f"{key}.stop_s = {job.stop_s:g} s must be greater than {key}.start_s = {job.start_s:g} s")
+        if job.checkpoint_every_s is not None:
+            if job.checkpoint_s <= 0:
+                out.append(f"{key}.checkpoint_s must be > 0 s when {key}.checkpoint_every_s is set")
+            elif job.checkpoint_s >= job.checkpoint_every_s:
+                out.append(
+                    f"{key}.checkpoint_s = {job.checkpoint_s:g} s must be shorter than "
+                    f"{key}.checkpoint_every_s = {job.checkpoint_every_s:g} s"
+                )
+        if job.p_low_frac is not None and job.p_low_frac > job.p_high_frac:
+            out.append(
+                f"{key}.p_low_frac = {job.p_low_frac:g} [frac of TDP] must not exceed "
+                f"{key}.p_high_frac = {job.p_high_frac:g}"
+            )
+        if job.p_high_frac > gpu.min_edp_frac + 1e-12 and job.p_high_frac > 1.0:
+            out.append(
+                f"{key}.p_high_frac = {job.p_high_frac:g} [frac of TDP] exceeds the EDP peak of "
+                f"{job.gpu} ({gpu.min_edp_frac:g} x TDP); allowed: ≤ {max(1.0, gpu.min_edp_frac):g}"
+            )
+        if job.workload == "trace":
+            if not job.trace_file:
+                out.append(f"{key}.trace_file is required when {key}.workload = 'trace'")
+            elif not Path(job.trace_file).is_file():
+                out.append(f"{key}.trace_file = {job.trace_file!r}: no such file")
+        elif job.trace_file:
+            out.append(f"{key}.trace_file is only used with workload = 'trace' (workload = {job.workload!r})")
+    return out
+
+
+def check_storage(s: "Scenario") -> list[str]:
+    """Ratings present or extendable with bounds; SoC bounds ordered."""
+    out = []
+    for name, st in s.storages().items():
+        if st.extendable:
+            if st.max_p_rated_mw is None:
+                out.append(f"{name}.max_p_rated_mw [MW] is required when {name}.extendable = true")
+            if st.max_e_rated_mwh is None:
+                out.append(f"{name}.max_e_rated_mwh [MWh] is required when {name}.extendable = true")
+            if st.max_p_rated_mw is not None and st.max_p_rated_mw < st.min_p_rated_mw:
+                out.append(f"{name}.max_p_rated_mw = {st.max_p_rated_mw:g} MW is below min_p_rated_mw = {st.min_p_rated_mw:g} MW")
+            if st.max_e_rated_mwh is not None and st.max_e_rated_mwh < st.min_e_rated_mwh:
+                out.append(f"{name}.max_e_rated_mwh = {st.max_e_rated_mwh:g} MWh is below min_e_rated_mwh = {st.min_e_rated_mwh:g} MWh")
+        else:
+            if st.p_rated_mw is None:
+                out.append(f"{name}.p_rated_mw [MW] is required when {name}.enabled = true and extendable = false")
+            if st.e_rated_mwh is None:
+                out.append(f"{name}.e_rated_mwh [MWh] is required when {name}.enabled = true and extendable = false")
+        if st.min_soc_frac >= st.max_soc_frac:
+            out.append(
+                f"{name}.min_soc_frac = {st.min_soc_frac:g} must be below {name}.max_soc_frac = "
+                f"{st.max_soc_frac:g} [frac]"
+            )
+        elif not st.min_soc_frac <= st.initial_soc_frac <= st.max_soc_frac:
+            out.append(
+                f"{name}.initial_soc_frac = {st.initial_soc_frac:g} [frac] must lie in "
+                f"[min_soc_frac, max_soc_frac] = [{st.min_soc_frac:g}, {st.max_soc_frac:g}]"
+            )
+        reserve = getattr(st, "reserve_frac", 0.0)
+        if reserve and st.min_soc_frac + reserve >= st.max_soc_frac:
+            out.append(
+                f"{name}.reserve_frac = {reserve:g} leaves no usable energy above min_soc_frac "
+                f"({st.min_soc_frac:g}) below max_soc_frac ({st.max_soc_frac:g}) [frac]"
+            )
+    return out
+
+
+def check_spec(s: "Scenario") -> list[str]:
+    """Band edges ordered; windows resolved by dt_s; Nyquist above the band when it is limited."""
+    sp = s.spec
+    dt = s.time.dt_s
+    out = []
+    if sp.band_min_hz >= sp.band_max_hz:
+        out.append(f"spec.band_min_hz = {sp.band_min_hz:g} Hz must be below spec.band_max_hz = {sp.band_max_hz:g} Hz")
+    nyquist = 0.5 / dt
+    band_limited = sp.max_band_energy_frac is not None or sp.max_band_peak_mw is not None
+    if band_limited and sp.band_max_hz > nyquist + 1e-9:
+        out.append(
+            f"time.dt_s = {dt:g} s cannot resolve spec.band_max_hz = {sp.band_max_hz:g} Hz "
+            f"(Nyquist {nyquist:g} Hz); allowed: dt_s ≤ {0.5 / sp.band_max_hz:g} s"
+        )
+    if band_limited and sp.band_min_hz < 1.0 / s.time.horizon_s - 1e-12:
+        out.append(
+            f"spec.band_min_hz = {sp.band_min_hz:g} Hz is below the frequency resolution "
+            f"1/horizon_s = {1.0 / s.time.horizon_s:g} Hz; allowed: time.horizon_s ≥ {1.0 / sp.band_min_hz:g} s"
+        )
+    seen = set()
+    for i, b in enumerate(sp.bands):
+        if b.min_hz >= b.max_hz:
+            out.append(f"spec.bands.{i}.min_hz = {b.min_hz:g} Hz must be below max_hz = {b.max_hz:g} Hz")
+        if b.max_hz > nyquist + 1e-9:
+            out.append(
+                f"time.dt_s = {dt:g} s cannot resolve spec.bands.{i}.max_hz = {b.max_hz:g} Hz "
+                f"(Nyquist {nyquist:g} Hz); allowed: dt_s ≤ {0.5 / b.max_hz:g} s"
+            )
+        if b.name in seen:
+            out.append(f"spec.bands.{i}.name = {b.name!r} is repeated")
+        seen.add(b.name)
+    if (sp.max_ramp_up_mw_per_s or sp.max_ramp_down_mw_per_s) and sp.ramp_window_s < dt - 1e-12:
+        out.append(f"spec.ramp_window_s = {sp.ramp_window_s:g} s must be at least time.dt_s = {dt:g} s")
+    if sp.max_window_swing_mw is not None and sp.window_s < dt - 1e-12:
+        out.append(f"spec.window_s = {sp.window_s:g} s must be at least time.dt_s = {dt:g} s")
+    return out
+
+
+def check_gpu_controls(s: "Scenario") -> list[str]:
+    """GPU smoothing floor inside each GPU's programmable range; firefly target above trigger."""
+    out = []
+    gs = s.gpu_smoothing
+    if gs.enabled:
+        for i, job in enumerate(s.jobs):
+            try:
+                gpu = load_gpu(job.gpu)
+            except ScenarioError:
+                continue
+            if not gpu.supports_power_smoothing:
+                log.warning(
+                    "jobs.%d.gpu = %r has no hardware power smoothing: gpu_smoothing is not applied to job %r",
+                    i, job.gpu, job.name,
+                )
+                continue
+            if not gpu.min_floor_frac <= gs.floor_frac <= gpu.max_floor_frac:
+                out.append(
+                    f"gpu_smoothing.floor_frac = {gs.floor_frac:g} [frac of TDP] is outside the "
+                    f"programmable range of {job.gpu} (jobs.{i}); allowed: "
+                    f"{gpu.min_floor_frac:g} ≤ floor_frac ≤ {gpu.max_floor_frac:g}"
+                )
+        if gs.secondary_floor_frac is not None and gs.secondary_floor_frac > gs.floor_frac:
+            out.append(
+                f"gpu_smoothing.secondary_floor_frac = {gs.secondary_floor_frac:g} must not exceed "
+                f"gpu_smoothing.floor_frac = {gs.floor_frac:g} [frac of TDP]"
+            )
+    ff = s.firefly
+    if ff.enabled and ff.target_frac < ff.trigger_frac:
+        out.append(
+            f"firefly.target_frac = {ff.target_frac:g} must be at least firefly.trigger_frac = "
+            f"{ff.trigger_frac:g} [frac of TDP]"
+        )
+    if ff.enabled and ff.backoff_every_s and ff.backoff_s >= ff.backoff_every_s:
+        out.append(
+            f"firefly.backoff_s = {ff.backoff_s:g} s must be shorter than firefly.backoff_every_s = "
+            f"{ff.backoff_every_s:g} s"
+        )
+    return out
+
+
+def check_controller(s: "Scenario") -> list[str]:
+    """A storage controller needs a storage to act on."""
+    kind = s.controller.kind
+    if kind != "none" and not s.storages():
+        return [f"controller.kind = {kind!r} needs at least one enabled storage (rack_storage, ups or bess)"]
+    return []
+
+
+def check_grid(s: "Scenario") -> list[str]:
+    """The substation must be able to carry the peak site load (within 2x of its rating)."""
+    g = s.grid
+    out = []
+    if g.mv_kv >= g.vn_kv:
+        out.append(f"grid.mv_kv = {g.mv_kv:g} kV must be below grid.vn_kv = {g.vn_kv:g} kV")
+    if g.lv_kv >= g.mv_kv:
+        out.append(f"grid.lv_kv = {g.lv_kv:g} kV must be below grid.mv_kv = {g.mv_kv:g} kV")
+    if g.enabled and g.trafo_sn_mva is not None:
+        try:
+            peak = estimate_peak_site_mw(s)
+        except ScenarioError:
+            return out
+        cap = g.trafo_sn_mva * g.n_trafos
+        if peak > 2.0 * cap:
+            out.append(
+                f"grid.trafo_sn_mva = {g.trafo_sn_mva:g} MVA x {g.n_trafos} transformer(s) cannot "
+                f"carry the peak site load of about {peak:.1f} MW; allowed: trafo_sn_mva ≥ "
+                f"{peak / 2.0 / g.n_trafos:.1f} MVA (2x overload at most)"
+            )
+    return out
+
+
+_CHECKS = (check_time, check_jobs, check_storage, check_spec, check_gpu_controls,
+           check_controller, check_grid)
+
+
+def check_scenario(scenario: "Scenario", source: str = "<scenario>") -> None:
+    """Run every physics check; raise one :class:`ScenarioError` listing all problems.
+
+    Raises
+    ------
+    NotSupportedError
+        A section whose behaviour is not implemented yet is switched on.
+    ScenarioError
+        Any physics check failed.
+    """
+    for section, active in NOT_SUPPORTED.items():
+        if active(scenario):
+            raise NotSupportedError(f"{source}: not supported yet: {section}")
+    problems = [p for check in _CHECKS for p in check(scenario)]
+    if problems:
+        raise ScenarioError("\n".join(f"{source}: {p}" for p in problems))

@@ -1,0 +1,280 @@
+"""Reading scenario files, applying ``--set`` overrides, and turning errors into clear messages."""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from pathlib import Path
+from typing import Any, Iterable
+
+import annotated_types
+import tomli_w
+from pydantic import BaseModel, ValidationError
+
+from facility.config.checks import check_scenario
+from facility.config.library import load_spec_table
+from facility.config.schema import Scenario
+from facility.errors import ScenarioError
+
+__all__ = [
+    "load_scenario",
+    "scenario_from_dict",
+    "read_toml",
+    "apply_overrides",
+    "parse_override",
+    "dump_scenario_toml",
+    "format_validation_error",
+]
+
+
+def read_toml(path: str | Path) -> dict:
+    """Read a TOML file, raising :class:`ScenarioError` for a missing file or bad TOML."""
+    path = Path(path)
+    if not path.is_file():
+        raise ScenarioError(f"{path}: no such scenario file")
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{path}: not a text (UTF-8) TOML file") from None
+
+
+def _parse_value(text: str) -> Any:
+    """A TOML value (number, bool, string, array); bare words are strings."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def parse_override(item: str) -> tuple[list[str], Any]:
+    """Split ``section.key=value`` into a key path and a parsed value.
+
+    Examples
+    --------
+    >>> parse_override("bess.e_rated_mwh=20")
+    (['bess', 'e_rated_mwh'], 20)
+    """
+    if "=" not in item:
+        raise ScenarioError(f"--set {item!r}: expected KEY=VALUE, e.g. bess.e_rated_mwh=20")
+    key, _, value = item.partition("=")
+    path = [p for p in key.strip().split(".") if p]
+    if not path:
+        raise ScenarioError(f"--set {item!r}: empty key")
+    return path, _parse_value(value.strip())
+
+
+def _set_path(data: dict, path: list[str], value: Any, raw: str) -> None:
+    node: Any = data
+    for i, part in enumerate(path[:-1]):
+        if isinstance(node, list):
+            node = node[_list_index(node, part, path[: i + 1], raw)]
+            continue
+        if part == "spec" and isinstance(node.get("spec"), str):
+            node["spec"] = {"base": node["spec"]}
+        if part not in node:
+            node[part] = {}
+        node = node[part]
+        if not isinstance(node, (dict, list)):
+            raise ScenarioError(f"--set {raw}: {'.'.join(path[: i + 1])} is not a section")
+    last = path[-1]
+    if isinstance(node, list):
+        node[_list_index(node, last, path, raw)] = value
+    else:
+        node[last] = value
+
+
+def _list_index(node: list, part: str, path: list[str], raw: str) -> int:
+    if part.lstrip("-").isdigit():
+        idx = int(part)
+        if not -len(node) <= idx < len(node):
+            raise ScenarioError(f"--set {raw}: index {idx} out of range (there are {len(node)})")
+        return idx
+    for i, item in enumerate(node):
+        if isinstance(item, dict) and item.get("name") == part:
+            return i
+    names = [str(it.get("name")) for it in node if isinstance(it, dict)]
+    raise ScenarioError(
+        f"--set {raw}: no entry named {part!r} in {'.'.join(path[:-1]) or 'list'}; "
+        f"use an index 0..{len(node) - 1} or one of: {', '.join(names)}"
+    )
+
+
+def apply_overrides(data: dict, overrides: Iterable[str] | None) -> dict:
+    """Return a copy of the raw scenario dict with ``section.key=value`` overrides applied.
+
+    List entries (``[[jobs]]``) are addressed by index (``jobs.0.n_gpus=8``) or by name
+    (``jobs.llm.n_gpus=8``).
+    """
+    out = copy.deepcopy(data)
+    for item in overrides or ():
+        path, value = parse_override(item)
+        _set_path(out, path, value, item)
+    return out
+
+
+def _resolve_spec(data: dict, source: str) -> dict:
+    spec = data.get("spec")
+    if isinstance(spec, str):
+        spec = {"base": spec}
+    if isinstance(spec, dict) and spec.get("base"):
+        base = load_spec_table(str(spec["base"]), key=f"{source}: spec.base")
+        merged = dict(base)
+        merged.update(spec)
+        data = dict(data)
+        data["spec"] = merged
+    return data
+
+
+def _field_for(model: type[BaseModel] | None, loc: tuple) -> tuple[Any, str]:
+    """The FieldInfo at a pydantic error location, and the dotted key path."""
+    info = None
+    keys: list[str] = []
+    cur: Any = model
+    for part in loc:
+        keys.append(str(part))
+        if isinstance(part, int) or cur is None:
+            continue
+        fields = getattr(cur, "model_fields", None)
+        if not fields or part not in fields:
+            cur = None
+            info = None
+            continue
+        info = fields[part]
+        ann = info.annotation
+        cur = _inner_model(ann)
+    return info, ".".join(keys)
+
+
+def _inner_model(ann: Any) -> Any:
+    import typing
+
+    if isinstance(ann, type) and issubclass(ann, BaseModel):
+        return ann
+    for arg in typing.get_args(ann):
+        m = _inner_model(arg)
+        if m is not None:
+            return m
+    return None
+
+
+def _describe_range(info: Any) -> str:
+    if info is None:
+        return ""
+    parts = []
+    for meta in info.metadata:
+        for attr, sym in (("gt", ">"), ("ge", "≥"), ("lt", "<"), ("le", "≤")):
+            val = getattr(meta, attr, None)
+            if val is not None and isinstance(meta, (annotated_types.Gt, annotated_types.Ge,
+                                                       annotated_types.Lt, annotated_types.Le,
+                                                       annotated_types.Interval)):
+                parts.append(f"{sym} {val:g}" if isinstance(val, (int, float)) else f"{sym} {val}")
+    unit = (info.json_schema_extra or {}).get("unit", "-") if isinstance(info.json_schema_extra, dict) else "-"
+    bits = []
+    if unit and unit != "-":
+        bits.append(f"unit: {unit}")
+    if parts:
+        bits.append("allowed: " + " and ".join(parts))
+    return f" [{'; '.join(bits)}]" if bits else ""
+
+
+def format_validation_error(exc: ValidationError, source: str, model: type[BaseModel] = Scenario) -> str:
+    """One line per error: ``file: key.path = value: reason [unit: …; allowed: …]``."""
+    lines = []
+    for err in exc.errors():
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        info, key = _field_for(model, loc)
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            lines.append(f"{source}: {key}: unknown key (check the spelling; see docs/scenario-reference.md)")
+            continue
+        if err["type"] == "missing":
+            lines.append(f"{source}: {key}: required key is missing{_describe_range(info)}")
+            continue
+        val = err.get("input")
+        shown = "" if isinstance(val, (dict, list)) or val is None else f" = {val!r}"
+        lines.append(f"{source}: {key or '(top level)'}{shown}: {msg}{_describe_range(info)}")
+    return "\n".join(lines)
+
+
+def scenario_from_dict(data: dict, source: str = "<scenario>", base_dir: Path | None = None,
+                       check: bool = True) -> Scenario:
+    """Validate a raw scenario dict (schema, then physics checks).
+
+    Parameters
+    ----------
+    data : dict
+        Raw scenario (as read from TOML, overrides applied).
+    source : str
+        Name of the file for messages.
+    base_dir : pathlib.Path, optional
+        Folder that relative ``trace_file`` paths resolve against.
+    check : bool
+        Run the physics checks of :mod:`facility.config.checks`.
+    """
+    data = _resolve_spec(data, source)
+    if base_dir is not None:
+        data = _absolute_trace_paths(data, base_dir)
+    try:
+        scenario = Scenario(**data)
+    except ValidationError as exc:
+        raise ScenarioError(format_validation_error(exc, source)) from None
+    except TypeError as exc:
+        raise ScenarioError(f"{source}: {exc}") from None
+    if check:
+        check_scenario(scenario, source)
+    return scenario
+
+
+def _absolute_trace_paths(data: dict, base_dir: Path) -> dict:
+    jobs = data.get("jobs")
+    if not isinstance(jobs, list):
+        return data
+    data = dict(data)
+    new_jobs = []
+    for job in jobs:
+        if isinstance(job, dict) and isinstance(job.get("trace_file"), str):
+            p = Path(job["trace_file"])
+            if not p.is_absolute():
+                job = dict(job, trace_file=str((base_dir / p).resolve()))
+        new_jobs.append(job)
+    data["jobs"] = new_jobs
+    return data
+
+
+def load_scenario(path: str | Path, overrides: Iterable[str] | None = None, check: bool = True) -> Scenario:
+    """Load, override and validate a scenario file.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        TOML scenario file.
+    overrides : iterable of str, optional
+        ``section.key=value`` items applied before validation.
+    check : bool
+        Run the physics checks too.
+
+    Raises
+    ------
+    ScenarioError
+        Missing file, bad TOML, schema or physics error; the message names the file, the key
+        path, the unit and the allowed range.
+    """
+    path = Path(path)
+    data = apply_overrides(read_toml(path), overrides)
+    return scenario_from_dict(data, source=str(path), base_dir=path.resolve().parent, check=check)
+
+
+def _drop_none(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _drop_none(v) for k, v in obj.items() if v is not None}
+    if isinstance(obj, list):
+        return [_drop_none(v) for v in obj]
+    return obj
+
+
+def dump_scenario_toml(scenario: Scenario) -> str:
+    """The fully resolved scenario (defaults filled in, library spec merged) as TOML text."""
+    return tomli_w.dumps(_drop_none(scenario.model_dump(mode="json")))

@@ -1,0 +1,417 @@
+"""Scenario schema: pydantic models with a unit, a range and a description on every field.
+
+This is the single source of truth for scenario keys; ``docs/scenario-reference.md`` is
+generated from it (:func:`facility.config.reference.render_reference`). Every model forbids
+unknown keys, so a typo fails loudly. Cross-field physics checks live in
+:mod:`facility.config.checks`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = [
+    "F",
+    "StrictModel",
+    "TimeConfig",
+    "JobConfig",
+    "GpuSmoothingConfig",
+    "FireflyConfig",
+    "PowerCapConfig",
+    "SiteConfig",
+    "StorageConfig",
+    "RackStorageConfig",
+    "UpsConfig",
+    "BessConfig",
+    "GridConfig",
+    "SpecBand",
+    "SpecConfig",
+    "ControllerConfig",
+    "MonitorConfig",
+    "OptimizeConfig",
+    "Scenario",
+    "STORAGE_NAMES",
+]
+
+STORAGE_NAMES = ("rack_storage", "ups", "bess")
+
+
+def F(default: Any = ..., *, unit: str = "-", description: str, **kw: Any) -> Any:
+    """A pydantic ``Field`` that carries its unit in the JSON schema (``json_schema_extra``)."""
+    extra = kw.pop("json_schema_extra", {}) or {}
+    extra["unit"] = unit
+    return Field(default, description=description, json_schema_extra=extra, **kw)
+
+
+class StrictModel(BaseModel):
+    """Base model: unknown keys are errors, instances are frozen, assignment is validated."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+# --------------------------------------------------------------------------- time
+class TimeConfig(StrictModel):
+    """Simulated horizon and the fine time step."""
+
+    horizon_s: float = F(60.0, unit="s", gt=0, le=7 * 86400.0,
+                         description="Length of the simulated horizon, starting at t = 0.")
+    dt_s: float = F(0.01, unit="s", gt=0, le=3600.0,
+                    description="Uniform fine time step. 10 ms resolves the 0.1-20 Hz band.")
+
+
+# --------------------------------------------------------------------------- jobs
+WorkloadKind = Literal["square", "stochastic", "trace"]
+ArchetypeName = Literal["llm_pretrain", "finetune", "adapter_tuning"]
+
+
+class JobConfig(StrictModel):
+    """One training job: which GPUs, how many, and the shape of its iterations."""
+
+    name: str = F("job", description="Job name, unique within the scenario.", min_length=1)
+    n_gpus: int = F(unit="GPU", gt=0, le=10_000_000, description="Number of GPUs the job uses.")
+    gpu: str = F("h100", description="GPU model: a file name (without .toml) in models/gpus/.")
+    workload: WorkloadKind = F("square", description=(
+        "Waveform: 'square' (ideal synchronous iterations), 'stochastic' (jittered periods and "
+        "duties, per-phase noise, after Ko & Zhu), 'trace' (replay of a measured CSV)."))
+    archetype: ArchetypeName | None = F(None, description=(
+        "Named preset (llm_pretrain, finetune, adapter_tuning) supplying defaults for period_s, "
+        "compute_frac, p_low_frac and the noise terms; explicit keys override it."))
+    period_s: float | None = F(None, unit="s", gt=0, le=3600.0,
+                               description="Mean iteration period (compute + communication). Default 1.0 s or the archetype's.")
+    compute_frac: float | None = F(None, unit="frac", gt=0, lt=1,
+                                   description="Share of each iteration in the compute phase (duty D). Default 0.7 or the archetype's.")
+    p_high_frac: float = F(1.0, unit="frac of TDP", gt=0, le=1.2,
+                           description="GPU power in the compute phase as a fraction of TDP.")
+    p_low_frac: float | None = F(None, unit="frac of TDP", ge=0, lt=1.2,
+                                 description="GPU power in the communication phase as a fraction of TDP. Default 0.2 or the archetype's.")
+    start_s: float = F(0.0, unit="s", ge=-1e9, le=1e9, description=(
+        "Time the job starts (its start ramp begins). start_s <= 0 means the job is already "
+        "running at t = 0."))
+    stop_s: float | None = F(None, unit="s", ge=-1e9, le=1e9,
+                             description="Time the job stops (its stop ramp begins); none = runs past the horizon.")
+    ramp_s: float = F(0.0, unit="s", ge=0, le=3600.0,
+                      description="Duration of the linear start and stop ramps between idle and the iteration waveform.")
+    checkpoint_every_s: float | None = F(None, unit="s", gt=0, le=1e7,
+                                         description="Interval between checkpoints; none = no checkpoints.")
+    checkpoint_s: float = F(0.0, unit="s", ge=0, le=1e5,
+                            description="Duration of each checkpoint, during which the GPUs sit near idle.")
+    checkpoint_frac: float | None = F(None, unit="frac of TDP", ge=0, le=1,
+                                      description="GPU power during checkpoints; none = the GPU's idle power.")
+    jitter_frac: float | None = F(None, unit="frac", ge=0, le=0.5, description=(
+        "Relative standard deviation of the iteration period (sigma_xi). Default: 0 for "
+        "'square', 0.1 for 'stochastic'."))
+    compute_frac_jitter: float | None = F(None, unit="frac", ge=0, le=0.3,
+                                          description="Standard deviation of the per-iteration duty. Default: 0 for 'square', 0.03 for 'stochastic'.")
+    noise_high_frac: float | None = F(None, unit="frac of TDP", ge=0, le=0.3,
+                                      description="Intra-phase noise (std) in the compute phase. Default: 0 for 'square', 0.03 for 'stochastic'.")
+    noise_low_frac: float | None = F(None, unit="frac of TDP", ge=0, le=0.3,
+                                     description="Intra-phase noise (std) in the communication phase. Default: 0 for 'square', 0.02 for 'stochastic'.")
+    drop_jitter_frac: float | None = F(None, unit="frac of TDP", ge=0, le=0.3,
+                                       description="Std of the per-iteration depth of the communication-phase drop. Default: 0 for 'square', 0.03 for 'stochastic'.")
+    gpus_per_rack: int | None = F(None, unit="GPU", gt=0, le=100_000,
+                                  description="GPUs per rack; none = the GPU model's (GB200 NVL72: 72).")
+    n_rack_groups: int | None = F(None, unit="-", gt=0, le=4096, description=(
+        "Number of rack groups the job is split into (each a row of the load matrix and an LV "
+        "load). Default: min(64, number of racks)."))
+    phase_offset_s: float | None = F(None, unit="s", ge=0, le=10.0, description=(
+        "Std of the per-rack-group phase offset (skew of the collective). Default: 0 for "
+        "'square', 0.005 s for 'stochastic'."))
+    straggler_frac: float | None = F(None, unit="frac", ge=0, le=1, description=(
+        "Share of rack groups that are stragglers and start their compute phase late. "
+        "Default: 0 for 'square', 0.05 for 'stochastic'."))
+    straggler_delay_s: float = F(0.02, unit="s", ge=0, le=10.0,
+                                 description="Extra delay of a straggler group's compute phase.")
+    trace_file: str | None = F(None, description=(
+        "CSV of a measured power trace for workload = 'trace' (relative paths resolve against "
+        "the scenario file). Columns: a time column (t_s, timestamp, time) and a power column "
+        "(p_gpu_w, power.draw [W], DCGM_FI_DEV_POWER_USAGE, ...)."))
+    trace_scale: Literal["per_gpu", "per_node", "normalized"] = F("per_gpu", description=(
+        "What the trace's power column measures: one GPU [W], one node [W] (divided by "
+        "gpus_per_node), or a fraction of TDP."))
+    gpus_per_node: int = F(8, unit="GPU", gt=0, le=1024,
+                           description="GPUs per node, for trace_scale = 'per_node'.")
+    trace_loop: bool = F(True, description="Repeat the trace when it is shorter than the job's running time.")
+
+    @field_validator("name")
+    @classmethod
+    def _name_ok(cls, v: str) -> str:
+        if not v.replace("_", "").replace("-", "").isalnum():
+            raise ValueError("must contain only letters, digits, '_' and '-'")
+        return v
+
+
+# --------------------------------------------------------------------------- GPU controls
+class GpuSmoothingConfig(StrictModel):
+    """GB200-style GPU power smoothing: minimum power floor, programmed ramps, stop delay."""
+
+    enabled: bool = F(False, description="Switch GPU power smoothing on.")
+    floor_frac: float = F(0.0, unit="frac of TDP", ge=0, le=1,
+                          description="Minimum power floor (MPF) held while a workload runs, as a fraction of TDP.")
+    ramp_up_w_per_s: float | None = F(None, unit="W/s per GPU", gt=0, le=1e9,
+                                      description="Programmed ramp-up rate of each GPU; none = unlimited.")
+    ramp_down_w_per_s: float | None = F(None, unit="W/s per GPU", gt=0, le=1e9,
+                                        description="Programmed ramp-down rate of each GPU; none = unlimited.")
+    stop_delay_s: float = F(0.0, unit="s", ge=0, le=3600.0,
+                            description="How long the floor is held after the workload stops before ramping down.")
+    ramp_down_hysteresis_s: float = F(0.0, unit="s", ge=0, le=60.0,
+                                      description="NVML RAMP_DOWN_HYSTERESIS: delay before a ramp-down starts after demand falls.")
+    secondary_floor_frac: float | None = F(None, unit="frac of TDP", ge=0, le=1, description=(
+        "NVML SECONDARY_POWER_FLOOR: floor applied during active workload periods while the "
+        "activation moving average stays above the primary-floor activation point; none = off."))
+    activation_window_s: float = F(0.0, unit="s", ge=0, le=60.0, description=(
+        "NVML primary-floor activation window (window multiplier x unit): the moving average "
+        "that switches between secondary and primary floor; 0 = no secondary floor."))
+
+
+class FireflyConfig(StrictModel):
+    """Software 'firefly' secondary load that fills communication phases."""
+
+    enabled: bool = F(False, description="Switch the firefly secondary load on.")
+    trigger_frac: float = F(0.5, unit="frac of TDP", ge=0, le=1,
+                            description="Launch the secondary load when GPU power falls below this fraction of TDP.")
+    target_frac: float = F(0.8, unit="frac of TDP", ge=0, le=1.0,
+                           description="GPU power the secondary load fills up to.")
+    latency_s: float = F(0.05, unit="s", ge=0, le=10.0,
+                         description="Telemetry + launch latency before the fill-in starts (paper: 1-100 ms).")
+    backoff_every_s: float = F(0.0, unit="s", ge=0, le=60.0,
+                               description="Period of the back-off that re-reads the counters; 0 = no back-off.")
+    backoff_s: float = F(0.0, unit="s", ge=0, le=10.0,
+                         description="Duration of each back-off (secondary load paused).")
+    contention_frac: float = F(0.03, unit="frac", ge=0, le=0.5,
+                               description="Slowdown of the primary job's compute while the secondary load overlaps it (paper: < 5 % with MPS).")
+
+
+class PowerCapConfig(StrictModel):
+    """Static GPU power cap (or the equivalent frequency cap)."""
+
+    enabled: bool = F(False, description="Switch the power cap on.")
+    cap_frac: float = F(1.0, unit="frac of TDP", gt=0, le=1.0,
+                        description="Power cap as a fraction of TDP; compute phases above it are clipped and stretched.")
+    perf_exponent: float = F(0.5, unit="-", ge=0, le=3.0, description=(
+        "Throughput ~ (power ratio)^perf_exponent in the compute phase (clock/power "
+        "sub-linearity): a cap to fraction c stretches compute by c^-perf_exponent."))
+
+
+# --------------------------------------------------------------------------- site
+class SiteConfig(StrictModel):
+    """Site aggregation: non-GPU IT power and cooling."""
+
+    non_gpu_frac: float = F(0.3, unit="frac of GPU power", ge=0, le=5.0,
+                            description="Non-GPU server power (CPUs, NICs, fans, PSU losses) as a fraction of GPU power.")
+    pue: float = F(1.2, unit="-", ge=1.0, le=3.0,
+                   description="Power usage effectiveness: site power / IT power on average.")
+    cooling_tau_s: float = F(30.0, unit="s", ge=0, le=3600.0, description=(
+        "Time constant of the first-order lag of cooling power behind IT power (chillers and "
+        "fans do not follow 1 Hz swings); 0 = cooling follows IT power instantly."))
+    base_load_mw: float = F(0.0, unit="MW", ge=0, le=10_000.0,
+                            description="Constant site load outside the GPU servers (offices, storage, network core).")
+
+
+# --------------------------------------------------------------------------- storage
+class StorageConfig(StrictModel):
+    """Common fields of rack-level storage, the UPS battery and the substation BESS."""
+
+    enabled: bool = F(False, description="Include this storage.")
+    p_rated_mw: float | None = F(None, unit="MW", ge=0, le=100_000.0,
+                                 description="Rated charge/discharge power (fixed when extendable = false).")
+    e_rated_mwh: float | None = F(None, unit="MWh", ge=0, le=1e6,
+                                  description="Rated usable energy (fixed when extendable = false).")
+    extendable: bool = F(False, description="Let the optimizer choose p_rated_mw and e_rated_mwh within [min_*, max_*].")
+    min_p_rated_mw: float = F(0.0, unit="MW", ge=0, le=100_000.0, description="Lower bound of p_rated_mw when extendable.")
+    max_p_rated_mw: float | None = F(None, unit="MW", ge=0, le=100_000.0, description="Upper bound of p_rated_mw when extendable.")
+    min_e_rated_mwh: float = F(0.0, unit="MWh", ge=0, le=1e6, description="Lower bound of e_rated_mwh when extendable.")
+    max_e_rated_mwh: float | None = F(None, unit="MWh", ge=0, le=1e6, description="Upper bound of e_rated_mwh when extendable.")
+    eff_charge_frac: float = F(0.95, unit="frac", gt=0, le=1, description="Charging efficiency.")
+    eff_discharge_frac: float = F(0.95, unit="frac", gt=0, le=1, description="Discharging efficiency.")
+    min_soc_frac: float = F(0.1, unit="frac", ge=0, le=1, description="Lowest allowed state of charge.")
+    max_soc_frac: float = F(0.9, unit="frac", ge=0, le=1, description="Highest allowed state of charge.")
+    initial_soc_frac: float = F(0.5, unit="frac", ge=0, le=1, description="State of charge at t = 0.")
+    terminal_soc: Literal["at_least_initial", "equal_initial", "free"] = F(
+        "at_least_initial", description="End-of-horizon SoC policy (default: no free energy from storage).")
+    self_discharge_frac_per_h: float = F(0.0, unit="frac/h", ge=0, le=1, description="Self-discharge per hour as a fraction of stored energy.")
+    response_s: float = F(0.0, unit="s", ge=0, le=60.0, description="Response time of the converter (first-order lag of the delivered power).")
+    max_ramp_mw_per_s: float | None = F(None, unit="MW/s", gt=0, le=1e6, description="Ramp limit of the converter; none = unlimited.")
+    cost_usd_per_kw: float = F(0.0, unit="USD/kW", ge=0, le=1e5, description="Capital cost per kW of p_rated_mw.")
+    cost_usd_per_kwh: float = F(0.0, unit="USD/kWh", ge=0, le=1e5, description="Capital cost per kWh of e_rated_mwh.")
+    degradation_usd_per_mwh: float = F(0.0, unit="USD/MWh", ge=0, le=1e6, description="Degradation cost per MWh of discharge throughput.")
+
+
+class RackStorageConfig(StorageConfig):
+    """Rack-level DC storage behind the rack PSUs (capacitor/battery block, ms response)."""
+
+
+class UpsConfig(StorageConfig):
+    """Double-conversion UPS with its battery, between the MV/LV transformer and the racks."""
+
+    reserve_frac: float = F(0.0, unit="frac", ge=0, le=1, description=(
+        "Share of e_rated_mwh kept for ride-through; smoothing may not discharge below it "
+        "(added to min_soc_frac)."))
+    eff_ups_frac: float = F(0.97, unit="frac", gt=0, le=1, description="Double-conversion efficiency of the UPS at rated load.")
+
+
+class BessConfig(StorageConfig):
+    """Substation battery on the MV bus through its own transformer."""
+
+
+# --------------------------------------------------------------------------- grid
+class GridConfig(StrictModel):
+    """Utility connection and the facility's electrical network."""
+
+    vn_kv: float = F(230.0, unit="kV", gt=0, le=1200.0, description="Nominal voltage of the utility connection (HV side).")
+    sc_mva: float = F(10_000.0, unit="MVA", gt=0, le=1e6, description="Short-circuit power of the utility at the PCC.")
+    rx_ratio: float = F(0.1, unit="-", ge=0, le=10.0, description="R/X ratio of the utility's source impedance.")
+    vm_pu: float = F(1.0, unit="pu", ge=0.8, le=1.2, description="Voltage set point of the utility source.")
+    mv_kv: float = F(34.5, unit="kV", gt=0, le=230.0, description="Nominal voltage of the site's MV bus.")
+    lv_kv: float = F(0.48, unit="kV", gt=0, le=35.0, description="Nominal voltage of the rack LV buses.")
+    trafo_sn_mva: float | None = F(None, unit="MVA", gt=0, le=1e5, description=(
+        "Rating of each substation transformer; none = sized to 1.25 x peak site power / n_trafos."))
+    n_trafos: int = F(1, unit="-", ge=1, le=20, description="Number of parallel substation transformers.")
+    trafo_vk_percent: float = F(12.0, unit="%", gt=0, le=40.0, description="Short-circuit voltage of the substation transformer.")
+    trafo_vkr_percent: float = F(0.3, unit="%", ge=0, le=10.0, description="Real part of the short-circuit voltage.")
+    trafo_pfe_kw: float | None = F(None, unit="kW", ge=0, le=1e5, description="Iron losses per substation transformer; none = 0.05 % of the rating.")
+    trafo_i0_percent: float = F(0.05, unit="%", ge=0, le=5.0, description="No-load current of the substation transformer.")
+    trafo_tap_pos: int = F(0, unit="step", ge=-20, le=20, description="Tap position of the substation transformer.")
+    trafo_tap_step_percent: float = F(1.25, unit="%", ge=0, le=5.0, description="Voltage change per tap step.")
+    n_feeders: int | None = F(None, unit="-", ge=1, le=256, description=(
+        "Number of MV feeders / LV rack-group buses the racks are spread over; none = one per "
+        "job, at most 8."))
+    lv_trafo_sn_mva: float | None = F(None, unit="MVA", gt=0, le=1e4, description="Rating of each MV/LV transformer; none = 1.25 x the feeder's peak.")
+    lv_trafo_vk_percent: float = F(6.0, unit="%", gt=0, le=30.0, description="Short-circuit voltage of the MV/LV transformers.")
+    lv_trafo_vkr_percent: float = F(0.8, unit="%", ge=0, le=10.0, description="Real part of it.")
+    power_factor: float = F(0.98, unit="-", gt=0, le=1.0, description="Power factor of the rack loads (lagging).")
+    min_vm_pu: float = F(0.9, unit="pu", ge=0.5, le=1.0, description="Lower voltage limit for the electrical report.")
+    max_vm_pu: float = F(1.1, unit="pu", ge=1.0, le=1.5, description="Upper voltage limit for the electrical report.")
+    max_trafo_loading_percent: float = F(100.0, unit="%", gt=0, le=300.0, description="Loading limit for the electrical report.")
+    enabled: bool = F(True, description="Run the electrical power flow; false = PCC power equals site power plus storage.")
+
+
+# --------------------------------------------------------------------------- spec
+class SpecBand(StrictModel):
+    """One spectral band limit: largest single-sided FFT bin amplitude in [min_hz, max_hz]."""
+
+    name: str = F(description="Band name, used in metric and compliance keys.", min_length=1)
+    min_hz: float = F(unit="Hz", gt=0, le=1e4, description="Lower edge of the band.")
+    max_hz: float = F(unit="Hz", gt=0, le=1e4, description="Upper edge of the band.")
+    max_peak_mw: float = F(unit="MW", gt=0, le=1e5, description="Largest allowed FFT-bin amplitude in the band.")
+
+
+class SpecConfig(StrictModel):
+    """Utility limits on the PCC power. Every limit that is set becomes a compliance row."""
+
+    base: str | None = F(None, description="Name of a spec in models/specs/ to start from; keys given here override it.")
+    max_ramp_up_mw_per_s: float | None = F(None, unit="MW/s", gt=0, le=1e6,
+                                           description="Largest rise of P within any ramp_window_s, divided by ramp_window_s.")
+    max_ramp_down_mw_per_s: float | None = F(None, unit="MW/s", gt=0, le=1e6,
+                                             description="Largest fall of P within any ramp_window_s, divided by ramp_window_s.")
+    max_ramp_mw_per_min: float | None = F(None, unit="MW/min", gt=0, le=1e6,
+                                          description="Largest rise or fall of P within any 60 s window.")
+    ramp_window_s: float = F(1.0, unit="s", gt=0, le=3600.0, description="Window tau of the per-second ramp metric.")
+    window_s: float = F(5.0, unit="s", gt=0, le=86400.0, description="Rolling window of the swing limit.")
+    max_window_swing_mw: float | None = F(None, unit="MW", gt=0, le=1e6,
+                                          description="Largest max - min of P over any window_s.")
+    band_min_hz: float = F(0.1, unit="Hz", gt=0, le=1e4, description="Lower edge of the critical frequency band.")
+    band_max_hz: float = F(20.0, unit="Hz", gt=0, le=1e4, description="Upper edge of the critical frequency band.")
+    max_band_energy_frac: float | None = F(None, unit="frac", gt=0, le=1,
+                                           description="Largest share of the AC energy of P inside the band.")
+    max_band_peak_mw: float | None = F(None, unit="MW", gt=0, le=1e6,
+                                       description="Largest single-sided FFT-bin amplitude inside the band.")
+    max_dynamic_range_mw: float | None = F(None, unit="MW", gt=0, le=1e6,
+                                           description="Largest max - min of P over the whole horizon (the paper's dynamic power range).")
+    bands: list[SpecBand] = F([], description="Further per-band FFT-bin limits (e.g. LIPA: 0.1-5 Hz and 5-55 Hz).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_name(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            return {"base": data}
+        return data
+
+
+# --------------------------------------------------------------------------- control
+ControllerKind = Literal["none", "moving_average", "filter", "mpc", "optimal"]
+
+
+class ControllerConfig(StrictModel):
+    """Closed-loop storage controller."""
+
+    kind: ControllerKind = F("none", description="Controller: none, moving_average, filter, mpc, optimal.")
+    window_s: float = F(10.0, unit="s", gt=0, le=86400.0,
+                        description="Moving-average window (moving_average) or low-pass time constant (filter).")
+    cutoff_hz: float | None = F(None, unit="Hz", gt=0, le=100.0,
+                                description="Crossover frequency of the filter controller; none = 1 / (2 pi window_s).")
+    soc_gain_per_s: float = F(0.002, unit="1/s", ge=0, le=10.0,
+                              description="Gain of the SoC recovery term (pulls SoC back to its set point).")
+    soc_target_frac: float | None = F(None, unit="frac", ge=0, le=1,
+                                      description="SoC set point for recovery; none = initial_soc_frac.")
+    measurement_delay_s: float = F(0.0, unit="s", ge=0, le=60.0, description="Delay of the power measurement the controller sees.")
+    sample_s: float | None = F(None, unit="s", gt=0, le=3600.0, description="Controller sampling period; none = every step.")
+    horizon_s: float = F(30.0, unit="s", gt=0, le=86400.0, description="MPC prediction horizon.")
+    replan_s: float = F(5.0, unit="s", gt=0, le=86400.0, description="MPC re-planning interval.")
+    mpc_dt_s: float | None = F(None, unit="s", gt=0, le=3600.0, description="MPC internal time step; none = max(dt_s, 0.1 s).")
+    forecast: Literal["perfect", "persistence", "periodic"] = F("periodic", description="Forecast the MPC plans on.")
+    codesign: bool = F(True, description="Engage GPU controls when storage nears a SoC bound (the paper's co-design).")
+    codesign_soc_margin_frac: float = F(0.05, unit="frac", ge=0, le=0.5, description="SoC distance to a bound at which GPU controls engage.")
+
+
+class MonitorConfig(StrictModel):
+    """FFT-bin monitor backstop on the PCC power."""
+
+    enabled: bool = F(False, description="Switch the spectral monitor on.")
+    window_s: float = F(10.0, unit="s", gt=0, le=3600.0, description="Length of the sliding FFT window.")
+    every_s: float = F(1.0, unit="s", gt=0, le=3600.0, description="How often the spectrum is evaluated.")
+    throttle_frac: float = F(0.1, unit="frac", ge=0, le=1, description="Soft response: share of the swing removed by load shaping.")
+    shed_after_s: float = F(10.0, unit="s", ge=0, le=3600.0, description="Escalate to shedding when a violation persists this long.")
+
+
+class OptimizeConfig(StrictModel):
+    """Economics and options of the sizing / dispatch optimization."""
+
+    lifetime_years: float = F(15.0, unit="year", gt=0, le=100.0, description="Economic lifetime of storage for the capex annuity.")
+    discount_rate_frac: float = F(0.07, unit="frac/year", ge=0, le=1, description="Discount rate of the annuity.")
+    annualize: bool = F(False, description=(
+        "Scale the annualized capex to the horizon (true) or charge the full capex once (false)."))
+    energy_price_usd_per_mwh: float = F(60.0, unit="USD/MWh", ge=0, le=1e5, description="Price of energy lost in conversion or burned.")
+    solver: str = F("highs", description="Solver name (HiGHS through Pyomo).")
+    time_limit_s: float = F(600.0, unit="s", gt=0, le=86400.0, description="Solver time limit.")
+    mip_rel_gap: float = F(1e-6, unit="frac", ge=0, le=1, description="Relative optimality tolerance (LP: unused).")
+    periodic: bool | None = F(None, description=(
+        "Use the periodic steady-state reduction when the load repeats exactly; none = automatic."))
+    allow_slack: bool = F(False, description="Solve with penalized slacks instead of hard limits (diagnosis mode).")
+
+
+# --------------------------------------------------------------------------- scenario
+class Scenario(StrictModel):
+    """A complete scenario: what runs, on what, under which limits, with which mitigations."""
+
+    schema_version: Literal[1] = F(1, description="Version of the scenario schema.")
+    name: str = F("scenario", description="Scenario name.", min_length=1)
+    description: str = F("", description="Free text.")
+    seed: int = F(0, unit="-", ge=0, le=2**32 - 1, description="Seed of every random draw.")
+    time: TimeConfig = F(TimeConfig(), description="Horizon and time step.")
+    jobs: list[JobConfig] = F(description="Training jobs on the site.", min_length=1)
+    gpu_smoothing: GpuSmoothingConfig = F(GpuSmoothingConfig(), description="GPU power smoothing.")
+    firefly: FireflyConfig = F(FireflyConfig(), description="Firefly secondary load.")
+    power_cap: PowerCapConfig = F(PowerCapConfig(), description="GPU power cap.")
+    site: SiteConfig = F(SiteConfig(), description="Site aggregation.")
+    rack_storage: RackStorageConfig = F(RackStorageConfig(), description="Rack-level storage.")
+    ups: UpsConfig = F(UpsConfig(), description="UPS battery.")
+    bess: BessConfig = F(BessConfig(), description="Substation battery.")
+    grid: GridConfig = F(GridConfig(), description="Electrical network.")
+    spec: SpecConfig = F(SpecConfig(), description="Utility limits (a table, or the name of a spec in models/specs/).")
+    controller: ControllerConfig = F(ControllerConfig(), description="Storage controller.")
+    monitor: MonitorConfig = F(MonitorConfig(), description="FFT-bin monitor backstop.")
+    optimize: OptimizeConfig = F(OptimizeConfig(), description="Sizing / dispatch optimization.")
+
+    @model_validator(mode="after")
+    def _unique_job_names(self) -> "Scenario":
+        names = [j.name for j in self.jobs]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"job names must be unique; repeated: {', '.join(dup)}")
+        return self
+
+    def storages(self) -> dict[str, StorageConfig]:
+        """Enabled storages by name (``rack_storage``, ``ups``, ``bess``), in that order."""
+        return {n: getattr(self, n) for n in STORAGE_NAMES if getattr(self, n).enabled}

@@ -1,0 +1,81 @@
+"""Named exceptions of ``facility`` and the exit codes the CLI maps them to.
+
+=================== ========= =============================================
+exception           exit code meaning
+=================== ========= =============================================
+(none)              0         success
+``ScenarioError``   2         bad input: schema, physics checks, files
+``InfeasibleError`` 3         the optimizer cannot meet the limits
+``PowerFlowError``  4         a power flow did not converge
+anything else       1         unexpected failure
+=================== ========= =============================================
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "FacilityError",
+    "ScenarioError",
+    "NotSupportedError",
+    "InfeasibleError",
+    "PowerFlowError",
+    "EXIT_OK",
+    "EXIT_ERROR",
+    "EXIT_BAD_INPUT",
+    "EXIT_INFEASIBLE",
+    "EXIT_POWER_FLOW",
+    "exit_code_for",
+]
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_BAD_INPUT = 2
+EXIT_INFEASIBLE = 3
+EXIT_POWER_FLOW = 4
+
+
+class FacilityError(Exception):
+    """Base class of every error ``facility`` raises on purpose."""
+
+    exit_code = EXIT_ERROR
+
+
+class ScenarioError(FacilityError, ValueError):
+    """The scenario (or a file it names) is invalid; the message names file, key, unit and range."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class NotSupportedError(ScenarioError):
+    """A scenario section whose behaviour is not implemented (yet)."""
+
+
+class InfeasibleError(FacilityError):
+    """The optimization problem has no solution under the requested limits.
+
+    Parameters
+    ----------
+    message : str
+        Human-readable diagnosis.
+    diagnosis : dict, optional
+        Machine-readable diagnosis (e.g. the largest slack of each limit family).
+    """
+
+    exit_code = EXIT_INFEASIBLE
+
+    def __init__(self, message: str, diagnosis: dict | None = None):
+        super().__init__(message)
+        self.diagnosis = diagnosis or {}
+
+
+class PowerFlowError(FacilityError):
+    """A power flow did not converge; the message names the step and the largest mismatch."""
+
+    exit_code = EXIT_POWER_FLOW
+
+
+def exit_code_for(exc: BaseException) -> int:
+    """Exit code of the CLI for an exception (0 ok, 2 input, 3 infeasible, 4 power flow, 1 other)."""
+    if isinstance(exc, FacilityError):
+        return exc.exit_code
+    return EXIT_ERROR
