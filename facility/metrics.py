@@ -1,0 +1,287 @@
+"""Metrics of a power time series and compliance with a utility spec (shared/design.md §3).
+
+Every function takes a uniformly sampled power series ``p_mw`` [MW] with step ``dt_s`` [s] and
+compares instants inside the horizon only (nothing is assumed about P before t = 0). The
+definitions do not depend on ``dt_s`` (``tests/test_metrics.py`` shows it):
+
+* ``max_ramp_up_mw_per_s`` = max over t1 < t2 ≤ t1 + τ of (P(t2) − P(t1)) / τ, τ =
+  ``spec.ramp_window_s``; ``max_ramp_down_mw_per_s`` the same for falls, reported positive.
+* ``max_ramp_mw_per_min`` = the largest rise or fall of P within any 60 s window. [MW]
+* ``max_window_swing_mw`` = max over t of (max − min of P on [t − window_s, t]). [MW]
+* ``band_energy_frac`` = share of the AC energy of P (spectrum of P − mean P) in
+  [band_min_hz, band_max_hz]; ``band_peak_mw`` = largest single-sided FFT-bin amplitude in
+  that band; ``dominant_freq_hz`` = frequency of the largest bin at or above band_min_hz.
+* ``dynamic_range_mw`` = max − min of P over the horizon (the paper's dynamic power range).
+
+On the sample grid a window of τ seconds spans ``k = floor(τ / dt_s)`` steps, i.e. the
+samples ``P[j-k] … P[j]``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+if TYPE_CHECKING:
+    from facility.config.schema import SpecConfig
+
+__all__ = [
+    "COMPLIANCE_ABS_TOL",
+    "window_steps",
+    "rolling_min_max",
+    "max_ramp_mw_per_s",
+    "max_ramp_mw_per_min",
+    "max_window_swing_mw",
+    "dynamic_range_mw",
+    "spectrum",
+    "band_energy_frac",
+    "band_peak_mw",
+    "dominant_freq_hz",
+    "energy_mwh",
+    "power_metrics",
+    "compliance",
+]
+
+#: Absolute tolerance of every compliance comparison, so that a limit met with equality by the
+#: optimizer is not failed by floating-point rounding. [MW, MW/s, frac]
+COMPLIANCE_ABS_TOL = 1e-6
+
+
+def window_steps(window_s: float, dt_s: float) -> int:
+    """Number of steps k a window of ``window_s`` spans on a grid of ``dt_s``: floor(window/dt).
+
+    Parameters
+    ----------
+    window_s : float
+        Window length. [s]
+    dt_s : float
+        Time step. [s]
+
+    Returns
+    -------
+    int
+        k ≥ 1 (a window shorter than one step still compares neighbouring samples).
+    """
+    return max(1, int(np.floor(window_s / dt_s + 1e-9)))
+
+
+def rolling_min_max(p_mw: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Trailing minimum and maximum of P over the samples ``P[j-k] … P[j]`` (clipped at 0).
+
+    O(N) regardless of k (pandas' monotone-deque rolling extrema).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        Rolling minimum and maximum, both shape (N,). [MW]
+    """
+    s = pd.Series(np.asarray(p_mw, dtype=float))
+    r = s.rolling(k + 1, min_periods=1)
+    return r.min().to_numpy(), r.max().to_numpy()
+
+
+def max_ramp_mw_per_s(p_mw: np.ndarray, dt_s: float, window_s: float = 1.0) -> tuple[float, float]:
+    """Largest rise and fall of P within any window τ, divided by τ.
+
+    Notes
+    -----
+    up = max_{t1 < t2 ≤ t1 + τ} (P(t2) − P(t1)) / τ,
+    down = max_{t1 < t2 ≤ t1 + τ} (P(t1) − P(t2)) / τ. Not a lag difference P(t) − P(t − τ),
+    which is blind to oscillations at multiples of 1/τ.
+
+    Parameters
+    ----------
+    p_mw : array-like
+        Power. [MW]
+    dt_s : float
+        Time step. [s]
+    window_s : float
+        τ, ``spec.ramp_window_s``. [s]
+
+    Returns
+    -------
+    (float, float)
+        Ramp up and ramp down, both ≥ 0. [MW/s]
+    """
+    p = np.asarray(p_mw, dtype=float)
+    if p.size < 2:
+        return 0.0, 0.0
+    lo, hi = rolling_min_max(p, window_steps(window_s, dt_s))
+    return float(np.max(p - lo)) / window_s, float(np.max(hi - p)) / window_s
+
+
+def max_window_swing_mw(p_mw: np.ndarray, dt_s: float, window_s: float) -> float:
+    """max over t of (max − min of P on [t − window_s, t]), inside the horizon. [MW]"""
+    p = np.asarray(p_mw, dtype=float)
+    if p.size < 2:
+        return 0.0
+    lo, hi = rolling_min_max(p, window_steps(window_s, dt_s))
+    return float(np.max(hi - lo))
+
+
+def max_ramp_mw_per_min(p_mw: np.ndarray, dt_s: float) -> float:
+    """Largest rise or fall of P within any 60 s window. [MW]
+
+    Equal to :func:`max_window_swing_mw` with a 60 s window: any two instants at most 60 s
+    apart lie in one trailing window, and a window's max − min is such a pair.
+    """
+    return max_window_swing_mw(p_mw, dt_s, 60.0)
+
+
+def dynamic_range_mw(p_mw: np.ndarray) -> float:
+    """max − min of P over the horizon. [MW]"""
+    p = np.asarray(p_mw, dtype=float)
+    return float(p.max() - p.min()) if p.size else 0.0
+
+
+def spectrum(p_mw: np.ndarray, dt_s: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Single-sided spectrum of P − mean(P).
+
+    Returns
+    -------
+    f_hz : numpy.ndarray
+        Bin frequencies k / (N dt). [Hz]
+    amp_mw : numpy.ndarray
+        Single-sided amplitude: 2|X_k|/N (|X_k|/N at DC and Nyquist); a sinusoid of amplitude A
+        on a bin reads A. [MW]
+    energy : numpy.ndarray
+        Share of the AC energy in each bin (sums to 1 unless P is constant). [frac]
+    """
+    p = np.asarray(p_mw, dtype=float)
+    n = p.size
+    x = np.fft.rfft(p - p.mean())
+    f = np.fft.rfftfreq(n, dt_s)
+    mag2 = np.abs(x) ** 2
+    weight = np.full(mag2.shape, 2.0)
+    weight[0] = 1.0
+    if n % 2 == 0:
+        weight[-1] = 1.0
+    amp = np.sqrt(mag2) * weight / n
+    e = mag2 * weight
+    e[0] = 0.0
+    total = e.sum()
+    energy = e / total if total > 0 else np.zeros_like(e)
+    return f, amp, energy
+
+
+def _band_mask(f_hz: np.ndarray, min_hz: float, max_hz: float) -> np.ndarray:
+    return (f_hz >= min_hz - 1e-12) & (f_hz <= max_hz + 1e-12)
+
+
+def band_energy_frac(p_mw: np.ndarray, dt_s: float, min_hz: float, max_hz: float) -> float:
+    """Share of the AC energy of P in [min_hz, max_hz]. [frac]"""
+    f, _, energy = spectrum(p_mw, dt_s)
+    return float(energy[_band_mask(f, min_hz, max_hz)].sum())
+
+
+def band_peak_mw(p_mw: np.ndarray, dt_s: float, min_hz: float, max_hz: float) -> float:
+    """Largest single-sided FFT-bin amplitude in [min_hz, max_hz] (the paper's FFT-bin monitor). [MW]"""
+    f, amp, _ = spectrum(p_mw, dt_s)
+    m = _band_mask(f, min_hz, max_hz)
+    return float(amp[m].max()) if m.any() else 0.0
+
+
+def dominant_freq_hz(p_mw: np.ndarray, dt_s: float, min_hz: float = 0.1) -> float:
+    """Frequency of the largest spectral bin at or above ``min_hz`` (0 for a constant P). [Hz]"""
+    f, amp, _ = spectrum(p_mw, dt_s)
+    m = f >= min_hz - 1e-12
+    if not m.any() or amp[m].max() <= 0:
+        return 0.0
+    return float(f[m][np.argmax(amp[m])])
+
+
+def energy_mwh(p_mw: np.ndarray, dt_s: float) -> float:
+    """Energy of P over the horizon, each sample held for one step: Σ P·dt / 3600. [MWh]"""
+    return float(np.sum(p_mw, dtype=float) * dt_s / 3600.0)
+
+
+def power_metrics(p_mw: np.ndarray, dt_s: float, spec: "SpecConfig") -> dict:
+    """The ``raw`` / ``pcc`` block of metrics.json for one power series.
+
+    Parameters
+    ----------
+    p_mw : array-like
+        Power. [MW]
+    dt_s : float
+        Time step. [s]
+    spec : SpecConfig
+        Supplies ramp_window_s, window_s, band edges and extra bands.
+
+    Returns
+    -------
+    dict
+        p_mean_mw, p_max_mw, p_min_mw, max_ramp_up_mw_per_s, max_ramp_down_mw_per_s,
+        max_ramp_mw_per_min, max_window_swing_mw, band_energy_frac, band_peak_mw,
+        dominant_freq_hz, dynamic_range_mw and ``band_peaks_mw`` (one entry per spec band).
+    """
+    p = np.asarray(p_mw, dtype=float)
+    up, down = max_ramp_mw_per_s(p, dt_s, spec.ramp_window_s)
+    f, amp, energy = spectrum(p, dt_s)
+    band = _band_mask(f, spec.band_min_hz, spec.band_max_hz)
+    above = f >= spec.band_min_hz - 1e-12
+    out = {
+        "p_mean_mw": float(p.mean()),
+        "p_max_mw": float(p.max()),
+        "p_min_mw": float(p.min()),
+        "max_ramp_up_mw_per_s": up,
+        "max_ramp_down_mw_per_s": down,
+        "max_ramp_mw_per_min": max_ramp_mw_per_min(p, dt_s),
+        "max_window_swing_mw": max_window_swing_mw(p, dt_s, spec.window_s),
+        "band_energy_frac": float(energy[band].sum()),
+        "band_peak_mw": float(amp[band].max()) if band.any() else 0.0,
+        "dominant_freq_hz": float(f[above][np.argmax(amp[above])]) if above.any() and amp[above].max() > 0 else 0.0,
+        "dynamic_range_mw": dynamic_range_mw(p),
+    }
+    if spec.bands:
+        peaks = {}
+        for b in spec.bands:
+            m = _band_mask(f, b.min_hz, b.max_hz)
+            peaks[b.name] = float(amp[m].max()) if m.any() else 0.0
+        out["band_peaks_mw"] = peaks
+    return out
+
+
+#: spec limit key -> metric key it bounds.
+_LIMITS = {
+    "max_ramp_up_mw_per_s": "max_ramp_up_mw_per_s",
+    "max_ramp_down_mw_per_s": "max_ramp_down_mw_per_s",
+    "max_ramp_mw_per_min": "max_ramp_mw_per_min",
+    "max_window_swing_mw": "max_window_swing_mw",
+    "max_band_energy_frac": "band_energy_frac",
+    "max_band_peak_mw": "band_peak_mw",
+    "max_dynamic_range_mw": "dynamic_range_mw",
+}
+
+
+def compliance(pcc: dict, spec: "SpecConfig") -> dict:
+    """One bool per spec limit that is set (keyed by the limit's name) and ``compliant``.
+
+    A limit holds when metric ≤ limit + :data:`COMPLIANCE_ABS_TOL`. Extra spectral bands give
+    rows ``band_<name>``.
+    """
+    rows: dict[str, bool] = {}
+    for limit_key, metric_key in _LIMITS.items():
+        limit = getattr(spec, limit_key)
+        if limit is not None:
+            rows[limit_key] = bool(pcc[metric_key] <= limit + COMPLIANCE_ABS_TOL)
+    for b in spec.bands:
+        rows[f"band_{b.name}"] = bool(pcc["band_peaks_mw"][b.name] <= b.max_peak_mw + COMPLIANCE_ABS_TOL)
+    rows["compliant"] = all(rows.values())
+    return rows
+
+
+def compliance_margins(pcc: dict, spec: "SpecConfig") -> dict:
+    """Relative margin 1 − metric / limit of every set limit (negative = violated). [frac]"""
+    out = {}
+    for limit_key, metric_key in _LIMITS.items():
+        limit = getattr(spec, limit_key)
+        if limit is not None:
+            out[limit_key] = 1.0 - pcc[metric_key] / limit
+    for b in spec.bands:
+        out[f"band_{b.name}"] = 1.0 - pcc["band_peaks_mw"][b.name] / b.max_peak_mw
+    return out
+
+
+__all__.append("compliance_margins")
