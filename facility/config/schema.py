@@ -163,6 +163,9 @@ class GpuSmoothingConfig(StrictModel):
     activation_window_s: float = F(0.0, unit="s", ge=0, le=60.0, description=(
         "NVML primary-floor activation window (window multiplier x unit): the moving average "
         "that switches between secondary and primary floor; 0 = no secondary floor."))
+    activation_offset_frac: float = F(0.0, unit="frac of TDP", ge=0, le=1, description=(
+        "NVML PRIMARY_FLOOR_ACT_OFFSET: the primary floor engages when the activation moving "
+        "average falls below secondary floor + this offset."))
 
 
 class FireflyConfig(StrictModel):
@@ -280,6 +283,22 @@ class GridConfig(StrictModel):
     lv_trafo_sn_mva: float | None = F(None, unit="MVA", gt=0, le=1e4, description="Rating of each MV/LV transformer; none = 1.25 x the feeder's peak.")
     lv_trafo_vk_percent: float = F(6.0, unit="%", gt=0, le=30.0, description="Short-circuit voltage of the MV/LV transformers.")
     lv_trafo_vkr_percent: float = F(0.8, unit="%", ge=0, le=10.0, description="Real part of it.")
+    trafo_type: str | None = F(None, description=(
+        "Substation transformer type: a file name (without .toml) in models/trafos/ supplying "
+        "sn_mva, vk_percent, vkr_percent, pfe_kw, i0_percent and tap_step_percent; the "
+        "scenario may then not set those trafo_* keys to other values. None = the trafo_* keys."))
+    lv_trafo_type: str | None = F(None, description=(
+        "MV/LV (feeder) transformer type in models/trafos/, supplying lv_trafo_sn_mva, "
+        "lv_trafo_vk_percent and lv_trafo_vkr_percent (plus its pfe_kw, i0_percent). None = the lv_trafo_* keys."))
+    ups_type: str = F("double_conversion", description=(
+        "UPS type in models/ups/: the shape of the efficiency curve over load (no-load, "
+        "proportional and quadratic shares of the rated loss); 'none' = no UPS conversion losses."))
+    ups_sn_mva: float | None = F(None, unit="MVA", gt=0, le=1e4, description=(
+        "Rating of each feeder's UPS (its efficiency curve is over output / rating); none = "
+        "1.25 x the feeder's peak."))
+    bess_trafo_sn_mva: float | None = F(None, unit="MVA", gt=0, le=1e5, description=(
+        "Rating of the BESS transformer (MV / lv_kv); none = 1.25 x bess.p_rated_mw (or "
+        "max_p_rated_mw when extendable)."))
     power_factor: float = F(0.98, unit="-", gt=0, le=1.0, description="Power factor of the rack loads (lagging).")
     min_vm_pu: float = F(0.9, unit="pu", ge=0.5, le=1.0, description="Lower voltage limit for the electrical report.")
     max_vm_pu: float = F(1.1, unit="pu", ge=1.0, le=1.5, description="Upper voltage limit for the electrical report.")
@@ -353,6 +372,20 @@ class ControllerConfig(StrictModel):
     forecast: Literal["perfect", "persistence", "periodic"] = F("periodic", description="Forecast the MPC plans on.")
     codesign: bool = F(True, description="Engage GPU controls when storage nears a SoC bound (the paper's co-design).")
     codesign_soc_margin_frac: float = F(0.05, unit="frac", ge=0, le=0.5, description="SoC distance to a bound at which GPU controls engage.")
+    codesign_release_margin_frac: float | None = F(None, unit="frac", ge=0, le=0.5, description=(
+        "SoC distance to every bound at which GPU controls release again (hysteresis); "
+        "none = 2 x codesign_soc_margin_frac."))
+    codesign_hold_s: float = F(5.0, unit="s", ge=0, le=3600.0,
+                               description="Shortest engagement of the GPU controls before they may release.")
+    codesign_blend_s: float = F(1.0, unit="s", ge=0, le=600.0, description=(
+        "Time over which the drawn load moves linearly between the plain and the GPU-engaged "
+        "site power when the co-design engages or releases; 0 = switch at once."))
+    slow_cutoff_hz: float | None = F(None, unit="Hz", gt=0, le=100.0, description=(
+        "Lower crossover of the filter controller: slow storages (UPS, BESS) take the band "
+        "between slow_cutoff_hz and cutoff_hz; none = cutoff_hz / 10."))
+    forecast_period_s: float | None = F(None, unit="s", gt=0, le=86400.0, description=(
+        "Period the 'periodic' MPC forecast repeats; none = estimated from the measured "
+        "history (autocorrelation)."))
 
 
 class MonitorConfig(StrictModel):
@@ -363,6 +396,14 @@ class MonitorConfig(StrictModel):
     every_s: float = F(1.0, unit="s", gt=0, le=3600.0, description="How often the spectrum is evaluated.")
     throttle_frac: float = F(0.1, unit="frac", ge=0, le=1, description="Soft response: share of the swing removed by load shaping.")
     shed_after_s: float = F(10.0, unit="s", ge=0, le=3600.0, description="Escalate to shedding when a violation persists this long.")
+    shed_frac: float = F(0.5, unit="frac", ge=0, le=1,
+                         description="Shedding: share of the site load disconnected while the shedding tier is active.")
+    release_after_s: float | None = F(None, unit="s", ge=0, le=3600.0, description=(
+        "Step the response down one tier after the spectrum has been within its limits this "
+        "long; none = window_s."))
+    release_frac: float = F(0.8, unit="frac", gt=0, le=1, description=(
+        "A window counts as within limits for release when every band peak is below "
+        "release_frac x its limit (hysteresis)."))
 
 
 class OptimizeConfig(StrictModel):
