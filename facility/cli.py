@@ -1,0 +1,225 @@
+"""Command line: ``python -m facility {validate,trace,run,size,sweep,export-net,models}``.
+
+Exit codes: 0 ok, 2 bad input, 3 infeasible, 4 power flow did not converge, 1 anything else.
+Every error is one clear message on stderr, never a traceback (``--debug`` shows it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+
+from facility import __version__
+from facility.errors import EXIT_ERROR, EXIT_OK, FacilityError, ScenarioError, exit_code_for
+
+__all__ = ["main", "build_parser"]
+
+log = logging.getLogger("facility")
+
+
+def _add_common(p: argparse.ArgumentParser, out: str | None = None) -> None:
+    p.add_argument("scenario", type=Path, help="scenario TOML file")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a scenario key, e.g. --set bess.e_rated_mwh=20 or --set jobs.llm.n_gpus=8000 "
+                        "(repeatable)")
+    if out == "dir":
+        p.add_argument("--out", type=Path, required=True, help="output folder (replaced atomically)")
+    elif out == "file":
+        p.add_argument("--out", type=Path, required=True, help="output file")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of the ``facility`` command."""
+    parser = argparse.ArgumentParser(
+        prog="facility",
+        description="Co-simulator for the power of AI-training datacenters: load generator, "
+                    "pandapower network, Pyomo/HiGHS storage sizing and closed-loop control.")
+    parser.add_argument("--version", action="version", version=f"facility {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
+    parser.add_argument("-q", "--quiet", action="store_true", help="only errors")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of unexpected errors")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("validate", help="schema + physics checks only")
+    _add_common(p)
+
+    p = sub.add_parser("trace", help="load generator only: parquet/csv of t_s, p_*_mw")
+    _add_common(p, "file")
+
+    p = sub.add_parser("run", help="full co-simulation")
+    _add_common(p, "dir")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    p = sub.add_parser("size", help="optimal storage sizing + dispatch, then a verification run")
+    _add_common(p, "dir")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    p = sub.add_parser("sweep", help="many cases over --set value lists, locally or on Dask")
+    p.add_argument("scenario", type=Path, help="scenario TOML file")
+    try:
+        from facility.sweep import add_sweep_arguments
+
+        add_sweep_arguments(p)
+    except ImportError:  # pragma: no cover - sweep package missing
+        p.add_argument("rest", nargs=argparse.REMAINDER)
+
+    p = sub.add_parser("export-net", help="write the pandapower network of a scenario as JSON")
+    _add_common(p, "file")
+
+    sub.add_parser("models", help="list the GPU models and utility specs in models/")
+    return parser
+
+
+def _setup_logging(args: argparse.Namespace) -> None:
+    level = logging.ERROR if args.quiet else (logging.DEBUG if args.verbose > 1 else
+                                              logging.INFO if args.verbose == 1 else logging.WARNING)
+    logging.basicConfig(level=level, format="%(levelname)s: %(message)s", stream=sys.stderr)
+
+
+def _cmd_validate(args) -> int:
+    from facility.config import load_scenario
+
+    s = load_scenario(args.scenario, args.overrides)
+    n = int(round(s.time.horizon_s / s.time.dt_s))
+    limits = [k for k, v in s.spec.model_dump().items()
+              if k.startswith("max_") and v is not None] + [f"band_{b.name}" for b in s.spec.bands]
+    print(f"ok: {args.scenario} — {s.name}: {len(s.jobs)} job(s), {sum(j.n_gpus for j in s.jobs):,} GPUs, "
+          f"{n:,} steps of {s.time.dt_s:g} s; storage: {', '.join(s.storages()) or 'none'}; "
+          f"controller: {s.controller.kind}; limits: {', '.join(limits) or 'none'}")
+    return EXIT_OK
+
+
+def _cmd_trace(args) -> int:
+    from facility.config import load_scenario
+    from facility.simulate import generate_trace
+
+    s = load_scenario(args.scenario, args.overrides)
+    df = generate_trace(s)
+    out: Path = args.out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    if out.suffix.lower() == ".csv":
+        df.to_csv(tmp, index=False)
+    elif out.suffix.lower() in (".parquet", ".pq"):
+        df.to_parquet(tmp, index=False)
+    else:
+        raise ScenarioError(f"--out {out}: unknown format; use a .parquet or .csv file name")
+    os.replace(tmp, out)
+    print(f"wrote {out} ({len(df):,} steps, columns: {', '.join(df.columns)})")
+    return EXIT_OK
+
+
+def _summary(res, out: Path, wall_s: float) -> str:
+    m = res.metrics
+    comp = m["compliance"]
+    failing = [k for k, v in comp.items() if k != "compliant" and not v]
+    line = (f"{res.scenario.name}: pcc swing {m['pcc']['max_window_swing_mw']:.3g} MW/{res.scenario.spec.window_s:g} s "
+            f"(raw {m['raw']['max_window_swing_mw']:.3g}), energy overhead {100 * m['energy']['energy_overhead_frac']:.2f} %, "
+            f"slowdown {100 * m['training']['slowdown_frac']:.2f} %; compliant: {'yes' if comp['compliant'] else 'no'}")
+    if failing:
+        line += f" (failing: {', '.join(failing)})"
+    return f"{line}\nwrote {out}/ in {wall_s:.1f} s"
+
+
+def _cmd_run(args) -> int:
+    from facility.config import load_scenario
+    from facility.simulate import run_scenario
+
+    t0 = time.perf_counter()
+    s = load_scenario(args.scenario, args.overrides)
+    res = run_scenario(s, out_dir=args.out, progress=not args.no_progress and sys.stderr.isatty(),
+                       plots=not args.no_plots)
+    print(_summary(res, args.out, time.perf_counter() - t0))
+    return EXIT_OK
+
+
+def _cmd_size(args) -> int:
+    from facility.config import load_scenario
+    from facility.simulate import size_scenario
+
+    t0 = time.perf_counter()
+    s = load_scenario(args.scenario, args.overrides)
+    if not any(st.extendable for st in s.storages().values()):
+        raise ScenarioError(f"{args.scenario}: nothing to size: set extendable = true on rack_storage, ups or bess")
+    sol, res = size_scenario(s, out_dir=args.out, progress=not args.no_progress and sys.stderr.isatty(),
+                             plots=not args.no_plots)
+    sizes = ", ".join(f"{n}: {sol.p_rated_mw_opt[n]:.4g} MW / {sol.e_rated_mwh_opt[n]:.4g} MWh"
+                      for n in sol.p_rated_mw_opt)
+    print(f"sized {sizes}; objective {sol.info.objective_usd:,.0f} USD")
+    print(_summary(res, args.out, time.perf_counter() - t0))
+    return EXIT_OK
+
+
+def _cmd_sweep(args) -> int:
+    from facility.sweep import main_sweep
+
+    return int(main_sweep(args))
+
+
+def _cmd_export_net(args) -> int:
+    import numpy as np
+
+    from facility.config import load_scenario
+    from facility.electrical import build_network, export_network
+    from facility.workload import default_n_feeders, generate_load, site_power
+
+    s = load_scenario(args.scenario, args.overrides)
+    profile = generate_load(s)
+    site = site_power(profile, profile.p_gpu_w, s.site, default_n_feeders(s))
+    net = build_network(s, np.asarray(site.p_feeder_mw.max(axis=0)))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    export_network(net, args.out)
+    print(f"wrote {args.out}")
+    return EXIT_OK
+
+
+def _cmd_models(args) -> int:
+    from facility.config.library import list_gpus, list_specs, load_gpu
+
+    print("GPU models (models/gpus/):")
+    for name in list_gpus():
+        g = load_gpu(name)
+        print(f"  {name:8s} TDP {g.tdp_w:g} W, idle {g.idle_w:g} W, power smoothing: "
+              f"{'floor %g-%g of TDP' % (g.min_floor_frac, g.max_floor_frac) if g.supports_power_smoothing else 'no'}")
+    print("utility specs (models/specs/):")
+    for name in list_specs():
+        print(f"  {name}")
+    return EXIT_OK
+
+
+_COMMANDS = {"validate": _cmd_validate, "trace": _cmd_trace, "run": _cmd_run, "size": _cmd_size,
+             "sweep": _cmd_sweep, "export-net": _cmd_export_net, "models": _cmd_models}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``facility`` command; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _setup_logging(args)
+    try:
+        return _COMMANDS[args.command](args)
+    except FacilityError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        diag = getattr(exc, "diagnosis", None)
+        if diag and args.verbose:
+            print(f"diagnosis: {diag}", file=sys.stderr)
+        return exit_code_for(exc)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the CLI never shows a bare traceback
+        if args.debug:
+            raise
+        print(f"error: unexpected {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
+              file=sys.stderr)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

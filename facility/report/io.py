@@ -1,0 +1,134 @@
+"""Writing a run's files atomically: everything goes to a temporary folder, then moves into place."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from facility.simulate import Results
+
+__all__ = ["atomic_dir", "write_json", "write_outputs", "manifest", "git_revision"]
+
+_VERSIONED = ("facility", "numpy", "scipy", "pandas", "pyarrow", "pydantic", "pandapower", "pyomo",
+              "highspy", "numba", "matplotlib")
+
+
+@contextlib.contextmanager
+def atomic_dir(final: Path) -> Iterator[Path]:
+    """Yield a temporary folder beside ``final``; on success replace ``final`` with it.
+
+    A failure leaves ``final`` untouched (an earlier result stays whole) and removes the
+    temporary folder, so a failed run never leaves half a result.
+    """
+    final = Path(final).resolve()
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.tmp-", dir=final.parent))
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    old = None
+    if final.exists():
+        old = final.with_name(f".{final.name}.old-{os.getpid()}")
+        final.rename(old)
+    tmp.rename(final)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _clean(obj):
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, (np.bool_,)):
+        return bool(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        v = float(obj)
+        return v if math.isfinite(v) else None
+    if isinstance(obj, np.ndarray):
+        return _clean(obj.tolist())
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj
+
+
+def write_json(path: Path, obj) -> None:
+    """Write ``obj`` as indented JSON (numpy scalars converted, NaN/inf as null)."""
+    Path(path).write_text(json.dumps(_clean(obj), indent=2, sort_keys=False) + "\n")
+
+
+def git_revision() -> str | None:
+    """The git revision of the facility checkout, if it is one."""
+    here = Path(__file__).resolve().parent
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def manifest(res: "Results") -> dict:
+    """Versions, seed, timings, git revision and the command line of a run."""
+    versions = {}
+    for name in _VERSIONED:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return {
+        "scenario": res.scenario.name,
+        "seed": res.scenario.seed,
+        "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "git_revision": git_revision(),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "argv": sys.argv,
+        "versions": versions,
+        "timings_s": res.timings_s,
+        "n_steps": int(len(res.timeseries)),
+        "dt_s": res.scenario.time.dt_s,
+    }
+
+
+def write_outputs(res: "Results", out_dir: Path, *, plots: bool = True) -> Path:
+    """Write every file of a run into ``out_dir`` atomically.
+
+    Files: ``metrics.json``, ``timeseries.parquet``, ``events.json``, ``report.html`` with PNG
+    plots, ``scenario.resolved.toml``, ``manifest.json`` and, for a sizing, ``sizing.json``.
+    """
+    from facility.config.load import dump_scenario_toml
+    from facility.report.html import render_report
+
+    with atomic_dir(out_dir) as tmp:
+        write_json(tmp / "metrics.json", res.metrics)
+        res.timeseries.to_parquet(tmp / "timeseries.parquet", index=False)
+        write_json(tmp / "events.json", res.events)
+        (tmp / "scenario.resolved.toml").write_text(dump_scenario_toml(res.scenario))
+        if res.sizing is not None:
+            write_json(tmp / "sizing.json", res.sizing)
+        images = []
+        if plots:
+            from facility.report.plots import write_plots
+
+            images = write_plots(res, tmp)
+        (tmp / "report.html").write_text(render_report(res, images))
+        write_json(tmp / "manifest.json", manifest(res))
+    return Path(out_dir)

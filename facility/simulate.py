@@ -1,0 +1,394 @@
+"""The orchestrator: :func:`run_scenario` runs the whole co-simulation and returns :class:`Results`.
+
+Chain (see docs/architecture.md): load generator → GPU controls → site aggregation → storage
+controllers (with the GPU co-design) → time-series power flow → metrics and compliance.
+The ``raw`` case is the same site with every mitigation switched off (no GPU controls, no
+storage action) through the same network, so losses compare.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from facility import metrics as fm
+from facility.config.schema import Scenario
+
+__all__ = ["Results", "run_scenario", "generate_trace", "size_scenario", "gpu_controls_active"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Results:
+    """Everything a run produces.
+
+    Attributes
+    ----------
+    scenario : Scenario
+        The resolved scenario that ran.
+    timeseries : pandas.DataFrame
+        One row per step: ``t_s`` [s], ``p_gpu_mw``, ``p_site_mw`` (raw site power: GPUs +
+        non-GPU IT + cooling), ``p_load_mw`` (site power actually drawn, after GPU controls),
+        ``p_raw_pcc_mw`` (PCC power with every mitigation off), ``p_pcc_mw`` (PCC power),
+        ``q_pcc_mvar``, ``vm_min_pu``, ``vm_max_pu``, ``trafo_loading_percent``, ``losses_mw``,
+        per storage ``p_<name>_mw`` (+ = charging) and ``soc_<name>_frac``, and
+        ``gpu_engaged`` (bool, co-design). [MW, MVAr, pu, %]
+    metrics : dict
+        The nested ``metrics.json`` (shared/design.md §3): raw, pcc, energy, storage,
+        electrical, training, compliance (+ gpu, events summaries).
+    events : list of dict
+        Time-stamped controller, co-design, monitor and GPU events (``t_s``, ``kind``, ``detail``).
+    timings_s : dict
+        Wall time of each stage. [s]
+    sizing : dict or None
+        ``sizing.json`` content when the run verifies a sizing.
+    """
+
+    scenario: Scenario
+    timeseries: pd.DataFrame
+    metrics: dict
+    events: list = field(default_factory=list)
+    timings_s: dict = field(default_factory=dict)
+    sizing: dict | None = None
+
+    @property
+    def compliant(self) -> bool:
+        """Whether the PCC power meets every limit that is set."""
+        return bool(self.metrics["compliance"]["compliant"])
+
+
+class _Timer:
+    def __init__(self, timings: dict, name: str):
+        self.timings, self.name = timings, name
+
+    def __enter__(self):
+        self.t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.timings[self.name] = self.timings.get(self.name, 0.0) + time.perf_counter() - self.t0
+
+
+def gpu_controls_active(scenario: Scenario) -> bool:
+    """Whether any GPU-side mitigation (smoothing, firefly, power cap) is switched on."""
+    return bool(scenario.gpu_smoothing.enabled or scenario.firefly.enabled or scenario.power_cap.enabled)
+
+
+def _ramps_only(scenario: Scenario) -> Scenario:
+    """The scenario with GPU smoothing reduced to its programmed ramps (no floor, no firefly).
+
+    Under the co-design, ramps handle job start/stop all the time; the floor and firefly engage
+    only when storage runs out.
+    """
+    gs = scenario.gpu_smoothing.model_copy(update={"floor_frac": 0.0, "secondary_floor_frac": None,
+                                                   "stop_delay_s": 0.0})
+    ff = scenario.firefly.model_copy(update={"enabled": False})
+    return scenario.model_copy(update={"gpu_smoothing": gs, "firefly": ff})
+
+
+def generate_trace(scenario: Scenario) -> pd.DataFrame:
+    """Load generator only (``facility trace``): GPU power with GPU controls, and raw site power.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``t_s`` [s], ``p_gpu_mw``, ``p_it_mw``, ``p_cooling_mw``, ``p_site_mw`` (raw),
+        ``p_load_mw`` (site power after GPU controls) and ``p_<job>_gpu_mw`` per job. [MW]
+    """
+    from facility.workload import default_n_feeders, generate_load, site_power
+
+    profile = generate_load(scenario)
+    n_feeders = default_n_feeders(scenario)
+    raw = site_power(profile, profile.p_gpu_w, scenario.site, n_feeders)
+    data = {"t_s": profile.t_s, "p_gpu_mw": raw.p_gpu_mw, "p_it_mw": raw.p_it_mw,
+            "p_cooling_mw": raw.p_cooling_mw, "p_site_mw": raw.p_site_mw}
+    if gpu_controls_active(scenario):
+        from facility.gpu import apply_gpu_controls
+
+        ctl = apply_gpu_controls(profile, scenario)
+        data["p_load_mw"] = site_power(profile, ctl.p_gpu_w, scenario.site, n_feeders).p_site_mw
+    else:
+        data["p_load_mw"] = raw.p_site_mw
+    per_group = profile.group_power_mw()
+    for job_index, job in enumerate(scenario.jobs):
+        rows = (profile.groups["job_index"] == job_index).to_numpy()
+        data[f"p_{job.name}_gpu_mw"] = per_group[rows].sum(axis=0)
+    return pd.DataFrame(data)
+
+
+def _storage_params(scenario: Scenario, ratings: Mapping[str, Mapping[str, float]] | None):
+    from facility.storage import StorageParams
+
+    out = {}
+    for name, cfg in scenario.storages().items():
+        r = (ratings or {}).get(name, {})
+        out[name] = StorageParams.from_config(name, cfg, p_rated_mw=r.get("p_rated_mw"),
+                                              e_rated_mwh=r.get("e_rated_mwh"))
+    return out
+
+
+def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progress: bool = False,
+                 ratings: Mapping[str, Mapping[str, float]] | None = None,
+                 plan: Mapping[str, np.ndarray] | None = None, sizing: dict | None = None,
+                 plots: bool = True) -> Results:
+    """Run the full co-simulation of a scenario.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        Validated scenario.
+    out_dir : str or pathlib.Path, optional
+        When given, write metrics.json, timeseries.parquet, report.html + PNGs,
+        scenario.resolved.toml and manifest.json there (atomically).
+    progress : bool
+        Show a progress bar over the stages.
+    ratings : mapping, optional
+        ``{storage: {"p_rated_mw": ..., "e_rated_mwh": ...}}`` overriding the scenario's
+        ratings (a sized design).
+    plan : mapping, optional
+        Perfect-foresight storage dispatch ``{storage: p_mw (T,)}`` for ``controller.kind =
+        "optimal"``; computed with :func:`facility.optimize.solve_dispatch` when missing.
+    sizing : dict, optional
+        sizing.json content to carry into the results and report.
+    plots : bool
+        Write PNG plots with the report.
+
+    Returns
+    -------
+    Results
+    """
+    from tqdm.auto import tqdm
+
+    from facility.workload import default_n_feeders, generate_load, site_power
+
+    timings: dict[str, float] = {}
+    events: list[dict] = []
+    t_start = time.perf_counter()
+    stages = ["load", "gpu", "control", "power flow", "metrics"] + (["outputs"] if out_dir else [])
+    bar = tqdm(total=len(stages), desc=scenario.name, disable=not progress, unit="stage", leave=False)
+
+    def stage(name: str):
+        bar.set_postfix_str(name)
+        return _Timer(timings, name)
+
+    dt = scenario.time.dt_s
+    with stage("load"):
+        profile = generate_load(scenario)
+        n_feeders = default_n_feeders(scenario)
+        raw_site = site_power(profile, profile.p_gpu_w, scenario.site, n_feeders)
+    bar.update()
+
+    storages_cfg = scenario.storages()
+    controller = scenario.controller
+    use_storage = bool(storages_cfg) and controller.kind != "none"
+    codesign = use_storage and controller.codesign and gpu_controls_active(scenario)
+
+    with stage("gpu"):
+        gpu_full = gpu_normal = None
+        if gpu_controls_active(scenario):
+            from facility.gpu import apply_gpu_controls
+
+            gpu_full = apply_gpu_controls(profile, scenario)
+            events.extend(gpu_full.events)
+            if codesign:
+                gpu_normal = apply_gpu_controls(profile, _ramps_only(scenario))
+            else:
+                gpu_normal = gpu_full
+        site_normal = (site_power(profile, gpu_normal.p_gpu_w, scenario.site, n_feeders)
+                       if gpu_normal is not None else raw_site)
+        site_full = (site_power(profile, gpu_full.p_gpu_w, scenario.site, n_feeders)
+                     if gpu_full is not None and gpu_full is not gpu_normal else site_normal)
+    bar.update()
+
+    with stage("control"):
+        storages = _storage_params(scenario, ratings) if storages_cfg else {}
+        if use_storage:
+            from facility.control import run_control
+
+            if controller.kind == "optimal" and plan is None:
+                from facility.optimize import solve_dispatch
+
+                fixed = {n: c.model_copy(update={"extendable": False,
+                                                 "p_rated_mw": storages[n].p_rated_mw,
+                                                 "e_rated_mwh": storages[n].e_rated_mwh})
+                         for n, c in storages_cfg.items()}
+                sol = solve_dispatch(site_normal.p_site_mw, dt, fixed, scenario.spec, scenario.optimize)
+                plan = sol.p_storage_mw
+            ctl = run_control(site_normal.p_site_mw, dt, scenario, storages,
+                              p_site_gpu_engaged_mw=site_full.p_site_mw if codesign else None,
+                              plan=plan)
+            events.extend(ctl.events)
+            p_storage = ctl.p_storage_mw
+            soc = ctl.soc_frac
+            engaged = np.asarray(ctl.gpu_engaged, dtype=bool)
+            saturation = ctl.saturation
+        else:
+            p_storage, saturation = {}, {}
+            soc = {n: np.full(profile.n_steps, s.initial_soc_frac) for n, s in storages.items()}
+            engaged = np.full(profile.n_steps, gpu_full is not None and not codesign)
+        if codesign:
+            p_feeder = np.where(engaged[:, None], site_full.p_feeder_mw, site_normal.p_feeder_mw)
+            p_load = np.where(engaged, site_full.p_site_mw, site_normal.p_site_mw)
+        else:
+            p_feeder, p_load = site_normal.p_feeder_mw, site_normal.p_site_mw
+    bar.update()
+
+    with stage("power flow"):
+        from facility.electrical import build_network, electrical_metrics, run_power_flow
+
+        peak = np.maximum(raw_site.p_feeder_mw.max(axis=0), p_feeder.max(axis=0))
+        net = build_network(scenario, peak)
+        pf = run_power_flow(net, p_feeder, p_storage or None)
+        pf_raw = run_power_flow(net, raw_site.p_feeder_mw, None)
+    bar.update()
+
+    with stage("metrics"):
+        spec = scenario.spec
+        raw_m = fm.power_metrics(pf_raw.p_pcc_mw, dt, spec)
+        pcc_m = fm.power_metrics(pf.p_pcc_mw, dt, spec)
+        raw_mwh = fm.energy_mwh(pf_raw.p_pcc_mw, dt)
+        pcc_mwh = fm.energy_mwh(pf.p_pcc_mw, dt)
+        metrics: dict[str, Any] = {
+            "raw": raw_m,
+            "pcc": pcc_m,
+            "energy": {
+                "raw_mwh": raw_mwh,
+                "pcc_mwh": pcc_mwh,
+                "energy_overhead_frac": pcc_mwh / raw_mwh - 1.0 if raw_mwh > 0 else 0.0,
+                "site_raw_mwh": fm.energy_mwh(raw_site.p_site_mw, dt),
+                "site_load_mwh": fm.energy_mwh(p_load, dt),
+            },
+        }
+        metrics["storage"] = _storage_block(storages, p_storage, soc, dt, saturation)
+        metrics["electrical"] = electrical_metrics(pf, dt)
+        metrics["training"] = _training_block(scenario, gpu_full, gpu_normal, engaged, codesign)
+        metrics["compliance"] = fm.compliance(pcc_m, spec)
+        metrics["compliance_raw"] = fm.compliance(raw_m, spec)
+        metrics["gpu"] = {"engaged_frac": float(np.mean(engaged)) if engaged.size else 0.0}
+        if gpu_full is not None and getattr(gpu_full, "wear", None):
+            metrics["gpu"]["wear"] = _numeric_tree(gpu_full.wear)
+        metrics["events"] = {"count": len(events)}
+        ts = _timeseries(profile.t_s, raw_site, p_load, pf, pf_raw, p_storage, soc, engaged)
+    bar.update()
+
+    timings["total"] = time.perf_counter() - t_start
+    res = Results(scenario=scenario, timeseries=ts, metrics=metrics, events=events,
+                  timings_s=timings, sizing=sizing)
+    if out_dir is not None:
+        from facility.report import write_outputs
+
+        with stage("outputs"):
+            write_outputs(res, Path(out_dir), plots=plots)
+        bar.update()
+    bar.close()
+    return res
+
+
+def _numeric_tree(obj: Any) -> Any:
+    """Keep only numbers and bools (metrics.json leaves), recursively."""
+    if isinstance(obj, dict):
+        out = {str(k): _numeric_tree(v) for k, v in obj.items()}
+        return {k: v for k, v in out.items() if v is not None and v != {}}
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, float, np.integer, np.floating)):
+        return float(obj) if isinstance(obj, (float, np.floating)) else int(obj)
+    return None
+
+
+def _storage_block(storages, p_storage, soc, dt, saturation) -> dict:
+    from facility.storage import storage_metrics_from_series
+
+    out = {}
+    for name, params in storages.items():
+        p = np.asarray(p_storage.get(name, np.zeros_like(soc[name])), dtype=float)
+        out[name] = storage_metrics_from_series(p, np.asarray(soc[name], dtype=float), params, dt)
+        sat = saturation.get(name) if saturation else None
+        out[name]["saturated"] = sat is not None
+        if sat is not None:
+            out[name]["first_saturation_s"] = float(sat)
+    return out
+
+
+def _training_block(scenario, gpu_full, gpu_normal, engaged, codesign) -> dict:
+    if gpu_full is None:
+        return {"slowdown_frac": 0.0}
+    full = float(gpu_full.slowdown_frac.get("overall", 0.0))
+    if codesign:
+        normal = float(gpu_normal.slowdown_frac.get("overall", 0.0))
+        frac = float(np.mean(engaged)) if engaged.size else 0.0
+        overall = normal + (full - normal) * frac
+    else:
+        overall = full
+    out = {"slowdown_frac": overall}
+    per_job = {k: float(v) for k, v in gpu_full.slowdown_frac.items() if k != "overall"}
+    if per_job:
+        out["slowdown_frac_by_job"] = per_job
+    return out
+
+
+def _timeseries(t_s, raw_site, p_load, pf, pf_raw, p_storage, soc, engaged) -> pd.DataFrame:
+    cols = {
+        "t_s": t_s,
+        "p_gpu_mw": raw_site.p_gpu_mw,
+        "p_site_mw": raw_site.p_site_mw,
+        "p_load_mw": p_load,
+        "p_raw_pcc_mw": pf_raw.p_pcc_mw,
+        "p_pcc_mw": pf.p_pcc_mw,
+        "q_pcc_mvar": pf.q_pcc_mvar,
+        "vm_min_pu": pf.vm_min_pu,
+        "vm_max_pu": pf.vm_max_pu,
+        "trafo_loading_percent": pf.trafo_loading_percent,
+        "losses_mw": pf.losses_mw,
+    }
+    for name, s in soc.items():
+        cols[f"p_{name}_mw"] = np.asarray(p_storage.get(name, np.zeros(len(t_s))), dtype=float)
+        cols[f"soc_{name}_frac"] = np.asarray(s, dtype=float)
+    cols["gpu_engaged"] = np.asarray(engaged, dtype=bool)
+    return pd.DataFrame(cols)
+
+
+def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progress: bool = False,
+                  plots: bool = True):
+    """Optimal sizing + dispatch, then a verification run of the sized design.
+
+    The optimizer sees the site power after the GPU-side controls (lossless network); the
+    verification run uses the sized ratings and, with ``controller.kind = "optimal"``, the
+    optimizer's own dispatch as the plan.
+
+    Returns
+    -------
+    (SizingResult, Results)
+    """
+    from facility.optimize import size_storage, sizing_to_json
+    from facility.workload import default_n_feeders, generate_load, site_power
+
+    profile = generate_load(scenario)
+    n_feeders = default_n_feeders(scenario)
+    p_gpu_w = profile.p_gpu_w
+    if gpu_controls_active(scenario):
+        from facility.gpu import apply_gpu_controls
+
+        p_gpu_w = apply_gpu_controls(profile, scenario).p_gpu_w
+    p_load = site_power(profile, p_gpu_w, scenario.site, n_feeders).p_site_mw
+    sol = size_storage(p_load, scenario.time.dt_s, scenario.storages(), scenario.spec,
+                       scenario.optimize, t_s=profile.t_s)
+    ratings = {n: {"p_rated_mw": float(sol.p_rated_mw_opt[n]), "e_rated_mwh": float(sol.e_rated_mwh_opt[n])}
+               for n in sol.p_rated_mw_opt}
+    sized_storages = {}
+    for n, cfg in scenario.storages().items():
+        sized_storages[n] = cfg.model_copy(update={"extendable": False, **ratings[n]})
+    sized = scenario.model_copy(update=sized_storages)
+    if sized.controller.kind == "none":
+        sized = sized.model_copy(update={"controller": sized.controller.model_copy(update={"kind": "optimal"})})
+    plan = sol.p_storage_mw if sized.controller.kind == "optimal" else None
+    sizing = sizing_to_json(sol)
+    res = run_scenario(sized, out_dir=out_dir, progress=progress, plan=plan, sizing=sizing, plots=plots)
+    return sol, res

@@ -1,0 +1,44 @@
+"""Shared fixtures and the tolerance table of the regression tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SCENARIOS = REPO / "scenarios"
+SHARED_EXAMPLES = REPO.parent / "shared" / "spec" / "examples"
+TESTS_DATA_DIR = Path(__file__).resolve().parent / "data"
+
+#: Tolerances of golden-metric comparisons, per quantity kind (pandapower tolerances.csv idea).
+TOL = {
+    "mw": 1e-3,          # power [MW], absolute
+    "mwh": 1e-3,         # energy [MWh], absolute
+    "frac": 1e-4,        # fractions, absolute
+    "pu": 1e-6,          # voltages [pu], absolute
+    "hz": 1e-9,          # frequencies [Hz], absolute
+    "usd_rel": 1e-4,     # costs, relative
+    "objective_rel": 1e-6,
+}
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(12345)
+
+
+@pytest.fixture
+def tiny_scenario_dict():
+    """A small valid scenario (raw dict) for fast end-to-end tests."""
+    return {
+        "schema_version": 1,
+        "name": "tiny",
+        "seed": 1,
+        "time": {"horizon_s": 20.0, "dt_s": 0.01},
+        "jobs": [{"name": "pretrain", "n_gpus": 1000, "gpu": "gb200", "workload": "square",
+                  "period_s": 2.0, "compute_frac": 0.7, "p_low_frac": 0.3}],
+        "site": {"non_gpu_frac": 0.3, "pue": 1.2, "cooling_tau_s": 0.0},
+        "spec": {"window_s": 5.0, "max_window_swing_mw": 1.0},
+    }
