@@ -1,0 +1,172 @@
+"""The load generator: a scenario's jobs -> per-rack-group GPU power (:class:`LoadProfile`).
+
+For each job: resolve its parameters (:mod:`~facility.workload.archetypes`), split it into rack
+groups (:mod:`~facility.workload.groups`), build the iteration waveform of every group
+(:mod:`~facility.workload.iterations`, or a trace replay, :mod:`~facility.workload.trace`),
+overlay checkpoints and blend with idle through the start/stop envelope
+(:mod:`~facility.workload.timeline`)::
+
+    x = checkpoint_frac * TDP            during checkpoints
+        waveform [frac] * TDP            otherwise
+    p_gpu_w = idle_w + envelope * (x - idle_w)
+
+Every job draws from its own child of the scenario's generator (``numpy`` ``spawn``), so
+adding a job never changes the draws of the others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import numpy as np
+import pandas as pd
+
+from facility.config.library import load_gpu
+from facility.errors import ScenarioError
+from facility.workload.archetypes import JobParams, resolve_job_params
+from facility.workload.groups import assign_feeders, group_gpu_counts
+from facility.workload.iterations import draw_iteration_plan, iteration_wave
+from facility.workload.profile import LoadProfile
+from facility.workload.timeline import checkpoint_mask, envelope_frac, running_mask, time_grid
+from facility.workload.trace import read_trace, trace_on_grid
+
+__all__ = ["generate_load", "job_waveform"]
+
+
+def _trace_wave(job, p: JobParams, offset_s: np.ndarray, t_s: np.ndarray, dt_s: float,
+                key: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Replay a trace for every group: waveform [frac], compute mask, 'trace still playing'."""
+    if not job.trace_file:
+        raise ScenarioError(f"{key}.trace_file is required when {key}.workload = 'trace'")
+    tt, pf = read_trace(job.trace_file, tdp_w=p.tdp_w, scale=job.trace_scale,
+                        gpus_per_node=job.gpus_per_node)
+    p_native, native = trace_on_grid(tt, pf, dt_s)
+    duration = p_native.size * native        # each sample stands for one native step
+    grid = np.arange(p_native.size + 1) * native
+    vals = np.append(p_native, p_native[0] if job.trace_loop else p_native[-1])
+    tau = t_s[None, :] - p.start_s - offset_s[:, None]
+    playing = tau < duration
+    if job.trace_loop:
+        tau = np.mod(tau, duration)
+        playing = np.ones_like(playing)
+    wave = np.interp(tau, grid, vals)
+    wave[~playing] = p.idle_frac
+    mid = 0.5 * (p_native.min() + p_native.max())
+    return wave, (wave >= mid) & playing, playing
+
+
+def job_waveform(p: JobParams, gpu_counts: np.ndarray, t_s: np.ndarray, dt_s: float,
+                 rng: np.random.Generator, job=None, key: str = "jobs.0"):
+    """GPU power of one job's rack groups.
+
+    Parameters
+    ----------
+    p : JobParams
+        Resolved parameters.
+    gpu_counts : numpy.ndarray, shape (G,)
+        GPUs per group.
+    t_s : numpy.ndarray, shape (T,)
+        Step times. [s]
+    dt_s : float
+        Step. [s]
+    rng : numpy.random.Generator
+        The job's generator.
+    job : JobConfig, optional
+        Needed for ``trace`` (file, scale, loop).
+    key : str
+        Scenario key of the job, for messages.
+
+    Returns
+    -------
+    p_gpu_w : numpy.ndarray, shape (G, T)
+        Demanded power per GPU. [W]
+    running, compute : numpy.ndarray of bool, shape (G, T)
+    meta : dict
+    """
+    n = t_s.size
+    g = gpu_counts.size
+    t_end = n * dt_s if p.stop_s is None else min(n * dt_s, p.stop_s + p.ramp_s)
+    plan = draw_iteration_plan(p, g, t_end, rng)
+    if p.workload == "trace":
+        wave, compute, playing = _trace_wave(job, p, plan.offset_s, t_s, dt_s, key)
+    else:
+        wave, compute = iteration_wave(plan, n, dt_s)
+        playing = None
+    env = envelope_frac(t_s, p.start_s, p.stop_s, p.ramp_s)
+    run = running_mask(t_s, p.start_s, p.stop_s, p.ramp_s)
+    ckpt = checkpoint_mask(t_s, p.start_s, p.checkpoint_every_s, p.checkpoint_s)
+    wave *= p.tdp_w                                   # -> W per GPU
+    if ckpt.any():
+        wave[:, ckpt] = p.checkpoint_frac * p.tdp_w
+    cols = np.flatnonzero(env < 1.0)
+    if cols.size:
+        wave[:, cols] = p.idle_w + env[cols] * (wave[:, cols] - p.idle_w)
+    running = np.broadcast_to(run, (g, n)).copy()
+    if playing is not None:
+        running &= playing
+    compute &= running
+    compute[:, ckpt] = False
+    in_h = (plan.bounds_s[:-1] + p.start_s >= 0) & (plan.bounds_s[1:] + p.start_s <= n * dt_s)
+    periods = np.diff(plan.bounds_s)
+    meta = {
+        "params": asdict(p),
+        "n_groups": int(g),
+        "n_stragglers": int(plan.straggler.sum()),
+        "straggler_groups": np.flatnonzero(plan.straggler).tolist(),
+        "n_iterations": int(in_h.sum()) if p.workload != "trace" else 0,
+        "mean_period_s": float(periods[in_h].mean()) if in_h.any() and p.workload != "trace" else float("nan"),
+        "mean_compute_frac": float((plan.compute_s / periods)[in_h].mean()) if in_h.any() and p.workload != "trace" else float("nan"),
+        "checkpoint_steps": int(ckpt.sum()),
+    }
+    return wave, running, compute, meta
+
+
+def generate_load(scenario, *, rng: np.random.Generator | None = None) -> LoadProfile:
+    """Per-rack-group GPU power of every job of a scenario.
+
+    Parameters
+    ----------
+    scenario : facility.config.schema.Scenario
+        Validated scenario (``time``, ``jobs``, ``grid.n_feeders`` are used).
+    rng : numpy.random.Generator, optional
+        Source of the random draws; default ``numpy.random.default_rng(scenario.seed)``.
+
+    Returns
+    -------
+    LoadProfile
+        ``p_gpu_w`` (G, T) [W per GPU], ``running``, ``compute``; ``groups`` lists job,
+        job_index, gpu, n_gpus, tdp_w [W], idle_w [W], feeder, straggler; ``meta['jobs']`` holds
+        per-job facts (resolved parameters, iteration count, mean period [s]).
+    """
+    rng = np.random.default_rng(scenario.seed) if rng is None else rng
+    dt_s = float(scenario.time.dt_s)
+    t_s = time_grid(scenario.time.horizon_s, dt_s)
+    n = t_s.size
+    job_rngs = rng.spawn(len(scenario.jobs))
+    params, counts = [], []
+    for i, job in enumerate(scenario.jobs):
+        key = f"jobs.{i}"
+        p = resolve_job_params(job, load_gpu(job.gpu, key=f"{key}.gpu"))
+        params.append(p)
+        counts.append(group_gpu_counts(p.n_gpus, p.gpus_per_rack, job.n_rack_groups, key))
+    waves, runs, comps, rows, metas = [], [], [], [], {}
+    for i, (job, p, c) in enumerate(zip(scenario.jobs, params, counts)):
+        w, r, cm, meta = job_waveform(p, c, t_s, dt_s, job_rngs[i], job=job, key=f"jobs.{i}")
+        waves.append(w)
+        runs.append(r)
+        comps.append(cm)
+        strag = np.zeros(c.size, dtype=bool)
+        strag[meta["straggler_groups"]] = True
+        rows.append(pd.DataFrame({
+            "job": job.name, "job_index": i, "gpu": p.gpu, "n_gpus": c,
+            "tdp_w": p.tdp_w, "idle_w": p.idle_w, "rack_group": np.arange(c.size),
+            "straggler": strag}))
+        metas[job.name] = meta
+    one = len(waves) == 1       # a single job: no copy
+    p_gpu_w = waves[0] if one else np.concatenate(waves)
+    running = runs[0] if one else np.concatenate(runs)
+    compute = comps[0] if one else np.concatenate(comps)
+    groups = pd.concat(rows, ignore_index=True)
+    groups["feeder"] = assign_feeders(groups["job_index"].to_numpy(), scenario.grid.n_feeders)
+    return LoadProfile(t_s=t_s, dt_s=dt_s, groups=groups, p_gpu_w=p_gpu_w, running=running,
+                       compute=compute, meta={"jobs": metas, "seed": scenario.seed})
