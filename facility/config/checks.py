@@ -213,11 +213,36 @@ def check_gpu_controls(s: "Scenario") -> list[str]:
                 f"gpu_smoothing.secondary_floor_frac = {gs.secondary_floor_frac:g} must not exceed "
                 f"gpu_smoothing.floor_frac = {gs.floor_frac:g} [frac of TDP]"
             )
+        if (gs.secondary_floor_frac is None) != (gs.activation_window_s == 0):
+            out.append(
+                "gpu_smoothing.secondary_floor_frac [frac of TDP] and "
+                "gpu_smoothing.activation_window_s [s] must be set together (a secondary floor "
+                f"needs an activation window > 0 s); got {gs.secondary_floor_frac} and "
+                f"{gs.activation_window_s:g} s"
+            )
+        if s.power_cap.enabled and gs.floor_frac > s.power_cap.cap_frac:
+            out.append(
+                f"gpu_smoothing.floor_frac = {gs.floor_frac:g} [frac of TDP] must not exceed "
+                f"power_cap.cap_frac = {s.power_cap.cap_frac:g}; allowed: floor_frac ≤ cap_frac"
+            )
+    pc = s.power_cap
+    if pc.enabled:
+        for i, job in enumerate(s.jobs):
+            try:
+                gpu = load_gpu(job.gpu)
+            except ScenarioError:
+                continue
+            if pc.cap_frac * gpu.tdp_w <= gpu.idle_w:
+                out.append(
+                    f"power_cap.cap_frac = {pc.cap_frac:g} [frac of TDP] is at or below the idle "
+                    f"power of {job.gpu} (jobs.{i}, {gpu.idle_w:g} W of {gpu.tdp_w:g} W); "
+                    f"allowed: {gpu.idle_frac:.3g} < cap_frac ≤ 1"
+                )
     ff = s.firefly
     if ff.enabled and ff.target_frac < ff.trigger_frac:
         out.append(
             f"firefly.target_frac = {ff.target_frac:g} must be at least firefly.trigger_frac = "
-            f"{ff.trigger_frac:g} [frac of TDP]"
+            f"{ff.trigger_frac:g} [frac of TDP]; allowed: {ff.trigger_frac:g} ≤ target_frac ≤ 1"
         )
     if ff.enabled and ff.backoff_every_s and ff.backoff_s >= ff.backoff_every_s:
         out.append(
