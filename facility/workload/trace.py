@@ -173,7 +173,7 @@ def trace_on_grid(t_s: np.ndarray, p_frac: np.ndarray, dt_s: float) -> tuple[np.
     n = int(np.floor(t_s[-1] / native + 1e-9)) + 1
     grid = np.arange(n) * native
     p = np.interp(grid, t_s, p_frac)
-    if native < dt_s and n > 3:
+    if native < dt_s * (1.0 - 1e-6) and n > 3:
         wn = 0.8 * native / dt_s          # cutoff / native Nyquist = 0.8 * (1/(2 dt)) / (1/(2 native))
         sos = signal.butter(6, wn, output="sos")
         p = signal.sosfiltfilt(sos, p, padlen=min(n - 1, 3 * int(np.ceil(dt_s / native)) * 6))
