@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from facility.config.library import GpuModel
 from facility.config.schema import JobConfig
+from facility.errors import ScenarioError
 
 __all__ = ["ARCHETYPES", "WORKLOAD_DEFAULTS", "SHAPE_DEFAULTS", "JobParams", "resolve_job_params"]
 
@@ -149,6 +150,11 @@ def resolve_job_params(job: JobConfig, gpu: GpuModel) -> JobParams:
         if v is None:
             v = arch.get(key, kind_defaults[key]) if job.workload == "stochastic" else kind_defaults[key]
         out[key] = float(v)
+    if out["p_low_frac"] > job.p_high_frac:
+        src = f"archetype {job.archetype!r}" if job.p_low_frac is None and job.archetype else "p_low_frac"
+        raise ScenarioError(
+            f"jobs[{job.name}].p_low_frac = {out['p_low_frac']:g} [frac of TDP] (from {src}) "
+            f"exceeds p_high_frac = {job.p_high_frac:g}; allowed: p_low_frac <= p_high_frac")
     ckpt = job.checkpoint_frac if job.checkpoint_frac is not None else gpu.idle_w / gpu.tdp_w
     return JobParams(
         name=job.name, workload=job.workload, n_gpus=job.n_gpus, gpu=job.gpu,

@@ -44,7 +44,10 @@ def _trace_wave(job, p: JobParams, offset_s: np.ndarray, t_s: np.ndarray, dt_s: 
     duration = p_native.size * native        # each sample stands for one native step
     grid = np.arange(p_native.size + 1) * native
     vals = np.append(p_native, p_native[0] if job.trace_loop else p_native[-1])
-    tau = t_s[None, :] - p.start_s - offset_s[:, None]
+    g = offset_s.size
+    same = bool(np.all(offset_s == offset_s[0]))     # no offsets: replay once, copy per group
+    off = offset_s[:1] if same else offset_s
+    tau = t_s[None, :] - p.start_s - off[:, None]
     playing = tau < duration
     if job.trace_loop:
         tau = np.mod(tau, duration)
@@ -52,7 +55,10 @@ def _trace_wave(job, p: JobParams, offset_s: np.ndarray, t_s: np.ndarray, dt_s: 
     wave = np.interp(tau, grid, vals)
     wave[~playing] = p.idle_frac
     mid = 0.5 * (p_native.min() + p_native.max())
-    return wave, (wave >= mid) & playing, playing
+    compute = (wave >= mid) & playing
+    if same and g > 1:
+        wave, compute, playing = (np.repeat(a, g, axis=0) for a in (wave, compute, playing))
+    return wave, compute, playing
 
 
 def job_waveform(p: JobParams, gpu_counts: np.ndarray, t_s: np.ndarray, dt_s: float,

@@ -122,3 +122,11 @@ def test_loop_baseline_reproduces_vectorized_generator():
     plan = draw_iteration_plan(p, 8, 17.0, np.random.default_rng(4).spawn(1)[0])
     ref = bench.loop_generate(p, plan, 2000, 0.01)
     assert np.max(np.abs(ref - prof.p_gpu_w)) < 1e-9
+
+
+def test_archetype_low_level_above_high_level_is_an_error():
+    from facility.errors import ScenarioError
+    s = make_scenario(_job(period_s=None, compute_frac=None, p_low_frac=None,
+                           archetype="llm_pretrain", p_high_frac=0.6), horizon_s=1.0)
+    with pytest.raises(ScenarioError, match=r"p_low_frac = 0.7 .*archetype 'llm_pretrain'"):
+        generate_load(s)

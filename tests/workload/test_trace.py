@@ -114,3 +114,14 @@ def test_malformed_traces_name_file_and_problem(tmp_path, text, match):
 def test_missing_trace_file(tmp_path):
     with pytest.raises(ScenarioError, match="nope.csv: trace file not found"):
         read_trace(tmp_path / "nope.csv", tdp_w=700.0)
+
+
+def test_trace_with_phase_offsets_shifts_groups(data_dir):
+    s = make_scenario(_trace_job(data_dir / "synthetic_trace_p_gpu_w.csv", n_gpus=320,
+                                 phase_offset_s=0.05), horizon_s=10.0, seed=2)
+    prof = generate_load(s)
+    p = prof.p_gpu_w
+    assert p.shape[0] == 10 and not np.all(p == p[0])
+    assert p.min() >= 150.0 - 1e-6 and p.max() <= 650.0 + 1e-6   # linear interpolation only
+    # every group keeps the trace's duty (70 % of the time above the midpoint)
+    assert np.allclose(prof.compute.mean(axis=1), 0.7, atol=0.02)
