@@ -1,0 +1,106 @@
+"""Transformer and UPS types shipped as TOML data in ``models/trafos/`` and ``models/ups/``.
+
+Like pandapower's std_types: a scenario names a type (``grid.trafo_type``,
+``grid.lv_trafo_type``, ``grid.ups_type``) and the network builder takes its ratings from it.
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+
+from pydantic import ValidationError
+
+from facility.config.library import MODELS_DIR
+from facility.config.schema import F, StrictModel
+from facility.errors import ScenarioError
+
+__all__ = ["TrafoType", "UpsType", "list_trafo_types", "list_ups_types", "load_trafo_type", "load_ups_type"]
+
+
+class TrafoType(StrictModel):
+    """A two-winding transformer type (pandapower ``create_transformer_from_parameters`` keys)."""
+
+    name: str = F(description="Type name (file stem).")
+    description: str = F("", description="Free text.")
+    sn_mva: float = F(unit="MVA", gt=0, le=1e5, description="Rated apparent power.")
+    vn_hv_kv: float = F(unit="kV", gt=0, le=1200.0, description="Rated voltage of the HV winding.")
+    vn_lv_kv: float = F(unit="kV", gt=0, le=1200.0, description="Rated voltage of the LV winding.")
+    vk_percent: float = F(unit="%", gt=0, le=40.0, description="Short-circuit voltage.")
+    vkr_percent: float = F(unit="%", ge=0, le=10.0, description="Real part of the short-circuit voltage.")
+    pfe_kw: float = F(unit="kW", ge=0, le=1e5, description="Iron (no-load) losses.")
+    i0_percent: float = F(unit="%", ge=0, le=5.0, description="No-load current.")
+    tap_step_percent: float = F(1.25, unit="%", ge=0, le=5.0, description="Voltage change per tap step.")
+    source: str = F("", description="Where the values come from.")
+
+
+class UpsType(StrictModel):
+    """Shape of a UPS efficiency curve: shares of the rated loss (they sum to 1 or are all 0)."""
+
+    name: str = F(description="Type name (file stem).")
+    description: str = F("", description="Free text.")
+    noload_loss_share: float = F(unit="frac", ge=0, le=1, description="Constant (no-load) share of the rated loss.")
+    linear_loss_share: float = F(unit="frac", ge=0, le=1, description="Share proportional to the load fraction.")
+    quadratic_loss_share: float = F(unit="frac", ge=0, le=1, description="Share proportional to the load fraction squared.")
+    source: str = F("", description="Where the values come from.")
+
+    @property
+    def shares(self) -> tuple[float, float, float]:
+        """(no-load, linear, quadratic) shares of the rated loss."""
+        return (self.noload_loss_share, self.linear_loss_share, self.quadratic_loss_share)
+
+
+def _names(sub: str) -> list[str]:
+    return sorted(p.stem for p in (MODELS_DIR / sub).glob("*.toml"))
+
+
+def list_trafo_types() -> list[str]:
+    """Names of the transformer types in ``models/trafos/``."""
+    return _names("trafos")
+
+
+def list_ups_types() -> list[str]:
+    """Names of the UPS types in ``models/ups/``."""
+    return _names("ups")
+
+
+def _read(sub: str, name: str, what: str, key: str) -> dict:
+    path = MODELS_DIR / sub / f"{name}.toml"
+    if not path.is_file():
+        raise ScenarioError(f"{key} = {name!r}: unknown {what}; available: {', '.join(_names(sub)) or '(none)'}")
+    with path.open("rb") as fh:
+        return tomllib.load(fh)
+
+
+@functools.lru_cache(maxsize=64)
+def load_trafo_type(name: str, key: str = "grid.trafo_type") -> TrafoType:
+    """Load a transformer type by name (file stem in ``models/trafos/``).
+
+    Raises
+    ------
+    ScenarioError
+        Unknown name or malformed file.
+    """
+    try:
+        return TrafoType(**_read("trafos", name, "transformer type", key))
+    except ValidationError as exc:
+        raise ScenarioError(f"models/trafos/{name}.toml is malformed: {exc}") from None
+
+
+@functools.lru_cache(maxsize=64)
+def load_ups_type(name: str, key: str = "grid.ups_type") -> UpsType:
+    """Load a UPS type by name (file stem in ``models/ups/``).
+
+    Raises
+    ------
+    ScenarioError
+        Unknown name, malformed file, or shares that neither sum to 1 nor are all 0.
+    """
+    try:
+        ups = UpsType(**_read("ups", name, "UPS type", key))
+    except ValidationError as exc:
+        raise ScenarioError(f"models/ups/{name}.toml is malformed: {exc}") from None
+    total = sum(ups.shares)
+    if total != 0.0 and abs(total - 1.0) > 1e-9:
+        raise ScenarioError(f"models/ups/{name}.toml: the loss shares sum to {total:g}; they must sum to 1 (or all be 0)")
+    return ups

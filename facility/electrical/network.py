@@ -1,0 +1,331 @@
+"""Facility network builder: the scenario's ``[grid]`` section as a pandapower network.
+
+Topology (consumer frame, all loads PQ)::
+
+    ext_grid (grid.vm_pu) -- source bus --[source impedance: grid.sc_mva, grid.rx_ratio]--
+      PCC bus (grid.vn_kv) ==[grid.n_trafos substation trafos]== MV bus (grid.mv_kv)
+        |-- per feeder f: MV/LV trafo -- LV bus f (grid.lv_kv): load = UPS AC input
+        |       (the UPS output feeds the rack bus, regulated by the UPS inverter)
+        '-- BESS trafo -- BESS bus (grid.lv_kv): storage element (if bess.enabled)
+
+The PCC is the HV bus behind the utility's Thevenin impedance Z = vn_kv^2 / sc_mva, so PCC
+voltage sags with the load. The PCC power is the power flowing from the utility into the PCC
+bus (the utility's own source impedance losses are not the facility's).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandapower as pp
+
+from facility.electrical.library import load_trafo_type, load_ups_type
+from facility.errors import ScenarioError
+
+if TYPE_CHECKING:
+    from facility.config.schema import GridConfig, Scenario
+
+__all__ = [
+    "FacilityNetwork",
+    "NetworkMatrices",
+    "build_network",
+    "export_network",
+    "check_grid_types",
+    "SIZING_FACTOR",
+    "MIN_RATING_MVA",
+    "LV_PFE_FRAC",
+    "LV_I0_PERCENT",
+    "MAX_OVERLOAD_FRAC",
+]
+
+#: Default ratings are this factor times the peak they carry.
+SIZING_FACTOR = 1.25
+#: Smallest default rating (a feeder without load still gets a transformer). [MVA]
+MIN_RATING_MVA = 0.1
+#: Iron losses of MV/LV and BESS transformers without a type, as a share of the rating. [frac]
+LV_PFE_FRAC = 0.0015
+#: No-load current of MV/LV and BESS transformers without a type. [%]
+LV_I0_PERCENT = 0.3
+#: A network whose peak load exceeds this multiple of a rating cannot be built. [frac]
+MAX_OVERLOAD_FRAC = 2.0
+
+_SUB_KEYS = {  # GridConfig key -> TrafoType attribute
+    "trafo_sn_mva": "sn_mva", "trafo_vk_percent": "vk_percent", "trafo_vkr_percent": "vkr_percent",
+    "trafo_pfe_kw": "pfe_kw", "trafo_i0_percent": "i0_percent", "trafo_tap_step_percent": "tap_step_percent",
+}
+_LV_KEYS = {"lv_trafo_sn_mva": "sn_mva", "lv_trafo_vk_percent": "vk_percent", "lv_trafo_vkr_percent": "vkr_percent"}
+
+
+@dataclass
+class NetworkMatrices:
+    """Admittance data of the network taken from pandapower's internal ppc (per unit on 1 MVA = MW).
+
+    Bus order is pandapower's internal order; ``slack`` is the source bus, ``other`` all others.
+    """
+
+    v_slack: complex
+    slack: int
+    other: np.ndarray            # (L,) bus indices of the non-slack buses
+    y_ll: np.ndarray             # (L, L) admittance among non-slack buses
+    z_ll: np.ndarray             # (L, L) its inverse
+    v0_l: np.ndarray             # (L,) no-load voltages  -Z_LL Y_LS V_S
+    k_feeder: np.ndarray         # (F,) positions in ``other`` of the LV feeder buses
+    k_bess: int | None           # position in ``other`` of the BESS bus
+    k_pcc: int                   # position in ``other`` of the PCC bus
+    br_f: np.ndarray             # (B,) from-bus (full index) of each transformer branch
+    br_t: np.ndarray             # (B,) to-bus
+    br_y: np.ndarray             # (B, 4) yff, yft, ytf, ytt
+    br_sn_mva: np.ndarray        # (B,) rating (times parallel units)
+    br_group: np.ndarray         # (B,) 0 = substation, 1 = feeder MV/LV, 2 = BESS
+    pcc_f: int                   # source impedance from-bus (source) and to-bus (PCC)
+    pcc_t: int
+    pcc_ytf: complex
+    pcc_ytt: complex
+
+
+@dataclass
+class FacilityNetwork:
+    """The facility's pandapower network plus what the batch power flow needs.
+
+    Attributes
+    ----------
+    net : pandapowerNet
+        The network (loads at the feeders' peak UPS input); ``export_network`` writes it.
+    enabled : bool
+        ``grid.enabled``; False = run_power_flow is a lossless sum at 1 pu.
+    n_feeders : int
+        Number of feeders F.
+    bus : dict
+        pandapower bus index of ``source``, ``pcc``, ``mv``, ``bess`` (or None) and ``lv`` (list).
+    trafo_sn_mva, lv_trafo_sn_mva, ups_sn_mva, bess_trafo_sn_mva
+        Ratings (per unit; LV ratings are (F,) and include parallel units). [MVA]
+    ups_eff_rated_frac : float
+        UPS efficiency at rated load (``ups.eff_ups_frac``). [frac]
+    ups_shares : tuple of float
+        (no-load, linear, quadratic) shares of the UPS rated loss.
+    tan_phi : float
+        Q / P of the feeder loads, from ``grid.power_factor``. [-]
+    has_bess : bool
+        Whether the BESS and its transformer exist.
+    """
+
+    net: object
+    enabled: bool
+    n_feeders: int
+    bus: dict
+    load_index: np.ndarray
+    storage_index: int | None
+    trafo_sn_mva: float
+    n_trafos: int
+    lv_trafo_sn_mva: np.ndarray
+    ups_sn_mva: np.ndarray
+    bess_trafo_sn_mva: float | None
+    ups_eff_rated_frac: float
+    ups_shares: tuple[float, float, float]
+    tan_phi: float
+    has_bess: bool
+    _matrices: NetworkMatrices | None = field(default=None, repr=False)
+
+    @property
+    def matrices(self) -> NetworkMatrices:
+        """Admittance data for the batch solver (pandapower runs once, at zero load, to build it)."""
+        if self._matrices is None:
+            self._matrices = _extract_matrices(self)
+        return self._matrices
+
+
+def check_grid_types(g: "GridConfig") -> list[str]:
+    """Types exist and the scenario does not set keys that a type already supplies."""
+    out = []
+    defaults = type(g).model_fields
+    for type_key, keys in (("trafo_type", _SUB_KEYS), ("lv_trafo_type", _LV_KEYS)):
+        name = getattr(g, type_key)
+        if name is None:
+            continue
+        try:
+            tt = load_trafo_type(name, key=f"grid.{type_key}")
+        except ScenarioError as exc:
+            out.append(str(exc))
+            continue
+        for key, attr in keys.items():
+            val = getattr(g, key)
+            if val != defaults[key].default and val != getattr(tt, attr):
+                out.append(f"grid.{key} = {val:g} conflicts with grid.{type_key} = {name!r} "
+                           f"({attr} = {getattr(tt, attr):g}); set one or the other")
+        hv, lv = (g.vn_kv, g.mv_kv) if type_key == "trafo_type" else (g.mv_kv, g.lv_kv)
+        if abs(tt.vn_hv_kv / hv - 1) > 0.01 or abs(tt.vn_lv_kv / lv - 1) > 0.01:
+            out.append(f"grid.{type_key} = {name!r} is a {tt.vn_hv_kv:g}/{tt.vn_lv_kv:g} kV transformer; "
+                       f"the network needs {hv:g}/{lv:g} kV")
+    try:
+        load_ups_type(g.ups_type)
+    except ScenarioError as exc:
+        out.append(str(exc))
+    return out
+
+
+def _rating(value: float | None, peak_mw: float) -> float:
+    return float(value) if value is not None else max(SIZING_FACTOR * peak_mw, MIN_RATING_MVA)
+
+
+def build_network(scenario: "Scenario", feeder_peak_mw: np.ndarray) -> FacilityNetwork:
+    """Build the facility network of a scenario.
+
+    Parameters
+    ----------
+    scenario : facility.config.Scenario
+        Uses ``grid``, ``ups.eff_ups_frac`` and ``bess`` (enabled, p_rated_mw).
+    feeder_peak_mw : numpy.ndarray, shape (F,)
+        Peak site power of each feeder; sizes the default ratings (1.25 x peak). [MW]
+
+    Returns
+    -------
+    FacilityNetwork
+
+    Raises
+    ------
+    ScenarioError
+        Unknown types, conflicting keys, or a rating below 1/2 of the peak it must carry.
+    """
+    g = scenario.grid
+    peaks = np.atleast_1d(np.asarray(feeder_peak_mw, dtype=float))
+    if peaks.ndim != 1 or peaks.size == 0 or not np.all(np.isfinite(peaks)) or np.any(peaks < 0):
+        raise ScenarioError(f"feeder_peak_mw must be a non-empty 1-D array of finite values >= 0 MW, got {peaks!r}")
+    problems = check_grid_types(g)
+    if problems:
+        raise ScenarioError("\n".join(problems))
+    n_f = peaks.size
+    total = float(peaks.sum())
+
+    sub = load_trafo_type(g.trafo_type) if g.trafo_type else None
+    if sub is not None:
+        sn, vk, vkr, pfe, i0, tstep = sub.sn_mva, sub.vk_percent, sub.vkr_percent, sub.pfe_kw, sub.i0_percent, sub.tap_step_percent
+    else:
+        sn = _rating(g.trafo_sn_mva, total / g.n_trafos)
+        vk, vkr, i0, tstep = g.trafo_vk_percent, g.trafo_vkr_percent, g.trafo_i0_percent, g.trafo_tap_step_percent
+        pfe = g.trafo_pfe_kw if g.trafo_pfe_kw is not None else 0.0005 * sn * 1e3
+    if total > MAX_OVERLOAD_FRAC * sn * g.n_trafos:
+        raise ScenarioError(
+            f"grid.trafo_sn_mva = {sn:g} MVA x {g.n_trafos} substation transformer(s) cannot carry the "
+            f"peak site load of {total:.1f} MW; allowed: trafo_sn_mva >= {total / MAX_OVERLOAD_FRAC / g.n_trafos:.1f} MVA")
+
+    ups_type = load_ups_type(g.ups_type)
+    lvt = load_trafo_type(g.lv_trafo_type, key="grid.lv_trafo_type") if g.lv_trafo_type else None
+
+    net = pp.create_empty_network(name=f"facility:{scenario.name}", sn_mva=1.0)
+    b_src = pp.create_bus(net, g.vn_kv, name="source")
+    b_pcc = pp.create_bus(net, g.vn_kv, name="pcc")
+    b_mv = pp.create_bus(net, g.mv_kv, name="mv")
+    pp.create_ext_grid(net, b_src, vm_pu=g.vm_pu, name="utility", s_sc_max_mva=g.sc_mva, rx_max=g.rx_ratio)
+    z = 1.0 / math.sqrt(1.0 + g.rx_ratio ** 2)  # |Z| = 1 pu on sc_mva -> Z = vn^2 / sc_mva
+    pp.create_impedance(net, b_src, b_pcc, rft_pu=g.rx_ratio * z, xft_pu=z, sn_mva=g.sc_mva, name="utility source impedance")
+    for i in range(g.n_trafos):
+        pp.create_transformer_from_parameters(
+            net, b_pcc, b_mv, sn_mva=sn, vn_hv_kv=g.vn_kv, vn_lv_kv=g.mv_kv, vkr_percent=vkr, vk_percent=vk,
+            pfe_kw=pfe, i0_percent=i0, tap_side="hv", tap_neutral=0, tap_min=-20, tap_max=20,
+            tap_step_percent=tstep, tap_pos=g.trafo_tap_pos, tap_changer_type="Ratio", name=f"substation {i}")
+
+    lv_buses, loads, lv_sn, ups_sn = [], [], np.empty(n_f), np.empty(n_f)
+    tan_phi = math.tan(math.acos(g.power_factor))
+    from facility.electrical.ups import ups_input_mw
+
+    for f in range(n_f):
+        b = pp.create_bus(net, g.lv_kv, name=f"lv_{f}")
+        if lvt is not None:
+            par = max(1, math.ceil(SIZING_FACTOR * peaks[f] / lvt.sn_mva))
+            unit = dict(sn_mva=lvt.sn_mva, vk_percent=lvt.vk_percent, vkr_percent=lvt.vkr_percent,
+                        pfe_kw=lvt.pfe_kw, i0_percent=lvt.i0_percent)
+        else:
+            par = 1
+            s_f = _rating(g.lv_trafo_sn_mva, peaks[f])
+            unit = dict(sn_mva=s_f, vk_percent=g.lv_trafo_vk_percent, vkr_percent=g.lv_trafo_vkr_percent,
+                        pfe_kw=LV_PFE_FRAC * s_f * 1e3, i0_percent=LV_I0_PERCENT)
+        lv_sn[f] = unit["sn_mva"] * par
+        if peaks[f] > MAX_OVERLOAD_FRAC * lv_sn[f]:
+            raise ScenarioError(
+                f"grid.lv_trafo_sn_mva = {lv_sn[f]:g} MVA cannot carry feeder {f}'s peak of {peaks[f]:.1f} MW; "
+                f"allowed: lv_trafo_sn_mva >= {peaks[f] / MAX_OVERLOAD_FRAC:.1f} MVA")
+        pp.create_transformer_from_parameters(net, b_mv, b, vn_hv_kv=g.mv_kv, vn_lv_kv=g.lv_kv, parallel=par,
+                                              name=f"feeder {f}", **unit)
+        ups_sn[f] = _rating(g.ups_sn_mva, peaks[f])
+        p_in = float(ups_input_mw(peaks[f], ups_sn[f], scenario.ups.eff_ups_frac, ups_type.shares))
+        loads.append(pp.create_load(net, b, p_mw=p_in, q_mvar=p_in * tan_phi, name=f"feeder {f} (UPS input)"))
+        lv_buses.append(b)
+
+    bess = scenario.bess
+    b_bess, st, bess_sn = None, None, None
+    if bess.enabled:
+        p_b = bess.p_rated_mw if not bess.extendable else (bess.max_p_rated_mw or bess.p_rated_mw)
+        bess_sn = _rating(g.bess_trafo_sn_mva, p_b or 0.0)
+        b_bess = pp.create_bus(net, g.lv_kv, name="bess")
+        pp.create_transformer_from_parameters(
+            net, b_mv, b_bess, sn_mva=bess_sn, vn_hv_kv=g.mv_kv, vn_lv_kv=g.lv_kv, vk_percent=g.lv_trafo_vk_percent,
+            vkr_percent=g.lv_trafo_vkr_percent, pfe_kw=LV_PFE_FRAC * bess_sn * 1e3, i0_percent=LV_I0_PERCENT,
+            name="bess")
+        st = pp.create_storage(net, b_bess, p_mw=0.0, max_e_mwh=bess.e_rated_mwh or 0.0, name="bess")
+
+    return FacilityNetwork(
+        net=net, enabled=g.enabled, n_feeders=n_f,
+        bus={"source": b_src, "pcc": b_pcc, "mv": b_mv, "lv": lv_buses, "bess": b_bess},
+        load_index=np.asarray(loads), storage_index=st, trafo_sn_mva=float(sn), n_trafos=g.n_trafos,
+        lv_trafo_sn_mva=lv_sn, ups_sn_mva=ups_sn, bess_trafo_sn_mva=bess_sn,
+        ups_eff_rated_frac=scenario.ups.eff_ups_frac, ups_shares=ups_type.shares, tan_phi=tan_phi,
+        has_bess=bess.enabled)
+
+
+def export_network(net: FacilityNetwork, path) -> None:
+    """Write the pandapower network as JSON (``pandapower.from_json`` reads it back).
+
+    The loads hold each feeder's UPS input at its peak, the BESS is at 0 MW.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pp.to_json(net.net, str(path))
+
+
+def _extract_matrices(fn: FacilityNetwork) -> NetworkMatrices:
+    """Run pandapower once at zero load and read Ybus, Yf, Yt from its internal ppc."""
+    net = copy.deepcopy(fn.net)
+    net.load["p_mw"] = 0.0
+    net.load["q_mvar"] = 0.0
+    net.storage["p_mw"] = 0.0
+    pp.runpp(net, tolerance_mva=1e-10, calculate_voltage_angles=True)
+    ppci = net._ppc["internal"]
+    lookup = net._pd2ppc_lookups["bus"]
+    n_bus = ppci["Ybus"].shape[0]
+    # sanity: internal order = lookup order (no fused / out-of-service buses in this network)
+    v_res = net.res_bus.vm_pu.to_numpy() * np.exp(1j * np.deg2rad(net.res_bus.va_degree.to_numpy()))
+    if n_bus != len(net.bus) or not np.allclose(ppci["V"][lookup[net.bus.index.to_numpy()]], v_res, atol=1e-9):
+        raise RuntimeError("unexpected pandapower internal bus order; cannot build the batch solver")
+    ybus = ppci["Ybus"].toarray()
+    yf, yt = ppci["Yf"].tocsr(), ppci["Yt"].tocsr()
+    branch = ppci["branch"]
+    slack = int(lookup[fn.bus["source"]])
+    other = np.array([i for i in range(n_bus) if i != slack])
+    pos = {int(b): k for k, b in enumerate(other)}
+    v_s = complex(ppci["V"][slack])
+    y_ll = ybus[np.ix_(other, other)]
+    z_ll = np.linalg.inv(y_ll)
+    v0 = -z_ll @ (ybus[other, slack] * v_s)
+
+    tr0, tr1 = net._pd2ppc_lookups["branch"]["trafo"]
+    names = net.trafo.name.to_numpy()
+    group = np.array([0 if str(n).startswith("substation") else (2 if n == "bess" else 1) for n in names])
+    rows = np.arange(tr0, tr1)
+    br_f = branch[rows, 0].real.astype(int)
+    br_t = branch[rows, 1].real.astype(int)
+    br_y = np.column_stack([np.asarray(m[rows, c]).ravel() for m, c in ((yf, br_f), (yf, br_t), (yt, br_f), (yt, br_t))])
+    br_sn = (net.trafo.sn_mva * net.trafo.parallel).to_numpy(dtype=float)
+    i0 = net._pd2ppc_lookups["branch"]["impedance"][0]
+    pf_, pt_ = int(branch[i0, 0].real), int(branch[i0, 1].real)
+    return NetworkMatrices(
+        v_slack=v_s, slack=slack, other=other, y_ll=y_ll, z_ll=z_ll, v0_l=v0,
+        k_feeder=np.array([pos[int(lookup[b])] for b in fn.bus["lv"]]),
+        k_bess=pos[int(lookup[fn.bus["bess"]])] if fn.bus["bess"] is not None else None,
+        k_pcc=pos[int(lookup[fn.bus["pcc"]])],
+        br_f=br_f, br_t=br_t, br_y=br_y, br_sn_mva=br_sn, br_group=group,
+        pcc_f=pf_, pcc_t=pt_, pcc_ytf=complex(yt[i0, pf_]), pcc_ytt=complex(yt[i0, pt_]))

@@ -1,0 +1,278 @@
+"""Time-series power flow of the facility network, chunked, and its metrics.
+
+Per step: the feeder loads plus rack storage and UPS battery power (split over the feeders in
+proportion to their load) form each UPS's output; the UPS loss model gives its AC input, the
+load of the feeder's LV bus (Q from ``grid.power_factor``); the BESS injects at its own bus.
+:mod:`facility.electrical.solver` solves all steps of a chunk at once on the admittance
+matrix pandapower builds; branch flows then give the PCC power, transformer loadings and
+losses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from facility.electrical.network import FacilityNetwork
+from facility.electrical.solver import ZBUS_MAX_ITER, solve_newton, solve_zbus_warm
+from facility.electrical.ups import ups_input_mw
+from facility.errors import PowerFlowError, ScenarioError
+
+__all__ = ["PowerFlowResult", "run_power_flow", "electrical_metrics", "feeder_injections", "TOL_MVA"]
+
+#: Largest power mismatch per bus accepted as converged. [MVA] (1e-10 pu on a 1 MVA base)
+TOL_MVA = 1e-10
+_STORAGE_KEYS = ("rack_storage", "ups", "bess")
+
+
+@dataclass
+class PowerFlowResult:
+    """Result of :func:`run_power_flow`; every array has shape (T,).
+
+    Attributes
+    ----------
+    p_pcc_mw, q_pcc_mvar : numpy.ndarray
+        Power drawn from the utility at the PCC (consumer frame). [MW], [Mvar]
+    vm_min_pu, vm_max_pu : numpy.ndarray
+        Lowest / highest voltage magnitude over the facility's AC buses (PCC, MV, LV, BESS). [pu]
+    vm_pcc_pu : numpy.ndarray
+        Voltage magnitude at the PCC. [pu]
+    trafo_loading_percent : numpy.ndarray
+        Largest loading of the substation transformers (pandapower's definition:
+        max(|S_hv| / vm_hv, |S_lv| / vm_lv) / sn_mva). [%]
+    lv_trafo_loading_percent : numpy.ndarray
+        Largest loading of the feeder MV/LV transformers. [%]
+    losses_mw : numpy.ndarray
+        Network (transformer) losses + UPS conversion losses. [MW]
+    network_losses_mw, ups_losses_mw : numpy.ndarray
+        The two parts of ``losses_mw``. [MW]
+    p_load_mw : numpy.ndarray
+        Site load + all storage power (what the PCC serves before losses). [MW]
+    max_mismatch_mva : float
+        Largest power mismatch of any bus in any step. [MVA]
+    n_newton_steps : int
+        Steps the Z-bus iteration handed to Newton-Raphson.
+    vm_bus_pu : numpy.ndarray or None
+        (T, B) voltage of every non-source bus when requested (``bus_names`` names them). [pu]
+    """
+
+    p_pcc_mw: np.ndarray
+    q_pcc_mvar: np.ndarray
+    vm_min_pu: np.ndarray
+    vm_max_pu: np.ndarray
+    vm_pcc_pu: np.ndarray
+    trafo_loading_percent: np.ndarray
+    lv_trafo_loading_percent: np.ndarray
+    losses_mw: np.ndarray
+    network_losses_mw: np.ndarray
+    ups_losses_mw: np.ndarray
+    p_load_mw: np.ndarray
+    max_mismatch_mva: float = 0.0
+    n_newton_steps: int = 0
+    vm_bus_pu: np.ndarray | None = None
+    bus_names: list = field(default_factory=list)
+
+    @property
+    def n_steps(self) -> int:
+        """Number of time steps T."""
+        return int(self.p_pcc_mw.size)
+
+
+def feeder_injections(net: FacilityNetwork, p_feeder_mw: np.ndarray, p_rack_mw: np.ndarray,
+                      p_ups_mw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """UPS output and AC input of each feeder.
+
+    Parameters
+    ----------
+    net : FacilityNetwork
+    p_feeder_mw : numpy.ndarray, shape (T, F)
+        Site power per feeder. [MW]
+    p_rack_mw, p_ups_mw : numpy.ndarray, shape (T,)
+        Rack storage and UPS battery power (+ = charging), split over the feeders in proportion
+        to each feeder's load at that step (evenly where the site load is zero). [MW]
+
+    Returns
+    -------
+    p_out_mw, p_in_mw : numpy.ndarray, shape (T, F)
+        UPS output (load + storage share) and AC input (output + UPS loss). [MW]
+    """
+    total = p_feeder_mw.sum(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        w = np.where(total != 0.0, p_feeder_mw / total, 1.0 / p_feeder_mw.shape[1])
+    p_out = p_feeder_mw + w * (p_rack_mw + p_ups_mw)[:, None]
+    p_in = ups_input_mw(p_out, net.ups_sn_mva, net.ups_eff_rated_frac, net.ups_shares)
+    return p_out, p_in
+
+
+def _storage_arrays(p_storage_mw: dict | None, t: int, has_bess: bool) -> dict[str, np.ndarray]:
+    out = {k: np.zeros(t) for k in _STORAGE_KEYS}
+    for k, v in (p_storage_mw or {}).items():
+        if k not in out:
+            raise ScenarioError(f"p_storage_mw key {k!r} unknown; allowed: {', '.join(_STORAGE_KEYS)}")
+        if v is None:
+            continue
+        a = np.asarray(v, dtype=float)
+        if a.shape != (t,):
+            raise ScenarioError(f"p_storage_mw[{k!r}] has shape {a.shape}; expected ({t},) [MW]")
+        out[k] = a
+    if not has_bess and np.any(out["bess"] != 0.0):
+        raise ScenarioError("p_storage_mw['bess'] is non-zero but the network has no BESS (bess.enabled = false)")
+    return out
+
+
+def run_power_flow(net: FacilityNetwork, p_feeder_mw: np.ndarray, p_storage_mw: dict | None = None,
+                   chunk_steps: int = 50_000, store_bus_vm: bool = False) -> PowerFlowResult:
+    """AC power flow of every time step, solved in chunks of ``chunk_steps`` steps.
+
+    Parameters
+    ----------
+    net : FacilityNetwork
+        From :func:`facility.electrical.build_network`.
+    p_feeder_mw : numpy.ndarray, shape (T, F)
+        Site power per feeder (consumer frame). [MW]
+    p_storage_mw : dict of str to numpy.ndarray (T,), optional
+        ``rack_storage``, ``ups``, ``bess`` powers, + = charging. [MW]
+    chunk_steps : int
+        Steps solved at once; bounds memory (about 1 kB per step for 8 feeders).
+    store_bus_vm : bool
+        Keep the (T, B) voltage of every bus (float32) in ``vm_bus_pu``.
+
+    Returns
+    -------
+    PowerFlowResult
+
+    Raises
+    ------
+    PowerFlowError
+        A step does not converge; the message names it, its largest mismatch and the likely cause.
+    ScenarioError
+        Input arrays of the wrong shape.
+    """
+    p = np.asarray(p_feeder_mw, dtype=float)
+    if p.ndim == 1:
+        p = p[:, None]
+    if p.ndim != 2 or p.shape[1] != net.n_feeders:
+        raise ScenarioError(f"p_feeder_mw has shape {p.shape}; expected (T, {net.n_feeders}) [MW]")
+    t = p.shape[0]
+    st = _storage_arrays(p_storage_mw, t, net.has_bess)
+    if not np.all(np.isfinite(p)) or not all(np.all(np.isfinite(v)) for v in st.values()):
+        raise ScenarioError("p_feeder_mw and p_storage_mw must be finite [MW]")
+    p_load = p.sum(axis=1) + st["rack_storage"] + st["ups"] + st["bess"]
+    if not net.enabled:
+        z, one = np.zeros(t), np.ones(t)
+        return PowerFlowResult(
+            p_pcc_mw=p_load.copy(), q_pcc_mvar=p.sum(axis=1) * net.tan_phi, vm_min_pu=one, vm_max_pu=one.copy(),
+            vm_pcc_pu=one.copy(), trafo_loading_percent=z, lv_trafo_loading_percent=z.copy(), losses_mw=z.copy(),
+            network_losses_mw=z.copy(), ups_losses_mw=z.copy(), p_load_mw=p_load)
+
+    m = net.matrices
+    names = ["p_pcc_mw", "q_pcc_mvar", "vm_min_pu", "vm_max_pu", "vm_pcc_pu", "trafo_loading_percent",
+             "lv_trafo_loading_percent", "network_losses_mw", "ups_losses_mw"]
+    out = {k: np.empty(t) for k in names}
+    n_l = m.other.size
+    vm_bus = np.empty((t, n_l), dtype=np.float32) if store_bus_vm else None
+    k_load = np.concatenate([m.k_feeder, [m.k_bess] if m.k_bess is not None else []]).astype(int)
+    z_kk = m.z_ll[np.ix_(k_load, k_load)]
+    z_lk = np.ascontiguousarray(m.z_ll[:, k_load].T)
+    # full-bus index -> column of [V_slack, V_L]
+    col = np.empty(n_l + 1, dtype=int)
+    col[m.slack] = 0
+    col[m.other] = np.arange(1, n_l + 1)
+    f_col, t_col = col[m.br_f], col[m.br_t]
+    grp = m.br_group
+    worst, n_newton = 0.0, 0
+    i_slack_l = m.y_ll @ (-m.v0_l)  # Y_LS V_S = -Y_LL V0
+
+    for a in range(0, t, max(1, int(chunk_steps))):
+        b = min(t, a + int(chunk_steps))
+        p_out, p_in = feeder_injections(net, p[a:b], st["rack_storage"][a:b], st["ups"][a:b])
+        s_k = p_in * (1.0 + 1j * net.tan_phi)
+        if m.k_bess is not None:
+            s_k = np.concatenate([s_k, st["bess"][a:b, None] + 0j], axis=1)
+        v_k, i_k, mis, _ = solve_zbus_warm(s_k, z_kk, m.v0_l[k_load], TOL_MVA, ZBUS_MAX_ITER)
+        v_l = m.v0_l - i_k @ z_lk
+        bad = ~(mis <= TOL_MVA)
+        if np.any(bad):
+            rows = np.flatnonzero(bad)
+            n_newton += rows.size
+            s_l = np.zeros((rows.size, n_l), dtype=complex)
+            s_l[:, k_load] = s_k[rows]
+            v_nr, mis_nr = solve_newton(s_l, m.y_ll, i_slack_l, v_l[rows], TOL_MVA)
+            v_l[rows] = v_nr
+            mis[rows] = mis_nr
+            failed = rows[~(mis_nr <= TOL_MVA)]
+            if failed.size:
+                _raise_not_converged(net, int(a + failed[0]), float(mis[failed[0]]), s_k[failed[0]],
+                                     np.abs(v_l[failed[0]]), failed.size)
+        worst = max(worst, float(mis.max()))
+        vm = np.abs(v_l)
+        out["vm_min_pu"][a:b] = vm.min(axis=1)
+        out["vm_max_pu"][a:b] = vm.max(axis=1)
+        out["vm_pcc_pu"][a:b] = vm[:, m.k_pcc]
+        if vm_bus is not None:
+            vm_bus[a:b] = vm
+        v_all = np.concatenate([np.full((b - a, 1), m.v_slack), v_l], axis=1)
+        vf, vt = v_all[:, f_col], v_all[:, t_col]
+        s_f = vf * np.conj(m.br_y[:, 0] * vf + m.br_y[:, 1] * vt)
+        s_t = vt * np.conj(m.br_y[:, 2] * vf + m.br_y[:, 3] * vt)
+        load_pct = np.maximum(np.abs(s_f) / np.abs(vf), np.abs(s_t) / np.abs(vt)) / m.br_sn_mva * 100.0
+        out["trafo_loading_percent"][a:b] = load_pct[:, grp == 0].max(axis=1)
+        out["lv_trafo_loading_percent"][a:b] = load_pct[:, grp == 1].max(axis=1)
+        out["network_losses_mw"][a:b] = (s_f.real + s_t.real).sum(axis=1)
+        out["ups_losses_mw"][a:b] = (p_in - p_out).sum(axis=1)
+        v_pcc = v_all[:, col[m.pcc_t]]
+        s_pcc = -v_pcc * np.conj(m.pcc_ytf * m.v_slack + m.pcc_ytt * v_pcc)
+        out["p_pcc_mw"][a:b] = s_pcc.real
+        out["q_pcc_mvar"][a:b] = s_pcc.imag
+
+    bus_names = [str(net.net.bus.name.iat[int(i)]) for i in m.other] if store_bus_vm else []
+    return PowerFlowResult(
+        **{k: out[k] for k in names if k != "network_losses_mw" and k != "ups_losses_mw"},
+        losses_mw=out["network_losses_mw"] + out["ups_losses_mw"],
+        network_losses_mw=out["network_losses_mw"], ups_losses_mw=out["ups_losses_mw"], p_load_mw=p_load,
+        max_mismatch_mva=worst, n_newton_steps=n_newton, vm_bus_pu=vm_bus, bus_names=bus_names)
+
+
+def _raise_not_converged(net: FacilityNetwork, step: int, mis_mva: float, s_k: np.ndarray,
+                         vm: np.ndarray, n_failed: int) -> None:
+    s_feeders = np.abs(s_k[: net.n_feeders])
+    s_total = float(np.abs(s_k.sum()))
+    sub_pct = s_total / (net.trafo_sn_mva * net.n_trafos) * 100.0
+    lv_pct = s_feeders / net.lv_trafo_sn_mva * 100.0
+    f_worst = int(np.argmax(lv_pct))
+    causes = []
+    if sub_pct > 100.0:
+        causes.append(f"overloaded substation transformer(s): demand {s_total:.1f} MVA = {sub_pct:.0f} % of "
+                      f"{net.n_trafos} x {net.trafo_sn_mva:g} MVA (grid.trafo_sn_mva)")
+    if lv_pct[f_worst] > 100.0:
+        causes.append(f"overloaded feeder transformer {f_worst}: {s_feeders[f_worst]:.1f} MVA = "
+                      f"{lv_pct[f_worst]:.0f} % of {net.lv_trafo_sn_mva[f_worst]:g} MVA (grid.lv_trafo_sn_mva)")
+    causes.append("voltage collapse: the demand exceeds what the source impedance (grid.sc_mva) and the "
+                  "transformer impedances (vk_percent) can transfer")
+    mis_txt = "not finite (diverged)" if not np.isfinite(mis_mva) else f"{mis_mva:.3g} MVA"
+    vm_txt = f"{np.nanmin(vm):.3f} pu" if np.any(np.isfinite(vm)) else "n/a"
+    raise PowerFlowError(
+        f"power flow did not converge at time step {step} ({n_failed} step(s) of its chunk failed): "
+        f"largest mismatch {mis_txt} (tolerance {TOL_MVA:g} MVA), lowest voltage {vm_txt}; "
+        f"likely cause: {'; '.join(causes)}")
+
+
+def electrical_metrics(res: PowerFlowResult, dt_s: float) -> dict:
+    """The ``electrical`` metrics of ``metrics.json``.
+
+    Returns
+    -------
+    dict
+        ``min_vm_pu`` and ``max_vm_pu`` (extremes over all buses and steps) [pu],
+        ``max_trafo_loading_percent`` (substation transformers) [%],
+        ``losses_mwh`` = sum_t losses_mw(t) * dt_s / 3600 (network + UPS) [MWh].
+    """
+    if res.n_steps == 0:
+        raise ScenarioError("electrical_metrics needs at least one time step")
+    return {
+        "min_vm_pu": float(np.min(res.vm_min_pu)),
+        "max_vm_pu": float(np.max(res.vm_max_pu)),
+        "max_trafo_loading_percent": float(np.max(res.trafo_loading_percent)),
+        "losses_mwh": float(np.sum(res.losses_mw) * dt_s / 3600.0),
+    }
