@@ -1,0 +1,60 @@
+"""Per-storage metrics (``metrics.json`` → ``storage.<name>``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from facility.storage.params import StorageParams
+from facility.storage.soc import StorageTrace
+
+__all__ = ["storage_metrics", "storage_metrics_from_series", "discharge_throughput_mwh"]
+
+
+def discharge_throughput_mwh(p_mw: np.ndarray, dt_s: float) -> float:
+    """Energy delivered by the storage at its terminals: sum of max(-p, 0) * dt. [MWh]"""
+    p = np.asarray(p_mw, dtype=float)
+    return float(np.maximum(-p, 0.0).sum() * dt_s / 3600.0)
+
+
+def storage_metrics(trace: StorageTrace, params: StorageParams, dt_s: float) -> dict:
+    """Metrics of one storage over the horizon.
+
+    Parameters
+    ----------
+    trace : StorageTrace
+        The storage's simulated power and SoC.
+    params : StorageParams
+        Its parameters.
+    dt_s : float
+        Step length. [s]
+
+    Returns
+    -------
+    dict
+        ``p_rated_mw`` [MW], ``e_rated_mwh`` [MWh]; ``min_soc_frac`` / ``max_soc_frac``: the
+        lowest / highest SoC of the reported series (SoC at the end of each step) [frac];
+        ``throughput_mwh``: discharge throughput, energy delivered at the terminals,
+        sum of max(-p, 0) * dt [MWh]; ``equivalent_full_cycles`` = throughput_mwh / e_rated_mwh
+        (0 for a storage without energy) [-].
+    """
+    soc = np.asarray(trace.soc_frac, dtype=float)
+    thr = discharge_throughput_mwh(trace.p_mw, dt_s)
+    efc = thr / params.e_rated_mwh if params.e_rated_mwh > 0 else 0.0
+    return {
+        "p_rated_mw": float(params.p_rated_mw),
+        "e_rated_mwh": float(params.e_rated_mwh),
+        "min_soc_frac": float(soc.min()) if soc.size else float(params.initial_soc_frac),
+        "max_soc_frac": float(soc.max()) if soc.size else float(params.initial_soc_frac),
+        "throughput_mwh": thr,
+        "equivalent_full_cycles": float(efc),
+    }
+
+
+def storage_metrics_from_series(p_mw: np.ndarray, soc_frac: np.ndarray, params: StorageParams,
+                                dt_s: float) -> dict:
+    """:func:`storage_metrics` from plain power and SoC series (e.g. timeseries columns)."""
+    p = np.asarray(p_mw, dtype=float)
+    soc = np.asarray(soc_frac, dtype=float)
+    tr = StorageTrace(p_mw=p, soc_frac=soc, e_mwh=soc * params.e_rated_mwh,
+                      saturated=np.zeros(p.shape, bool), limit=np.zeros(p.shape, np.int8))
+    return storage_metrics(tr, params, dt_s)
