@@ -95,23 +95,25 @@ def job_waveform(p: JobParams, gpu_counts: np.ndarray, t_s: np.ndarray, dt_s: fl
     plan = draw_iteration_plan(p, g, t_end, rng)
     if p.workload == "trace":
         wave, compute, playing = _trace_wave(job, p, plan.offset_s, t_s, dt_s, key)
+        wave *= p.tdp_w                               # -> W per GPU
     else:
-        wave, compute = iteration_wave(plan, n, dt_s)
+        wave, compute = iteration_wave(plan, n, dt_s, scale=p.tdp_w)    # W per GPU
         playing = None
     env = envelope_frac(t_s, p.start_s, p.stop_s, p.ramp_s)
     run = running_mask(t_s, p.start_s, p.stop_s, p.ramp_s)
     ckpt = checkpoint_mask(t_s, p.start_s, p.checkpoint_every_s, p.checkpoint_s)
-    wave *= p.tdp_w                                   # -> W per GPU
     if ckpt.any():
         wave[:, ckpt] = p.checkpoint_frac * p.tdp_w
+        compute[:, ckpt] = False
     cols = np.flatnonzero(env < 1.0)
     if cols.size:
         wave[:, cols] = p.idle_w + env[cols] * (wave[:, cols] - p.idle_w)
     running = np.broadcast_to(run, (g, n)).copy()
     if playing is not None:
         running &= playing
-    compute &= running
-    compute[:, ckpt] = False
+        compute &= running
+    elif not run.all():
+        compute[:, ~run] = False
     in_h = (plan.bounds_s[:-1] + p.start_s >= 0) & (plan.bounds_s[1:] + p.start_s <= n * dt_s)
     periods = np.diff(plan.bounds_s)
     meta = {

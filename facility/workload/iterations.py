@@ -140,7 +140,8 @@ def segment_starts_s(plan: IterationPlan) -> np.ndarray:
     return plan.start_s + plan.offset_s[:, None] + local[None, :]
 
 
-def iteration_wave(plan: IterationPlan, n_steps: int, dt_s: float) -> tuple[np.ndarray, np.ndarray]:
+def iteration_wave(plan: IterationPlan, n_steps: int, dt_s: float,
+                   scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """The iteration waveform of every group on the step grid.
 
     Each segment start is mapped to its first step (:func:`step_index`); the step counts
@@ -149,10 +150,21 @@ def iteration_wave(plan: IterationPlan, n_steps: int, dt_s: float) -> tuple[np.n
     Steps before a group's first segment take that segment's level (the job is not running
     there, the envelope hides it).
 
+    Parameters
+    ----------
+    plan : IterationPlan
+        The job's draws.
+    n_steps : int
+        Number of steps T.
+    dt_s : float
+        Step. [s]
+    scale : float
+        Factor applied to the levels before expansion (e.g. ``tdp_w`` for W per GPU).
+
     Returns
     -------
     wave_frac : numpy.ndarray, shape (G, T)
-        GPU power of the group's GPUs as if the job ran throughout. [frac of TDP]
+        GPU power of the group's GPUs as if the job ran throughout. [frac of TDP] x scale
     compute : numpy.ndarray of bool, shape (G, T)
         True in compute segments.
     """
@@ -164,7 +176,8 @@ def iteration_wave(plan: IterationPlan, n_steps: int, dt_s: float) -> tuple[np.n
     lengths[:, :-1] = idx[:, 1:] - idx[:, :-1]
     lengths[:, -1] = n_steps - idx[:, -1]
     lengths = lengths.ravel()
-    wave = np.repeat(plan.level_frac.ravel(), lengths).reshape(g, n_steps)
+    levels = plan.level_frac.ravel() * scale if scale != 1.0 else plan.level_frac.ravel()
+    wave = np.repeat(levels, lengths).reshape(g, n_steps)
     parity = np.zeros(n_seg, dtype=bool)
     parity[0::2] = True
     compute = np.repeat(np.broadcast_to(parity, (g, n_seg)).ravel(), lengths).reshape(g, n_steps)

@@ -28,8 +28,9 @@ class LoadProfile:
     p_gpu_w : numpy.ndarray, shape (G, T)
         Power of one GPU of the group, as the workload demands it. [W per GPU]
     running : numpy.ndarray of bool, shape (G, T)
-        True while the job's workload runs on the group (iterations and checkpoints; False
-        before start, after stop and during start/stop ramps' idle ends).
+        True while the job's workload runs on the group: from ``start_s`` to the end of the
+        stop ramp (``stop_s + ramp_s``), ramps and checkpoints included; False before and after
+        (and after the end of a trace that is not looped).
     compute : numpy.ndarray of bool, shape (G, T)
         True in compute phases (the GPU does useful work at high power).
     meta : dict
