@@ -118,6 +118,7 @@ class JobParams:
     phase_offset_s: float
     straggler_frac: float
     straggler_delay_s: float
+    max_level_frac: float = 1.5
 
     @property
     def idle_frac(self) -> float:
@@ -169,4 +170,5 @@ def resolve_job_params(job: JobConfig, gpu: GpuModel) -> JobParams:
         noise_high_frac=out["noise_high_frac"], noise_low_frac=out["noise_low_frac"],
         drop_jitter_frac=out["drop_jitter_frac"], phase_offset_s=out["phase_offset_s"],
         straggler_frac=out["straggler_frac"], straggler_delay_s=job.straggler_delay_s,
+        max_level_frac=max(job.p_high_frac, gpu.min_edp_frac),
     )

@@ -12,7 +12,9 @@ Model (after Ko & Zhu, arXiv:2508.16457, with the symbols of the facts file §4.
   ``noise_low_frac`` in communication), a phase offset ``N(0, phase_offset_s^2)`` (skew of the
   collective), and, for a share ``straggler_frac`` of the groups, an extra delay
   ``straggler_delay_s`` of its whole waveform;
-- levels are clipped to ``[0, 1.5]`` of TDP.
+- levels are clipped to ``[0, max(p_high_frac, EDP)]`` of TDP, where EDP is the GPU model's
+  ``min_edp_frac`` (H100: 1.0, GB200/B200: 1.1): noise never drives a group above the power
+  the GPU can draw.
 
 Iterations are counted from the job's ``start_s``. Only the iterations that overlap the
 horizon are drawn: a job started before t = 0 begins its random sequence at the iteration
@@ -32,7 +34,6 @@ from facility.workload.timeline import step_index
 __all__ = ["IterationPlan", "draw_iteration_plan", "segment_starts_s", "iteration_wave"]
 
 _MIN_PERIOD_FRAC = 0.1
-_MAX_LEVEL_FRAC = 1.5
 
 
 @dataclass
@@ -123,7 +124,7 @@ def draw_iteration_plan(p: JobParams, n_groups: int, t_end_s: float,
         level[:, 0::2] += rng.normal(0.0, p.noise_high_frac, (g, k))
     if p.noise_low_frac > 0:
         level[:, 1::2] += rng.normal(0.0, p.noise_low_frac, (g, k))
-    np.clip(level, 0.0, _MAX_LEVEL_FRAC, out=level)
+    np.clip(level, 0.0, p.max_level_frac, out=level)
     return IterationPlan(start_s=p.start_s, bounds_s=bounds, compute_s=duty * periods,
                          offset_s=offset, level_frac=level, straggler=straggler)
 

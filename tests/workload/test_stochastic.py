@@ -130,3 +130,12 @@ def test_archetype_low_level_above_high_level_is_an_error():
                            archetype="llm_pretrain", p_high_frac=0.6), horizon_s=1.0)
     with pytest.raises(ScenarioError, match=r"p_low_frac = 0.7 .*archetype 'llm_pretrain'"):
         generate_load(s)
+
+
+def test_noise_never_exceeds_the_gpu_edp_ceiling():
+    h = generate_load(make_scenario(_job(gpu="h100", n_gpus=64 * 32, noise_high_frac=0.1),
+                                    horizon_s=60.0))
+    assert h.p_gpu_w.max() <= 700.0 + 1e-9                       # H100: EDP 1.0 x TDP
+    g = generate_load(make_scenario(_job(noise_high_frac=0.1), horizon_s=60.0))
+    assert g.p_gpu_w.max() <= 1.1 * 1200.0 + 1e-9                 # GB200: EDP 1.1 x TDP
+    assert g.p_gpu_w.max() > 1200.0
