@@ -268,17 +268,31 @@ def check_grid(s: "Scenario") -> list[str]:
         out.append(f"grid.mv_kv = {g.mv_kv:g} kV must be below grid.vn_kv = {g.vn_kv:g} kV")
     if g.lv_kv >= g.mv_kv:
         out.append(f"grid.lv_kv = {g.lv_kv:g} kV must be below grid.mv_kv = {g.mv_kv:g} kV")
-    if g.enabled and g.trafo_sn_mva is not None:
+    from facility.electrical.library import check_grid_types, load_trafo_type  # no pandapower import
+
+    types = check_grid_types(g)
+    out.extend(types)
+    sn = g.trafo_sn_mva
+    if g.trafo_type is not None and not types:
+        sn = load_trafo_type(g.trafo_type).sn_mva
+    if g.enabled and (sn is not None or g.lv_trafo_sn_mva is not None):
         try:
             peak = estimate_peak_site_mw(s)
         except ScenarioError:
             return out
-        cap = g.trafo_sn_mva * g.n_trafos
-        if peak > 2.0 * cap:
+        if sn is not None and peak > 2.0 * sn * g.n_trafos:
             out.append(
-                f"grid.trafo_sn_mva = {g.trafo_sn_mva:g} MVA x {g.n_trafos} transformer(s) cannot "
+                f"grid.trafo_sn_mva = {sn:g} MVA x {g.n_trafos} transformer(s) cannot "
                 f"carry the peak site load of about {peak:.1f} MW; allowed: trafo_sn_mva ≥ "
                 f"{peak / 2.0 / g.n_trafos:.1f} MVA (2x overload at most)"
+            )
+        # the busiest feeder carries at least the mean share of the peak
+        n_f = g.n_feeders or min(len(s.jobs), 8)
+        if g.lv_trafo_sn_mva is not None and g.lv_trafo_type is None and peak / n_f > 2.0 * g.lv_trafo_sn_mva:
+            out.append(
+                f"grid.lv_trafo_sn_mva = {g.lv_trafo_sn_mva:g} MVA cannot carry a feeder's share of the "
+                f"peak site load ({peak:.1f} MW over {n_f} feeder(s)); allowed: lv_trafo_sn_mva ≥ "
+                f"{peak / n_f / 2.0:.1f} MVA (2x overload at most)"
             )
     return out
 

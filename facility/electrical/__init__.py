@@ -7,27 +7,42 @@ through its own transformer); :func:`run_power_flow` solves every time step in v
 chunks (Z-bus fixed point, Newton-Raphson fallback) on the admittance matrix pandapower
 builds; :func:`electrical_metrics` reduces it to the ``electrical`` metrics;
 :func:`export_network` writes the network for pandapower users.
+
+Names are imported lazily, so ``facility.electrical.library`` (used by ``validate``) does not
+pay for importing pandapower.
 """
 
-from facility.electrical.library import list_trafo_types, list_ups_types, load_trafo_type, load_ups_type
-from facility.electrical.network import FacilityNetwork, build_network, check_grid_types, export_network
-from facility.electrical.powerflow import PowerFlowResult, electrical_metrics, feeder_injections, run_power_flow
-from facility.electrical.ups import ups_efficiency_frac, ups_input_mw, ups_loss_mw
+from __future__ import annotations
 
-__all__ = [
-    "FacilityNetwork",
-    "PowerFlowResult",
-    "build_network",
-    "run_power_flow",
-    "electrical_metrics",
-    "export_network",
-    "feeder_injections",
-    "check_grid_types",
-    "list_trafo_types",
-    "list_ups_types",
-    "load_trafo_type",
-    "load_ups_type",
-    "ups_loss_mw",
-    "ups_input_mw",
-    "ups_efficiency_frac",
-]
+import importlib
+
+_EXPORTS = {
+    "FacilityNetwork": "network",
+    "build_network": "network",
+    "export_network": "network",
+    "PowerFlowResult": "powerflow",
+    "run_power_flow": "powerflow",
+    "electrical_metrics": "powerflow",
+    "feeder_injections": "powerflow",
+    "check_grid_types": "library",
+    "list_trafo_types": "library",
+    "list_ups_types": "library",
+    "load_trafo_type": "library",
+    "load_ups_type": "library",
+    "ups_loss_mw": "ups",
+    "ups_input_mw": "ups",
+    "ups_efficiency_frac": "ups",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str):
+    mod = _EXPORTS.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'facility.electrical' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"facility.electrical.{mod}"), name)
+
+
+def __dir__():
+    return sorted(list(globals()) + __all__)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandapower as pp
 
-from facility.electrical.library import load_trafo_type, load_ups_type
+from facility.electrical.library import check_grid_types, load_trafo_type, load_ups_type
 from facility.errors import ScenarioError
 
 if TYPE_CHECKING:
@@ -35,7 +35,6 @@ __all__ = [
     "NetworkMatrices",
     "build_network",
     "export_network",
-    "check_grid_types",
     "SIZING_FACTOR",
     "MIN_RATING_MVA",
     "LV_PFE_FRAC",
@@ -54,11 +53,6 @@ LV_I0_PERCENT = 0.3
 #: A network whose peak load exceeds this multiple of a rating cannot be built. [frac]
 MAX_OVERLOAD_FRAC = 2.0
 
-_SUB_KEYS = {  # GridConfig key -> TrafoType attribute
-    "trafo_sn_mva": "sn_mva", "trafo_vk_percent": "vk_percent", "trafo_vkr_percent": "vkr_percent",
-    "trafo_pfe_kw": "pfe_kw", "trafo_i0_percent": "i0_percent", "trafo_tap_step_percent": "tap_step_percent",
-}
-_LV_KEYS = {"lv_trafo_sn_mva": "sn_mva", "lv_trafo_vk_percent": "vk_percent", "lv_trafo_vkr_percent": "vkr_percent"}
 
 
 @dataclass
@@ -137,35 +131,6 @@ class FacilityNetwork:
         if self._matrices is None:
             self._matrices = _extract_matrices(self)
         return self._matrices
-
-
-def check_grid_types(g: "GridConfig") -> list[str]:
-    """Types exist and the scenario does not set keys that a type already supplies."""
-    out = []
-    defaults = type(g).model_fields
-    for type_key, keys in (("trafo_type", _SUB_KEYS), ("lv_trafo_type", _LV_KEYS)):
-        name = getattr(g, type_key)
-        if name is None:
-            continue
-        try:
-            tt = load_trafo_type(name, key=f"grid.{type_key}")
-        except ScenarioError as exc:
-            out.append(str(exc))
-            continue
-        for key, attr in keys.items():
-            val = getattr(g, key)
-            if val != defaults[key].default and val != getattr(tt, attr):
-                out.append(f"grid.{key} = {val:g} conflicts with grid.{type_key} = {name!r} "
-                           f"({attr} = {getattr(tt, attr):g}); set one or the other")
-        hv, lv = (g.vn_kv, g.mv_kv) if type_key == "trafo_type" else (g.mv_kv, g.lv_kv)
-        if abs(tt.vn_hv_kv / hv - 1) > 0.01 or abs(tt.vn_lv_kv / lv - 1) > 0.01:
-            out.append(f"grid.{type_key} = {name!r} is a {tt.vn_hv_kv:g}/{tt.vn_lv_kv:g} kV transformer; "
-                       f"the network needs {hv:g}/{lv:g} kV")
-    try:
-        load_ups_type(g.ups_type)
-    except ScenarioError as exc:
-        out.append(str(exc))
-    return out
 
 
 def _rating(value: float | None, peak_mw: float) -> float:
