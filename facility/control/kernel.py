@@ -1,0 +1,241 @@
+"""The closed loop, step by step, in numba: co-design switch → drawn load → measurement →
+controller set-points → storage (saturating SoC bookkeeping) → PCC power.
+
+The loop is resumable: it runs steps ``[t0, t1)`` and keeps everything it needs in state
+arrays, so the orchestrator can stop it to re-plan (MPC) or to run the FFT-bin monitor and
+change the load modifiers in between.
+
+Order inside one step t:
+
+1. co-design: look at every storage's SoC at the end of step t-1 and its last saturation;
+   engage GPU controls when one is within ``margin`` of a bound or saturated, release when
+   all are ``release_margin`` inside their bounds after ``hold`` steps; the blend weight
+   ``w`` moves by ``blend_step`` per step towards 1 (engaged) or 0.
+2. drawn load = ``keep * (mean + (1 - throttle) * (base - mean))`` with
+   ``base = raw + w * (alt - raw)`` (``keep``/``throttle``/``mean``: the monitor's response).
+3. measurement (every ``sample`` steps): the drawn load ``delay`` steps ago; held in between.
+4. controller: set-points from the measurement (held between samples), plus SoC recovery
+   ``rec_gain_mw * (soc_target - soc_lp)`` and loss compensation ``comp * loss_lp``, where
+   ``soc_lp`` and ``loss_lp`` are the SoC and the storage's own loss power (conversion and
+   self-discharge) low-passed with coefficient ``a_rec`` (time constant window_s), so that
+   neither carries the iteration-frequency ripple to the grid.
+5. storage: :func:`facility.storage.soc.storage_step` for each storage.
+6. PCC power (lossless) = drawn load + sum of storage powers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from facility.storage.soc import storage_step
+
+__all__ = ["control_loop", "MODE_NONE", "MODE_MOVING_AVERAGE", "MODE_FILTER", "MODE_TRACK",
+           "new_state", "EV_ENGAGE", "EV_RELEASE", "REASON_NEAR_MIN", "REASON_NEAR_MAX",
+           "REASON_SATURATED", "REASON_RECOVERED", "N_STATE"]
+
+MODE_NONE = 0
+MODE_MOVING_AVERAGE = 1
+MODE_FILTER = 2
+MODE_TRACK = 3          # follow a plan: pcc target + per-storage feed-forward (mpc, optimal)
+
+EV_ENGAGE = 1
+EV_RELEASE = 2
+REASON_NEAR_MIN = 1
+REASON_NEAR_MAX = 2
+REASON_SATURATED = 3    # power or energy saturation in the previous step
+REASON_RECOVERED = 4
+
+# scalar state slots
+S_MA_SUM, S_MA_N, S_LP_FAST, S_LP_SLOW, S_W, S_ENGAGED, S_SINCE, S_MEAS, S_MEAS_OK, S_LP_OK = range(10)
+N_STATE = 10
+
+
+def new_state() -> np.ndarray:
+    """Fresh scalar state of :func:`control_loop`."""
+    st = np.zeros(N_STATE)
+    st[S_SINCE] = -1.0
+    return st
+
+
+@njit(cache=True)
+def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
+                 mod_keep, mod_throttle, mod_mean,
+                 p_rated, eta_c, eta_d, k_self, e_min, e_max, alpha, ramp_step, e_rated,
+                 rec_gain_mw, soc_target, group, share, comp, a_rec,
+                 delay, sample, ma_window, a_fast, a_slow, has_slow, fast_idx,
+                 pcc_plan, ff,
+                 cd_enabled, soc_min, soc_max, margin, release_margin, hold, blend_step,
+                 dt_h,
+                 st, e, p_prev, sp, last_lim, first_sat, first_lim, soc_lp, loss_lp,
+                 out_p, out_e, out_lim, out_load, out_pcc, out_w, meas,
+                 ev_step, ev_kind, ev_sto, ev_reason, ev_val, n_ev):
+    """Run the closed loop over steps ``[t0, t1)``; see the module docstring.
+
+    Storage arrays have shape (S,), outputs (S, T) or (T,); ``st`` is the scalar state of
+    :func:`new_state`, ``e``/``p_prev``/``sp``/``last_lim`` the per-storage state,
+    ``first_sat``/``first_lim`` the first saturation step and limit (-1 = none). Events go to
+    the ``ev_*`` buffers; ``n_ev[0]`` counts them (also those that did not fit).
+    """
+    n_sto = p_rated.size
+    cap = ev_step.size
+    rec = np.zeros(n_sto)
+    for t in range(t0, t1):
+        # 1. co-design switch
+        if cd_enabled:
+            engaged = st[S_ENGAGED] > 0.5
+            if not engaged:
+                for i in range(n_sto):
+                    reason = 0
+                    val = e[i] / e_rated[i] if e_rated[i] > 0 else soc_target[i]
+                    if last_lim[i] > 0:
+                        reason = REASON_SATURATED
+                    elif e_rated[i] > 0 and val <= soc_min[i] + margin + 1e-12:
+                        reason = REASON_NEAR_MIN
+                    elif e_rated[i] > 0 and val >= soc_max[i] - margin - 1e-12:
+                        reason = REASON_NEAR_MAX
+                    if reason > 0:
+                        st[S_ENGAGED] = 1.0
+                        st[S_SINCE] = t
+                        k = n_ev[0]
+                        if k < cap:
+                            ev_step[k] = t
+                            ev_kind[k] = EV_ENGAGE
+                            ev_sto[k] = i
+                            ev_reason[k] = reason if reason != REASON_SATURATED else 10 + last_lim[i]
+                            ev_val[k] = val
+                        n_ev[0] = k + 1
+                        break
+            elif t - st[S_SINCE] >= hold:
+                ok = True
+                for i in range(n_sto):
+                    if last_lim[i] > 0:
+                        ok = False
+                    elif e_rated[i] > 0:
+                        val = e[i] / e_rated[i]
+                        if val < soc_min[i] + release_margin or val > soc_max[i] - release_margin:
+                            ok = False
+                if ok:
+                    st[S_ENGAGED] = 0.0
+                    k = n_ev[0]
+                    if k < cap:
+                        ev_step[k] = t
+                        ev_kind[k] = EV_RELEASE
+                        ev_sto[k] = -1
+                        ev_reason[k] = REASON_RECOVERED
+                        ev_val[k] = 0.0
+                    n_ev[0] = k + 1
+            if st[S_ENGAGED] > 0.5:
+                st[S_W] = min(1.0, st[S_W] + blend_step)
+            else:
+                st[S_W] = max(0.0, st[S_W] - blend_step)
+        w = st[S_W]
+        # 2. drawn load
+        base = load_raw[t]
+        if has_alt and w > 0.0:
+            base = base + w * (load_alt[t] - base)
+        drawn = mod_keep * (mod_mean + (1.0 - mod_throttle) * (base - mod_mean))
+        out_load[t] = drawn
+        out_w[t] = w
+        # 3. measurement
+        sampled = (t % sample) == 0
+        if sampled:
+            td = t - delay
+            if td >= 0:
+                st[S_MEAS] = out_load[td]
+                st[S_MEAS_OK] = 1.0
+        m = st[S_MEAS]
+        ok_m = st[S_MEAS_OK] > 0.5
+        if mode == MODE_MOVING_AVERAGE:
+            # running window over the held measurement, one entry per step
+            meas[t] = m if ok_m else np.nan
+            if ok_m:
+                st[S_MA_SUM] += m
+                st[S_MA_N] += 1.0
+            tw = t - ma_window
+            if tw >= 0 and meas[tw] == meas[tw]:
+                st[S_MA_SUM] -= meas[tw]
+                st[S_MA_N] -= 1.0
+        # 4. controller
+        close_gap = False
+        gap_target = 0.0
+        if sampled:
+            if mode == MODE_NONE:
+                for i in range(n_sto):
+                    sp[i] = 0.0
+            elif mode == MODE_TRACK and not ok_m:
+                for i in range(n_sto):
+                    sp[i] = ff[i, t]
+            elif not ok_m:
+                for i in range(n_sto):
+                    sp[i] = 0.0
+            else:
+                if mode == MODE_MOVING_AVERAGE:
+                    target = st[S_MA_SUM] / st[S_MA_N]
+                    for i in range(n_sto):
+                        sp[i] = share[i] * (target - m)
+                elif mode == MODE_FILTER:
+                    if st[S_LP_OK] < 0.5:
+                        st[S_LP_FAST] = m
+                        st[S_LP_SLOW] = m
+                        st[S_LP_OK] = 1.0
+                    else:
+                        st[S_LP_FAST] += a_fast * (m - st[S_LP_FAST])
+                        st[S_LP_SLOW] += a_slow * (m - st[S_LP_SLOW])
+                    if has_slow:
+                        for i in range(n_sto):
+                            if group[i] != 0:
+                                sp[i] = share[i] * (st[S_LP_SLOW] - st[S_LP_FAST])
+                        close_gap = True
+                        gap_target = st[S_LP_SLOW]
+                    else:
+                        for i in range(n_sto):
+                            sp[i] = share[i] * (st[S_LP_FAST] - m)
+                elif pcc_plan[t] != pcc_plan[t]:  # no PCC target (NaN): plan only
+                    for i in range(n_sto):
+                        sp[i] = ff[i, t]
+                else:  # MODE_TRACK: others follow the plan, the fast one closes the gap
+                    for i in range(n_sto):
+                        if i != fast_idx:
+                            sp[i] = ff[i, t]
+                    close_gap = True
+                    gap_target = pcc_plan[t]
+                for i in range(n_sto):
+                    rec[i] = rec_gain_mw[i] * (soc_target[i] - soc_lp[i]) + comp[i] * loss_lp[i]
+                    if not (close_gap and i == fast_idx):
+                        sp[i] += rec[i]
+        # 5. storage: the slow ones first, then the fast one, which (filter with slow
+        # storages, mpc, optimal) closes the gap between the grid target and what the slow
+        # ones actually delivered (lag, ramp, saturation), their SoC recovery excepted
+        pcc = drawn
+        for k in range(n_sto):
+            if k < n_sto - 1:
+                i = k if k < fast_idx else k + 1
+            else:
+                i = fast_idx
+                if close_gap:
+                    spf = gap_target - m + rec[i]
+                    for j in range(n_sto):
+                        if j != fast_idx:
+                            spf -= p_prev[j] - rec[j]
+                    sp[i] = spf
+            p, e_new, lim = storage_step(sp[i], p_prev[i], e[i], p_rated[i], eta_c[i], eta_d[i],
+                                         k_self[i], e_min[i], e_max[i], alpha[i], ramp_step[i],
+                                         dt_h)
+            p_prev[i] = p
+            # loss of the step (conversion + self-discharge) and SoC, both low-passed
+            loss = p - (e_new - e[i]) / dt_h
+            loss_lp[i] += a_rec * (loss - loss_lp[i])
+            if e_rated[i] > 0:
+                soc_lp[i] += a_rec * (e_new / e_rated[i] - soc_lp[i])
+            e[i] = e_new
+            last_lim[i] = lim
+            out_p[i, t] = p
+            out_e[i, t] = e_new
+            out_lim[i, t] = lim
+            if lim > 0 and first_sat[i] < 0:
+                first_sat[i] = t
+                first_lim[i] = lim
+            pcc += p
+        # 6. PCC
+        out_pcc[t] = pcc

@@ -1,0 +1,382 @@
+"""``run_control``: set up the closed loop for the configured controller and run it.
+
+Controllers (``controller.kind``), all acting on the measured drawn load ``m``:
+
+* ``none`` — storage idle.
+* ``moving_average`` — the paper's Fig. 7: grid target = mean of ``m`` over the last
+  ``window_s``; the storages (shares by p_rated) supply target − m.
+* ``filter`` — first-order low-pass ``LP_f`` at ``cutoff_hz`` (default 1 / (2 pi window_s)):
+  the fast storage (rack_storage, else the one with the shortest response) takes
+  ``LP_f − m`` (the band above the cutoff); the slow storages (UPS, BESS) take
+  ``LP_s − LP_f`` with ``LP_s`` at ``slow_cutoff_hz``; the grid sees ``LP_s``.
+* ``mpc`` — receding horizon on a forecast (:mod:`facility.control.mpc`).
+* ``optimal`` — a perfect-foresight plan applied as is (the fast storage closes any gap).
+
+Every controller adds SoC recovery ``soc_gain_per_s * (soc_target − soc_lp) * e_rated * 3600``
+[MW] to each storage (mpc: the fast storage only; optimal: none); moving_average and filter
+also add the storage's own low-passed loss power (conversion losses, self-discharge), so the
+SoC does not drift down with the efficiency. ``soc_lp`` and the loss are low-passed with time
+constant ``window_s``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from facility.control import kernel as K
+from facility.control.monitor import MonitorPolicy
+from facility.control.mpc import block_mean, estimate_period_steps, forecast_load, plan_once
+from facility.control.result import ControlResult
+from facility.errors import FacilityError, ScenarioError
+from facility.storage import LIMIT_NAMES, StorageParams, StorageTrace
+
+__all__ = ["run_control"]
+
+_MODES = {"none": K.MODE_NONE, "moving_average": K.MODE_MOVING_AVERAGE, "filter": K.MODE_FILTER,
+          "mpc": K.MODE_TRACK, "optimal": K.MODE_TRACK}
+_EVENT_CAP = 100_000
+
+
+def _fast_index(names: list[str], storages: dict) -> int:
+    if "rack_storage" in names:
+        return names.index("rack_storage")
+    resp = [storages[n].response_s for n in names]
+    return int(np.argmin(resp))
+
+
+def _shares(p_rated: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(p_rated)
+    tot = p_rated[mask].sum()
+    if mask.any():
+        out[mask] = p_rated[mask] / tot if tot > 0 else 1.0 / mask.sum()
+    return out
+
+
+def _steps(x_s: float, dt_s: float, key: str, minimum: int = 0) -> int:
+    n = int(round(x_s / dt_s))
+    if n < minimum:
+        raise ScenarioError(f"{key} = {x_s:g} s is shorter than time.dt_s = {dt_s:g} s")
+    return n
+
+
+def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StorageParams], *,
+                p_site_gpu_engaged_mw=None, plan: dict | None = None) -> ControlResult:
+    """Run the storage controller, the co-design and the monitor in closed loop.
+
+    Parameters
+    ----------
+    p_site_mw : array_like (T,)
+        Site power drawn when the co-design does not engage GPU controls. [MW]
+    dt_s : float
+        Step. [s]
+    scenario : facility.config.schema.Scenario
+        Uses ``controller``, ``monitor``, ``spec`` and ``optimize`` (mpc).
+    storages : dict of str to StorageParams
+        Storages the controller commands (resolved ratings).
+    p_site_gpu_engaged_mw : array_like (T,), optional
+        Site power with GPU smoothing / firefly engaged: what the co-design switches to when a
+        storage nears a SoC bound. None = no co-design possible. [MW]
+    plan : dict of str to array_like (T,), optional
+        Perfect-foresight storage dispatch for ``controller.kind = 'optimal'`` (a coarser plan
+        whose length divides T is held over each of its steps). [MW]
+
+    Returns
+    -------
+    ControlResult
+    """
+    load = np.ascontiguousarray(p_site_mw, dtype=np.float64)
+    if load.ndim != 1 or load.size == 0:
+        raise ScenarioError(f"p_site_mw must be a non-empty 1-D array, got shape {load.shape}")
+    if not np.all(np.isfinite(load)):
+        raise ScenarioError("p_site_mw contains NaN or inf")
+    T = load.size
+    ctrl, mon = scenario.controller, scenario.monitor
+    names = list(storages)
+    S = len(names)
+    mode = _MODES[ctrl.kind] if S else K.MODE_NONE
+    has_alt = p_site_gpu_engaged_mw is not None
+    alt = (np.ascontiguousarray(p_site_gpu_engaged_mw, dtype=np.float64) if has_alt else load)
+    if alt.shape != load.shape:
+        raise ScenarioError(f"p_site_gpu_engaged_mw has shape {alt.shape}, p_site_mw {load.shape}")
+
+    # ---- storage arrays
+    prm = [storages[n] for n in names]
+    ka = np.array([p.kernel_args(dt_s) for p in prm], dtype=float).reshape(S, 8)
+    p_rated, eta_c, eta_d, k_self, e_min, e_max, alpha, ramp_step = (np.ascontiguousarray(ka[:, j]) for j in range(8))
+    e_rated = np.array([p.e_rated_mwh for p in prm], dtype=float)
+    soc_min = np.array([p.min_soc_frac for p in prm], dtype=float)
+    soc_max = np.array([p.max_soc_frac for p in prm], dtype=float)
+    tgt = [p.initial_soc_frac if ctrl.soc_target_frac is None else ctrl.soc_target_frac for p in prm]
+    soc_target = np.clip(np.array(tgt, dtype=float), soc_min, soc_max) if S else np.zeros(0)
+    fast = _fast_index(names, storages) if S else 0
+    group = np.ones(S, dtype=np.int64)
+    if S:
+        group[fast] = 0
+    gain = np.full(S, ctrl.soc_gain_per_s)
+    if ctrl.kind == "optimal":
+        gain[:] = 0.0
+    elif ctrl.kind == "mpc":
+        gain[group == 1] = 0.0
+    rec_gain_mw = gain * e_rated * 3600.0
+    comp = np.full(S, 1.0 if mode in (K.MODE_MOVING_AVERAGE, K.MODE_FILTER) else 0.0)
+    a_rec = -math.expm1(-dt_s / ctrl.window_s)
+    if mode == K.MODE_FILTER:
+        share = _shares(p_rated, group == 0) + _shares(p_rated, group == 1)
+    else:
+        share = _shares(p_rated, np.ones(S, bool))
+
+    # ---- controller timing
+    delay = _steps(ctrl.measurement_delay_s, dt_s, "controller.measurement_delay_s")
+    sample = 1 if ctrl.sample_s is None else max(1, _steps(ctrl.sample_s, dt_s, "controller.sample_s", 1))
+    ma_window = max(1, _steps(ctrl.window_s, dt_s, "controller.window_s"))
+    fc = ctrl.cutoff_hz if ctrl.cutoff_hz is not None else 1.0 / (2 * math.pi * ctrl.window_s)
+    fcs = ctrl.slow_cutoff_hz if ctrl.slow_cutoff_hz is not None else fc / 10.0
+    if mode == K.MODE_FILTER and S > 1 and fcs >= fc:
+        raise ScenarioError(f"controller.slow_cutoff_hz = {fcs:g} Hz must be below cutoff_hz = {fc:g} Hz")
+    ts = sample * dt_s
+    a_fast = -math.expm1(-2 * math.pi * fc * ts)
+    a_slow = -math.expm1(-2 * math.pi * fcs * ts)
+
+    # ---- co-design
+    cd = bool(ctrl.codesign and has_alt and mode != K.MODE_NONE)
+    margin = ctrl.codesign_soc_margin_frac
+    rel = 2 * margin if ctrl.codesign_release_margin_frac is None else ctrl.codesign_release_margin_frac
+    if cd and rel < margin:
+        raise ScenarioError(f"controller.codesign_release_margin_frac = {rel:g} must be at least "
+                            f"codesign_soc_margin_frac = {margin:g} (hysteresis)")
+    hold = _steps(ctrl.codesign_hold_s, dt_s, "controller.codesign_hold_s")
+    blend_step = 1.0 if ctrl.codesign_blend_s <= 0 else min(1.0, dt_s / ctrl.codesign_blend_s)
+
+    # ---- plan arrays
+    track = mode == K.MODE_TRACK
+    pcc_plan = np.zeros(T if track else 1)
+    ff = np.zeros((S, T if track else 1))
+    if ctrl.kind == "optimal" and S:
+        if plan is None:
+            raise ScenarioError("controller.kind = 'optimal' needs a perfect-foresight plan "
+                                "(run_scenario solves one with facility.optimize.solve_dispatch)")
+        for i, n in enumerate(names):
+            if n in plan:
+                ff[i] = _upsample(np.asarray(plan[n], dtype=float), T, n)
+        pcc_plan[:] = load + ff.sum(axis=0)
+
+    # ---- state and outputs
+    st = K.new_state()
+    e = np.array([p.e_initial_mwh for p in prm], dtype=float)
+    p_prev = np.zeros(S)
+    sp = np.zeros(S)
+    last_lim = np.zeros(S, dtype=np.int64)
+    first_sat = np.full(S, -1, dtype=np.int64)
+    first_lim = np.zeros(S, dtype=np.int64)
+    soc_lp = np.array([p.initial_soc_frac for p in prm], dtype=float)
+    loss_lp = np.zeros(S)
+    out_p = np.zeros((S, T))
+    out_e = np.zeros((S, T))
+    out_lim = np.zeros((S, T), dtype=np.int8)
+    out_load = np.zeros(T)
+    out_pcc = np.zeros(T)
+    out_w = np.zeros(T)
+    meas = np.zeros(T if mode == K.MODE_MOVING_AVERAGE else 1)
+    ev_step = np.zeros(_EVENT_CAP, dtype=np.int64)
+    ev_kind = np.zeros(_EVENT_CAP, dtype=np.int64)
+    ev_sto = np.zeros(_EVENT_CAP, dtype=np.int64)
+    ev_reason = np.zeros(_EVENT_CAP, dtype=np.int64)
+    ev_val = np.zeros(_EVENT_CAP)
+    n_ev = np.zeros(1, dtype=np.int64)
+    mods = [1.0, 0.0, 0.0]   # keep, throttle, mean (monitor response)
+
+    def run(t0: int, t1: int) -> None:
+        K.control_loop(t0, t1, mode, load, alt, has_alt, mods[0], mods[1], mods[2],
+                       p_rated, eta_c, eta_d, k_self, e_min, e_max, alpha, ramp_step, e_rated,
+                       rec_gain_mw, soc_target, group, share, comp, a_rec,
+                       delay, sample, ma_window, a_fast, a_slow, S > 1, fast,
+                       pcc_plan, ff, cd, soc_min, soc_max, margin, rel, hold, blend_step,
+                       dt_s / 3600.0, st, e, p_prev, sp, last_lim, first_sat, first_lim,
+                       soc_lp, loss_lp,
+                       out_p, out_e, out_lim, out_load, out_pcc, out_w, meas,
+                       ev_step, ev_kind, ev_sto, ev_reason, ev_val, n_ev)
+
+    # ---- schedule of stops: MPC re-plans and monitor evaluations
+    events: list[dict] = []
+    info: dict = {"kind": ctrl.kind, "n_replans": 0, "mpc_solve_s": 0.0, "monitor_evaluations": 0,
+                  "monitor_shed_mwh": 0.0}
+    stops: set[int] = set()
+    replan_k = monitor = None
+    if ctrl.kind == "mpc" and S:
+        replan_k = max(1, _steps(ctrl.replan_s, dt_s, "controller.replan_s", 1))
+        stops.update(range(0, T, replan_k))
+        mpc = _MpcState(ctrl, scenario, storages, names, dt_s, T)
+    if mon.enabled:
+        monitor = MonitorPolicy(mon, scenario.spec, dt_s)
+        every = max(1, _steps(mon.every_s, dt_s, "monitor.every_s", 1))
+        stops.update(range(every, T, every))
+    bounds = sorted(stops | {0, T})
+    for t0, t1 in zip(bounds[:-1], bounds[1:]):
+        if replan_k is not None and t0 % replan_k == 0:
+            mpc.replan(t0, out_load, st, e, e_rated, pcc_plan, ff, load, alt, replan_k, events, info)
+        if monitor is not None and t0 > 0 and t0 % every == 0:
+            lo = max(0, t0 - monitor.n_window)
+            if t0 - lo >= monitor.n_window:        # a full window only
+                evs = monitor.evaluate(t0 * dt_s, out_pcc[lo:t0])
+                info["monitor_evaluations"] += 1
+                events.extend(evs)
+                mods[:] = monitor.modifiers(float(out_load[lo:t0].mean()))
+        run(t0, t1)
+        if monitor is not None and monitor.tier >= 2:
+            base = load[t0:t1] + out_w[t0:t1] * (alt[t0:t1] - load[t0:t1])
+            info["monitor_shed_mwh"] += float(np.sum(base - out_load[t0:t1]) * dt_s / 3600.0)
+
+    # ---- results
+    p_base = load + out_w * (alt - load) if has_alt else load
+    traces, p_sto, soc, saturation = {}, {}, {}, {}
+    n_sat = {}
+    for i, n in enumerate(names):
+        tr = StorageTrace.from_energy(out_p[i], out_e[i], out_lim[i], prm[i])
+        traces[n], p_sto[n], soc[n] = tr, tr.p_mw, tr.soc_frac
+        n_sat[n] = int(np.count_nonzero(out_lim[i]))
+        if first_sat[i] >= 0:
+            t_sat = float(first_sat[i] * dt_s)
+            saturation[n] = t_sat
+            lim = LIMIT_NAMES[int(first_lim[i])]
+            events.append({"t_s": t_sat, "kind": "storage_saturated", "storage": n, "limit": lim,
+                           "soc_frac": float(tr.soc_frac[first_sat[i]]),
+                           "detail": f"{n} first saturated at its {lim} limit "
+                                     f"(SoC {tr.soc_frac[first_sat[i]]:.3f}); "
+                                     f"{n_sat[n]} saturated steps in all"})
+        else:
+            saturation[n] = None
+    events.extend(_codesign_events(names, prm, n_ev[0], ev_step, ev_kind, ev_sto, ev_reason,
+                                   ev_val, dt_s, margin, rel))
+    events.sort(key=lambda d: d["t_s"])
+    info.update(n_saturated_steps=n_sat, engaged_frac=float(np.mean(out_w > 0)),
+                n_codesign_engagements=int(np.sum(ev_kind[:min(n_ev[0], _EVENT_CAP)] == K.EV_ENGAGE)),
+                events_dropped=int(max(0, n_ev[0] - _EVENT_CAP)))
+    return ControlResult(p_storage_mw=p_sto, soc_frac=soc, p_load_mw=out_load, p_pcc_mw=out_pcc,
+                         gpu_engaged=out_w > 0, engaged_weight=out_w, events=events,
+                         saturation=saturation, traces=traces, info=info, _p_base_mw=p_base)
+
+
+def _upsample(x: np.ndarray, T: int, name: str) -> np.ndarray:
+    if x.size == T:
+        return x
+    if x.size and T % x.size == 0:
+        return np.repeat(x, T // x.size)
+    raise ScenarioError(f"plan for {name} has {x.size} steps; the simulation has {T} "
+                        f"(a plan must have T steps or a divisor of T)")
+
+
+def _codesign_events(names, prm, n, ev_step, ev_kind, ev_sto, ev_reason, ev_val, dt_s, margin, rel):
+    out = []
+    for k in range(min(int(n), ev_step.size)):
+        t_s = float(ev_step[k] * dt_s)
+        if ev_kind[k] == K.EV_ENGAGE:
+            i = int(ev_sto[k])
+            nm, r, v = names[i], int(ev_reason[k]), float(ev_val[k])
+            if r == K.REASON_NEAR_MIN:
+                why = f"{nm} SoC {v:.3f} within {margin:g} of min_soc_frac {prm[i].min_soc_frac:g}"
+            elif r == K.REASON_NEAR_MAX:
+                why = f"{nm} SoC {v:.3f} within {margin:g} of max_soc_frac {prm[i].max_soc_frac:g}"
+            else:
+                why = f"{nm} saturated at its {LIMIT_NAMES.get(r - 10, '?')} limit (SoC {v:.3f})"
+            out.append({"t_s": t_s, "kind": "codesign_engage", "storage": nm, "soc_frac": v,
+                        "detail": f"GPU controls engaged: {why}"})
+        else:
+            out.append({"t_s": t_s, "kind": "codesign_release",
+                        "detail": f"GPU controls released: every storage SoC at least {rel:g} "
+                                  f"inside its bounds and no saturation"})
+    return out
+
+
+class _MpcState:
+    """Forecast + re-plan bookkeeping of the MPC (see :mod:`facility.control.mpc`)."""
+
+    def __init__(self, ctrl, scenario, storages, names, dt_s, T):
+        self.ctrl, self.scenario, self.names, self.dt_s, self.T = ctrl, scenario, names, dt_s, T
+        mpc_dt = ctrl.mpc_dt_s if ctrl.mpc_dt_s is not None else max(dt_s, 0.1)
+        self.r = max(1, int(round(mpc_dt / dt_s)))
+        self.mpc_dt = self.r * dt_s
+        self.n_h = max(1, int(round(ctrl.horizon_s / self.mpc_dt)))
+        if ctrl.horizon_s + 1e-9 < ctrl.replan_s:
+            raise ScenarioError(f"controller.horizon_s = {ctrl.horizon_s:g} s must be at least "
+                                f"replan_s = {ctrl.replan_s:g} s")
+        self.delay = int(round(ctrl.measurement_delay_s / dt_s))
+        cfgs = scenario.storages()
+        self.params = storages
+        self.cfgs = {}
+        for n in names:
+            if n not in cfgs:
+                raise ScenarioError(f"MPC: storage {n!r} is not enabled in the scenario")
+            p = storages[n]
+            self.cfgs[n] = cfgs[n].model_copy(update={
+                "extendable": False, "p_rated_mw": p.p_rated_mw, "e_rated_mwh": p.e_rated_mwh})
+        self.hist_n = int(round(max(60.0, 2 * ctrl.horizon_s) / dt_s))
+        self.period = (None if ctrl.forecast_period_s is None
+                       else max(1, int(round(ctrl.forecast_period_s / self.mpc_dt))))
+
+    def replan(self, t, out_load, st, e, e_rated, pcc_plan, ff, load, alt, replan_k, events, info):
+        ctrl, r = self.ctrl, self.r
+        end = t - self.delay
+        hist = block_mean(out_load[max(0, end - self.hist_n):max(0, end)], r)
+        t_end = min(self.T, t + replan_k)
+        if ctrl.forecast == "perfect":
+            w = st[K.S_W]
+            fut = load[t:t + self.n_h * r]
+            if w > 0:
+                fut = fut + w * (alt[t:t + self.n_h * r] - fut)
+            fut = np.concatenate([fut, np.full(self.n_h * r - fut.size, fut[-1])])
+            fc = fut.reshape(-1, r).mean(axis=1)
+        elif hist.size == 0:
+            fc = np.full(self.n_h, load[0] if self.delay == 0 else 0.0)
+            if self.delay > 0:
+                self._fallback(t, t_end, pcc_plan, ff, None, events, "no measurement yet")
+                return
+        else:
+            period = self.period
+            if ctrl.forecast == "periodic" and period is None:
+                period = estimate_period_steps(hist)
+            lead = 1 + int(round(self.delay / r))
+            fc = forecast_load(ctrl.forecast, hist, self.n_h, lead_steps=lead, period_steps=period)
+        soc_now = {}
+        cfgs = {}
+        for i, n in enumerate(self.names):
+            p = self.params[n]
+            s = e[i] / e_rated[i] if e_rated[i] > 0 else p.initial_soc_frac
+            s = float(min(max(s, p.min_soc_frac), p.max_soc_frac))
+            soc_now[n] = s
+            cfgs[n] = self.cfgs[n].model_copy(update={"initial_soc_frac": s})
+        t_solve = time.perf_counter()
+        try:
+            p_sto, pcc, pinfo = plan_once(fc, self.mpc_dt, cfgs, self.scenario.spec,
+                                          self.scenario.optimize, soc_now)
+        except FacilityError as exc:
+            info["mpc_solve_s"] += time.perf_counter() - t_solve
+            self._fallback(t, t_end, pcc_plan, ff, hist, events, f"solver failed: {exc}")
+            return
+        info["mpc_solve_s"] += time.perf_counter() - t_solve
+        info["n_replans"] += 1
+        if pinfo["status"] != "ok":
+            events.append({"t_s": t * self.dt_s, "kind": "mpc_slack",
+                           "detail": "MPC forecast infeasible under the spec; re-solved with "
+                                     "penalized slacks"})
+        n = t_end - t
+        idx = np.minimum(np.arange(n) // r, pcc.size - 1)
+        pcc_plan[t:t_end] = pcc[idx]
+        for i, nm in enumerate(self.names):
+            ff[i, t:t_end] = p_sto[nm][idx]
+
+    def _fallback(self, t, t_end, pcc_plan, ff, hist, events, why):
+        level = hist[-1] if hist is not None and hist.size else np.nan
+        if not np.isfinite(level):
+            # nothing measured yet: storages idle, the fast one holds the PCC at the load
+            level = None
+        ff[:, t:t_end] = 0.0
+        if level is None:
+            pcc_plan[t:t_end] = np.nan
+        else:
+            pcc_plan[t:t_end] = level
+        events.append({"t_s": t * self.dt_s, "kind": "mpc_fallback",
+                       "detail": f"MPC holds the PCC at the last measured level until the next "
+                                 f"re-plan ({why})"})
