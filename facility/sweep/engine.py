@@ -1,0 +1,229 @@
+"""The sweep engine: cases → tasks → executor → case folders → ``sweep.parquet`` + study outputs.
+
+Layout of a sweep folder::
+
+    OUT/sweep.json          what was swept (scenario file and its hash, mode, --set, ids)
+    OUT/cases/<case_id>/    one folder per finished case (case.json + the case's own files)
+    OUT/sweep.parquet       one row per case (+ sweep.csv)
+    OUT/pareto.png/.html    Pareto front, cheapest compliant design per spec, strategy table
+    OUT/cheapest.csv, OUT/strategies.csv
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from facility.config.load import parse_override, read_toml
+from facility.errors import ScenarioError
+from facility.sweep.cases import CASE_ID_COLUMN, case_ids, expand_cases
+from facility.sweep.executors import run_tasks
+from facility.sweep.table import build_table, write_table
+from facility.sweep.worker import CASE_FILE, CaseTask
+
+__all__ = ["run_sweep", "MODES", "MANIFEST_FILE", "load_records"]
+
+log = logging.getLogger(__name__)
+
+MODES = ("run", "size")
+MANIFEST_FILE = "sweep.json"
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _case_fn_name(case_fn) -> str | None:
+    if case_fn is None or isinstance(case_fn, str):
+        return case_fn
+    return f"{getattr(case_fn, '__module__', '?')}:{getattr(case_fn, '__qualname__', repr(case_fn))}"
+
+
+def _check_out_dir(out_dir: Path, manifest: dict, resume: bool) -> None:
+    path = out_dir / MANIFEST_FILE
+    cases_dir = out_dir / "cases"
+    has_cases = cases_dir.is_dir() and any(p for p in cases_dir.iterdir() if not p.name.startswith("."))
+    if not resume:
+        if path.exists() or has_cases:
+            raise ScenarioError(f"--out {out_dir}: already holds a sweep; pass --resume to finish it, "
+                                f"or choose an empty folder")
+        return
+    if not path.exists():
+        if has_cases:
+            raise ScenarioError(f"--resume: {out_dir} has case folders but no {MANIFEST_FILE}; "
+                                f"cannot tell what was swept")
+        return
+    old = json.loads(path.read_text())
+    for key, what in (("scenario_sha256", "the scenario file changed"), ("mode", "--mode differs"),
+                      ("base_overrides", "the base overrides differ"), ("case_fn", "the case function differs")):
+        if old.get(key) != manifest.get(key):
+            raise ScenarioError(f"--resume {out_dir}: {what} since the sweep started "
+                                f"({key}: {old.get(key)!r} → {manifest.get(key)!r}); use a new --out")
+
+
+def _write_manifest(out_dir: Path, manifest: dict) -> None:
+    tmp = out_dir / f".{MANIFEST_FILE}.tmp-{os.getpid()}"
+    tmp.write_text(json.dumps(manifest, indent=2) + "\n")
+    os.replace(tmp, out_dir / MANIFEST_FILE)
+
+
+def _clean_stale(cases_dir: Path) -> int:
+    """Delete temporary folders a killed sweep left behind (names starting with '.')."""
+    n = 0
+    for p in cases_dir.iterdir():
+        if p.name.startswith("."):
+            shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+            n += 1
+    return n
+
+
+def load_records(out_dir: Path, ids: list[str] | None = None) -> list[dict]:
+    """The ``case.json`` records of a sweep folder (all, or those of ``ids`` that exist)."""
+    cases_dir = Path(out_dir) / "cases"
+    names = ids if ids is not None else sorted(p.name for p in cases_dir.iterdir() if not p.name.startswith("."))
+    out = []
+    for name in names:
+        f = cases_dir / name / CASE_FILE
+        if f.is_file():
+            out.append(json.loads(f.read_text()))
+    return out
+
+
+def run_sweep(scenario_path: Path, set_items: list[str] | None, out_dir: Path, *, mode: str = "run",
+              executor: str = "local", scheduler: str | None = None, workers: int | None = None,
+              resume: bool = False, cases_csv: Path | None = None, base_overrides: list[str] | None = None,
+              progress: bool = True, case_fn: Callable | str | None = None, plots: bool = False,
+              dask_processes: bool = True, study_outputs: bool = True) -> pd.DataFrame:
+    """Run every case of a sweep and return its table (also written to ``out_dir``).
+
+    Parameters
+    ----------
+    scenario_path : pathlib.Path
+        Base scenario (TOML).
+    set_items : list of str
+        ``key=v1,v2`` / ``key=start:stop:n`` items, swept as a Cartesian product
+        (:func:`facility.sweep.expand_cases`).
+    out_dir : pathlib.Path
+        Sweep folder (see the module docstring).
+    mode : {"run", "size"}
+        Each case is a full co-simulation or an optimal sizing + verification run.
+    executor : {"local", "dask"}
+        Local process pool (default) or Dask (see :func:`facility.sweep.executors.run_tasks`).
+    scheduler : str, optional
+        Address of an existing Dask scheduler (``tcp://host:8786``); implies ``dask``. Its
+        workers must see ``out_dir`` (a shared file system) and import ``facility``.
+    workers : int, optional
+        Parallel workers; default every core.
+    resume : bool
+        Finish the sweep already in ``out_dir``: cases with a folder are kept, the missing
+        ones run. Refused when the scenario file, mode or base overrides changed.
+    cases_csv : pathlib.Path, optional
+        Explicit cases (header = keys).
+    base_overrides : list of str, optional
+        ``key=value`` items applied to every case before its own.
+    progress : bool
+        Progress bar with ETA on stderr.
+    case_fn : callable or "module:function", optional
+        ``case_fn(scenario, out_dir[, mode=, plots=]) -> nested metrics dict``; default: the
+        real ``run_scenario`` / ``size_scenario``. Must be importable by the workers.
+    plots : bool
+        Ask each case for its PNG plots (off by default: they dominate small cases).
+    dask_processes : bool
+        LocalCluster workers as processes (default) or as threads of this process.
+    study_outputs : bool
+        Write the Pareto front, cheapest design per spec and strategy table.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per case: case_id, index, status, error, …, the override columns, then every
+        metric as a dot key (``pcc.max_window_swing_mw``, ``compliance.compliant``, ``cost.*``).
+
+    Raises
+    ------
+    ScenarioError
+        Bad ``--set``/``--cases`` input, unreadable scenario, or a folder that holds another sweep.
+    """
+    if mode not in MODES:
+        raise ScenarioError(f"--mode {mode!r}: expected one of {', '.join(MODES)}")
+    scenario_path = Path(scenario_path)
+    out_dir = Path(out_dir)
+    raw = read_toml(scenario_path)
+    base_overrides = list(base_overrides or [])
+    for item in base_overrides:
+        parse_override(item)
+    cases = expand_cases(set_items or [], cases_csv)
+    salt = json.dumps({"mode": mode, "base": base_overrides})
+    ids = case_ids(cases, salt)
+    override_keys: list[str] = []
+    for c in cases:
+        override_keys.extend(k for k in c if k != CASE_ID_COLUMN and k not in override_keys)
+
+    manifest = {
+        "scenario": str(scenario_path.resolve()),
+        "scenario_sha256": _sha256(scenario_path),
+        "mode": mode,
+        "base_overrides": base_overrides,
+        "set": list(set_items or []),
+        "cases_csv": str(cases_csv) if cases_csv else None,
+        "case_fn": _case_fn_name(case_fn),
+        "n_cases": len(cases),
+        "case_ids": ids,
+        "updated_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    out_dir.mkdir(parents=True, exist_ok=True)
+    _check_out_dir(out_dir, manifest, resume)
+    cases_dir = out_dir / "cases"
+    cases_dir.mkdir(exist_ok=True)
+    n_stale = _clean_stale(cases_dir)
+    if n_stale:
+        log.info("removed %d unfinished case folder(s) of an interrupted sweep", n_stale)
+    _write_manifest(out_dir, manifest)
+
+    done = {i for i in ids if (cases_dir / i / CASE_FILE).is_file()}
+    tasks = [
+        CaseTask(case_id=cid, index=k, case={kk: v for kk, v in case.items() if kk != CASE_ID_COLUMN},
+                 overrides=tuple(base_overrides + [f"{kk}={v}" for kk, v in case.items() if kk != CASE_ID_COLUMN]),
+                 raw=raw, source=str(scenario_path), base_dir=str(scenario_path.resolve().parent),
+                 cases_dir=str(cases_dir.resolve()), mode=mode, case_fn=case_fn, plots=plots)
+        for k, (cid, case) in enumerate(zip(ids, cases)) if cid not in done
+    ]
+    records = {r["case_id"]: r for r in load_records(out_dir, sorted(done))}
+    index_of = {cid: k for k, cid in enumerate(ids)}
+    for r in records.values():  # a CSV row may have moved: the index follows the current list
+        r["index"] = index_of[r["case_id"]]
+
+    from tqdm.auto import tqdm
+
+    n_err = sum(r["status"] != "ok" for r in records.values())
+    bar = tqdm(total=len(ids), initial=len(done), unit="case", desc="sweep", disable=not progress,
+               dynamic_ncols=True, smoothing=0.1)
+    try:
+        for rec in run_tasks(tasks, executor, workers=workers, scheduler=scheduler,
+                             dask_processes=dask_processes):
+            records[rec["case_id"]] = rec
+            if rec["status"] != "ok":
+                n_err += 1
+                bar.set_postfix_str(f"{n_err} failed")
+            bar.update()
+    finally:
+        bar.close()
+        df = build_table(records.values(), override_keys)
+        if len(df):
+            write_table(df, out_dir)
+    if study_outputs and len(df) and (df["status"] == "ok").any():
+        from facility.sweep.study import write_study_outputs
+
+        try:
+            write_study_outputs(df, out_dir)
+        except Exception as exc:  # the table is written; a plotting failure must not hide it
+            log.warning("study outputs (Pareto plot, tables) failed: %s: %s", type(exc).__name__, exc)
+    return df

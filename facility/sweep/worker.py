@@ -1,0 +1,188 @@
+"""Running one case of a sweep inside a worker and writing its folder atomically.
+
+A case folder ``cases/<case_id>/`` appears only complete: the case runs in a temporary
+folder ``cases/.tmp-<case_id>-<random>/`` that is renamed into place at the end (a rename
+within one file system is atomic). A killed sweep therefore leaves complete case folders and
+stale temporary ones, which the next ``--resume`` deletes before it runs the missing cases.
+
+Every case folder holds ``case.json`` (id, overrides, status, error, timings, and the nested
+``result``: metrics + derived study quantities) and whatever the case function wrote
+(for ``run``: metrics.json, timeseries.parquet, report.html, scenario.resolved.toml,
+manifest.json; ``size`` adds sizing.json).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import shutil
+import socket
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from facility.config.load import apply_overrides, scenario_from_dict
+from facility.sweep.derive import derive
+
+__all__ = ["CaseTask", "execute_case", "default_case_fn", "resolve_case_fn", "CASE_FILE"]
+
+CASE_FILE = "case.json"
+
+
+def _accepts(fn: Callable, name: str) -> bool:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def default_case_fn(scenario, out_dir: Path | None, mode: str = "run", plots: bool = False) -> dict:
+    """One case with the real co-simulation: ``run_scenario`` or ``size_scenario``.
+
+    Returns the nested ``metrics.json`` dict; ``size`` adds the ``sizing`` block
+    (sizing.json content).
+    """
+    from facility import simulate
+
+    if mode == "size":
+        kw = {"plots": plots} if _accepts(simulate.size_scenario, "plots") else {}
+        sol, res = simulate.size_scenario(scenario, out_dir=out_dir, **kw)
+        sizing = getattr(res, "sizing", None)
+        if sizing is None:
+            from facility.optimize import sizing_to_json
+
+            sizing = sizing_to_json(sol)
+        return {**res.metrics, "sizing": sizing}
+    kw = {"plots": plots} if _accepts(simulate.run_scenario, "plots") else {}
+    res = simulate.run_scenario(scenario, out_dir=out_dir, **kw)
+    return dict(res.metrics)
+
+
+def resolve_case_fn(spec: Callable | str | None) -> Callable:
+    """A case function from a callable, a ``module:attribute`` string, or None (the default)."""
+    if spec is None:
+        return default_case_fn
+    if callable(spec):
+        return spec
+    mod, _, attr = str(spec).partition(":")
+    if not mod or not attr:
+        from facility.errors import ScenarioError
+
+        raise ScenarioError(f"--case-fn {spec!r}: expected module:function, e.g. "
+                            f"facility.sweep.synthetic:synthetic_case")
+    return getattr(importlib.import_module(mod), attr)
+
+
+@dataclass(frozen=True)
+class CaseTask:
+    """Everything a worker needs for one case (picklable; no open files or clients).
+
+    Attributes
+    ----------
+    case_id : str
+        Folder name under ``cases/``.
+    index : int
+        Position of the case in the sweep.
+    case : dict
+        The case's own ``{key: value_text}`` overrides.
+    overrides : tuple of str
+        Every ``key=value`` applied in order: the base overrides, then the case's.
+    raw : dict
+        The scenario file as read (TOML dict), before any override.
+    source : str
+        Scenario file name, for messages.
+    base_dir : str
+        Folder relative trace files resolve against.
+    cases_dir : str
+        ``<out>/cases``.
+    mode : str
+        ``run`` or ``size``.
+    case_fn : callable or str or None
+        Case function (see :func:`resolve_case_fn`).
+    plots : bool
+        Ask the case function for PNG plots.
+    """
+
+    case_id: str
+    index: int
+    case: dict
+    overrides: tuple
+    raw: dict
+    source: str
+    base_dir: str
+    cases_dir: str
+    mode: str = "run"
+    case_fn: Any = None
+    plots: bool = False
+    extra: dict = field(default_factory=dict)
+
+
+def _call(fn: Callable, scenario, out_dir: Path, mode: str, plots: bool) -> dict:
+    kw: dict[str, Any] = {}
+    if _accepts(fn, "mode"):
+        kw["mode"] = mode
+    if _accepts(fn, "plots"):
+        kw["plots"] = plots
+    return fn(scenario, out_dir, **kw)
+
+
+def execute_case(task: CaseTask) -> dict:
+    """Run one case and move its folder into place; never raises for a failing case.
+
+    Returns
+    -------
+    dict
+        The ``case.json`` record: ``case_id, index, overrides, status ("ok" | "error"),
+        error, error_type, traceback, wall_s, case_s, started_utc, host, pid, result``.
+        ``wall_s`` covers the whole task, ``case_s`` the case function alone.
+    """
+    from facility.report.io import write_json
+
+    t0 = time.perf_counter()
+    cases_dir = Path(task.cases_dir)
+    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{task.case_id}-", dir=cases_dir))
+    record: dict[str, Any] = {
+        "case_id": task.case_id,
+        "index": task.index,
+        "overrides": dict(task.case),
+        "mode": task.mode,
+        "status": "ok",
+        "error": "",
+        "error_type": "",
+        "traceback": "",
+        "started_utc": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "case_s": 0.0,
+        "result": {},
+    }
+    try:
+        scenario = scenario_from_dict(apply_overrides(task.raw, list(task.overrides)),
+                                      source=f"{task.source} [case {task.case_id}]",
+                                      base_dir=Path(task.base_dir))
+        fn = resolve_case_fn(task.case_fn)
+        tc = time.perf_counter()
+        metrics = _call(fn, scenario, tmp, task.mode, task.plots)
+        record["case_s"] = time.perf_counter() - tc
+        metrics = dict(metrics)
+        metrics.update(derive(scenario, metrics, task.mode))
+        record["result"] = metrics
+    except Exception as exc:  # a failing case is a result, not the end of the sweep
+        record.update(status="error", error=str(exc) or type(exc).__name__, error_type=type(exc).__name__,
+                      traceback=traceback.format_exc(limit=20))
+    tmp.mkdir(parents=True, exist_ok=True)  # a case function may have replaced it atomically
+    record["wall_s"] = time.perf_counter() - t0
+    write_json(tmp / CASE_FILE, record)
+    final = cases_dir / task.case_id
+    try:
+        os.rename(tmp, final)
+    except OSError:
+        # the folder exists already (the case ran twice): keep the first, complete result
+        shutil.rmtree(tmp, ignore_errors=True)
+    return record

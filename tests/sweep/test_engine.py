@@ -1,0 +1,144 @@
+"""The sweep engine: executors agree, failures are rows, resume runs only missing cases."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from facility.errors import ScenarioError
+from facility.sweep import add_sweep_arguments, load_records, main_sweep, run_sweep
+
+from .conftest import SET_24, SYNTHETIC
+
+REPO = Path(__file__).resolve().parents[2]
+VOLATILE = ["wall_s", "case_s"]
+
+
+def _stable(df: pd.DataFrame) -> pd.DataFrame:
+    return df.drop(columns=VOLATILE).reset_index(drop=True)
+
+
+def test_24_cases_local_and_dask_identical(scenario_file, tmp_path):
+    scen = scenario_file()
+    local = run_sweep(scen, SET_24, tmp_path / "local", case_fn=SYNTHETIC, workers=2, progress=False)
+    dask = run_sweep(scen, SET_24, tmp_path / "dask", case_fn=SYNTHETIC, executor="dask", workers=2,
+                     dask_processes=False, progress=False)
+    assert len(local) == 24 and (local["status"] == "ok").all(), local["error"].tolist()
+    pd.testing.assert_frame_equal(_stable(local), _stable(dask))
+    # the table on disk is the returned one
+    disk = pd.read_parquet(tmp_path / "local" / "sweep.parquet")
+    pd.testing.assert_frame_equal(_stable(disk), _stable(local), check_dtype=False)
+    assert len(pd.read_csv(tmp_path / "dask" / "sweep.csv")) == 24
+    # one row per case with its overrides and the flattened metrics
+    assert local["gpu_smoothing.floor_frac"].tolist()[:6] == [0.2] * 6
+    assert sorted(set(local["spec"])) == ["caiso_2026_straw", "paper_example"]
+    for col in ("pcc.max_window_swing_mw", "energy.energy_overhead_frac", "compliance.compliant",
+                "compliance_margin.min", "cost.storage_capex_usd", "cost.total_usd"):
+        assert col in local.columns
+    # study outputs
+    for name in ("pareto.png", "pareto.html", "cheapest.csv", "strategies.csv", "pareto.csv"):
+        assert (tmp_path / "local" / name).stat().st_size > 0
+    # per-case folders, complete
+    assert len(list((tmp_path / "local" / "cases").iterdir())) == 24
+    assert all((tmp_path / "local" / "cases" / c / "metrics.json").is_file() for c in local["case_id"])
+
+
+def test_serial_matches_pool(scenario_file, tmp_path):
+    scen = scenario_file()
+    a = run_sweep(scen, SET_24[:2], tmp_path / "a", case_fn=SYNTHETIC, workers=1, progress=False)
+    b = run_sweep(scen, SET_24[:2], tmp_path / "b", case_fn=SYNTHETIC, workers=2, progress=False)
+    pd.testing.assert_frame_equal(_stable(a), _stable(b))
+
+
+def test_failing_case_is_recorded_and_sweep_goes_on(scenario_file, tmp_path):
+    scen = scenario_file()
+    df = run_sweep(scen, ["description=ok,synthetic:fail,x", "gpu_smoothing.floor_frac=0.5,7"],
+                   tmp_path / "out", case_fn=SYNTHETIC, workers=2, progress=False)
+    assert len(df) == 6
+    st = df.set_index(["description", "gpu_smoothing.floor_frac"])["status"]
+    assert st[("synthetic:fail", 0.5)] == "error"
+    assert (df[df["gpu_smoothing.floor_frac"] == 7]["status"] == "error").all()  # schema: floor ≤ 1
+    assert (df["status"] == "ok").sum() == 2
+    err = df[df["description"] == "synthetic:fail"].iloc[0]
+    assert err["error_type"] == "ScenarioError" and "synthetic failure" in err["error"]
+    # an error row still has its own case folder (it is a result) and no metrics
+    rec = json.loads((tmp_path / "out" / "cases" / err["case_id"] / "case.json").read_text())
+    assert rec["status"] == "error" and "Traceback" in rec["traceback"]
+    assert pd.isna(err["pcc.max_window_swing_mw"])
+
+
+def test_out_dir_with_a_sweep_needs_resume(scenario_file, tmp_path):
+    scen = scenario_file()
+    run_sweep(scen, ["spec=lipa"], tmp_path / "o", case_fn=SYNTHETIC, workers=1, progress=False)
+    with pytest.raises(ScenarioError, match="--resume"):
+        run_sweep(scen, ["spec=lipa"], tmp_path / "o", case_fn=SYNTHETIC, workers=1, progress=False)
+    # resuming a complete sweep runs nothing and gives the same table
+    df = run_sweep(scen, ["spec=lipa"], tmp_path / "o", case_fn=SYNTHETIC, workers=1, progress=False, resume=True)
+    assert len(df) == 1
+    # a changed scenario file refuses to resume
+    scen.write_text(scen.read_text().replace("n_gpus = 1000", "n_gpus = 2000"))
+    with pytest.raises(ScenarioError, match="scenario file changed"):
+        run_sweep(scen, ["spec=lipa"], tmp_path / "o", case_fn=SYNTHETIC, workers=1, progress=False, resume=True)
+
+
+def test_resume_after_kill_runs_only_missing_cases(scenario_file, tmp_path):
+    scen = scenario_file("synthetic:sleep=0.25")
+    out = tmp_path / "killed"
+    cmd = [sys.executable, "-m", "facility.sweep", str(scen), *sum((["--set", s] for s in SET_24), []),
+           "--out", str(out), "--case-fn", SYNTHETIC, "--workers", "2", "--no-progress"]
+    proc = subprocess.Popen(cmd, cwd=REPO, start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    cases = out / "cases"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if cases.is_dir() and sum(not p.name.startswith(".") for p in cases.iterdir()) >= 6:
+            break
+        assert proc.poll() is None, proc.stderr.read().decode()
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = {r["case_id"]: r["started_utc"] for r in load_records(out)}
+    assert 6 <= len(before) < 24
+    assert not (out / "sweep.parquet").exists()
+
+    df = run_sweep(scen, SET_24, out, case_fn=SYNTHETIC, workers=2, progress=False, resume=True)
+    assert len(df) == 24 and (df["status"] == "ok").all()
+    after = {r["case_id"]: r["started_utc"] for r in load_records(out)}
+    assert set(after) == set(df["case_id"])
+    kept = {c for c in before if after[c] == before[c]}
+    assert kept == set(before)  # finished cases were not run again
+    assert not [p for p in cases.iterdir() if p.name.startswith(".")]  # stale temp folders removed
+
+
+def test_cli_flags_and_exit_codes(scenario_file, tmp_path, capsys):
+    scen = scenario_file()
+    parser = argparse.ArgumentParser()
+    add_sweep_arguments(parser)
+    args = parser.parse_args([str(scen), "--set", "rack_storage.e_rated_mwh=0,0.0001", "--out", str(tmp_path / "c"),
+                              "--case-fn", SYNTHETIC, "--workers", "1", "--no-progress"])
+    assert main_sweep(args) == 0
+    assert "2 of 2 cases ok" in capsys.readouterr().err
+    bad = parser.parse_args([str(scen), "--set", "nope", "--out", str(tmp_path / "d"), "--no-progress"])
+    assert main_sweep(bad) == 2
+    allfail = parser.parse_args([str(scen), "--set", "time.dt_s=-1", "--out", str(tmp_path / "e"),
+                                 "--case-fn", SYNTHETIC, "--workers", "1", "--no-progress"])
+    assert main_sweep(allfail) == 2  # every case failed on bad input
+
+
+def test_add_arguments_skips_what_a_parent_provides():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("scenario")
+    parser.add_argument("--set", action="append", dest="set")
+    add_sweep_arguments(parser)
+    args = parser.parse_args(["s.toml", "--set", "a.b=1,2", "--out", "o", "--executor", "dask",
+                              "--scheduler", "tcp://h:8786", "--mode", "size", "--resume", "--cases", "c.csv"])
+    assert args.set == ["a.b=1,2"] and args.executor == "dask" and args.mode == "size" and args.resume
