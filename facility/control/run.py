@@ -223,7 +223,8 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
                 evs = monitor.evaluate(t0 * dt_s, out_pcc[lo:t0])
                 info["monitor_evaluations"] += 1
                 events.extend(evs)
-                mods[:] = monitor.modifiers(float(out_load[lo:t0].mean()))
+                base = load[lo:t0] + out_w[lo:t0] * (alt[lo:t0] - load[lo:t0])
+                mods[:] = monitor.modifiers(float(base.mean()))
         run(t0, t1)
         if monitor is not None and monitor.tier >= 2:
             base = load[t0:t1] + out_w[t0:t1] * (alt[t0:t1] - load[t0:t1])
