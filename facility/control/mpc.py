@@ -40,8 +40,9 @@ def block_mean(x: np.ndarray, r: int) -> np.ndarray:
 
 
 def estimate_period_steps(hist: np.ndarray, min_lag: int = 2) -> int | None:
-    """Period of a measured series in samples: lag of the highest autocorrelation peak after
-    the first zero crossing, searched up to half the series; None if no clear peak (< 0.3)."""
+    """Period of a measured series in samples: the first lag after the first zero crossing
+    whose (unbiased) autocorrelation comes within 10 % of the highest peak up to half the
+    series; None if there is no clear peak (< 0.3)."""
     x = np.asarray(hist, dtype=float)
     n = x.size
     if n < 4 * min_lag:
@@ -59,8 +60,12 @@ def estimate_period_steps(hist: np.ndarray, min_lag: int = 2) -> int | None:
     lo = max(int(neg[0]), min_lag)
     if lo >= half:
         return None
-    k = lo + int(np.argmax(ac[lo:half]))
-    return k if ac[k] > 0.3 else None
+    seg = ac[lo:half]
+    best = float(seg.max())
+    if best <= 0.3:
+        return None
+    # the first lag that comes within 10 % of the best peak (multiples of the period tie)
+    return lo + int(np.flatnonzero(seg >= 0.9 * best)[0])
 
 
 def forecast_load(kind: str, hist_mw: np.ndarray, n_steps: int, *, lead_steps: int = 1,

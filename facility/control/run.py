@@ -322,15 +322,16 @@ class _MpcState:
         end = t - self.delay
         hist = block_mean(out_load[max(0, end - self.hist_n):max(0, end)], r)
         t_end = min(self.T, t + replan_k)
+        n_h = min(self.n_h, -(-(self.T - t) // r))        # the horizon ends with the simulation
         if ctrl.forecast == "perfect":
             w = st[K.S_W]
-            fut = load[t:t + self.n_h * r]
+            fut = load[t:t + n_h * r]
             if w > 0:
-                fut = fut + w * (alt[t:t + self.n_h * r] - fut)
-            fut = np.concatenate([fut, np.full(self.n_h * r - fut.size, fut[-1])])
+                fut = fut + w * (alt[t:t + n_h * r] - fut)
+            fut = np.concatenate([fut, np.full(n_h * r - fut.size, fut[-1])])
             fc = fut.reshape(-1, r).mean(axis=1)
         elif hist.size == 0:
-            fc = np.full(self.n_h, load[0] if self.delay == 0 else 0.0)
+            fc = np.full(n_h, load[0] if self.delay == 0 else 0.0)
             if self.delay > 0:
                 self._fallback(t, t_end, pcc_plan, ff, None, events, "no measurement yet")
                 return
@@ -339,7 +340,7 @@ class _MpcState:
             if ctrl.forecast == "periodic" and period is None:
                 period = estimate_period_steps(hist)
             lead = 1 + int(round(self.delay / r))
-            fc = forecast_load(ctrl.forecast, hist, self.n_h, lead_steps=lead, period_steps=period)
+            fc = forecast_load(ctrl.forecast, hist, n_h, lead_steps=lead, period_steps=period)
         soc_now = {}
         cfgs = {}
         for i, n in enumerate(self.names):
