@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+import numba as nb
 import numpy as np
 
 from facility.config.checks import check_gpu_controls
@@ -156,16 +157,14 @@ def apply_gpu_controls(profile, scenario, *, smoothing: bool = True, firefly: bo
             gs.stop_delay_s, gs.ramp_down_hysteresis_s, compute=compute, enabled=supports,
             secondary_floor_w=sec, activation_window_s=gs.activation_window_s,
             activation_offset_w=gs.activation_offset_frac * tdp if sec is not None else 0.0)
-        if sec is not None and gs.activation_window_s > 0 and np.ptp(tdp) > 0:
-            log.debug("secondary floor: activation offsets of different GPU models use the largest TDP")
 
     if p is p0:
         p_burn = np.broadcast_to(np.float64(0.0), p0.shape)
         engaged = np.broadcast_to(np.False_, p0.shape)
     else:
-        diff = p - p_dem
-        engaged = np.abs(diff) > 1e-9
-        p_burn = np.maximum(diff, 0.0, out=diff)
+        p_burn = np.empty_like(p)
+        engaged = np.empty(p.shape, dtype=np.bool_)
+        _burn_engaged(p, np.ascontiguousarray(p_dem), p_burn, engaged)
 
     # slowdown: the slowest group gates a synchronous job
     running_s = running.sum(axis=1) * dt
@@ -200,6 +199,17 @@ def apply_gpu_controls(profile, scenario, *, smoothing: bool = True, firefly: bo
     return GpuControlResult(p_gpu_w=p, p_burn_w=p_burn, engaged=engaged, slowdown_frac=slowdown,
                             slowdown_detail=detail, wear=wear, events=events,
                             unsmoothed_jobs=unsmoothed)
+
+
+@nb.njit(cache=True, nogil=True)
+def _burn_engaged(p, p_dem, burn, engaged):
+    """burn = max(p - p_dem, 0), engaged = |p - p_dem| > 1e-9, in one pass."""
+    n_g, n_t = p.shape
+    for g in range(n_g):
+        for k in range(n_t):
+            x = p[g, k] - p_dem[g, k]
+            burn[g, k] = x if x > 0.0 else 0.0
+            engaged[g, k] = x > 1e-9 or x < -1e-9
 
 
 def _overlap_s(running, ff_info, dt) -> np.ndarray:

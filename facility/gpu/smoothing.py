@@ -83,7 +83,7 @@ def _smooth_kernel(p_w, running, compute, enabled, dt_s, floor_w, sec_floor_w, a
                 if k >= act_n:
                     ma_sum -= p_w[g, k - act_n]
                 cnt = act_n if k + 1 >= act_n else k + 1
-                fl = sec if ma_sum / cnt >= act_point_w else floor
+                fl = sec if ma_sum / cnt >= act_point_w[g] else floor
             else:
                 fl = floor
             if running[g, k]:
@@ -157,7 +157,7 @@ def apply_power_smoothing(p_w, running, dt_s, floor_w, ramp_up_w_per_s=None,
         activation point. [W per GPU]
     activation_window_s : float
         Length of the trailing moving average of the demand; 0 = no secondary floor. [s]
-    activation_offset_w : float
+    activation_offset_w : float or array_like (G,)
         Activation point = secondary floor + this offset. [W per GPU]
 
     Returns
@@ -199,29 +199,16 @@ def apply_power_smoothing(p_w, running, dt_s, floor_w, ramp_up_w_per_s=None,
         np.broadcast_to(np.asarray(enabled, dtype=np.bool_), (n_g,)).copy()
     act_n = 0
     sec = floor.copy()
+    act_point = np.zeros(n_g)
     if secondary_floor_w is not None and activation_window_s > 0:
         act_n = max(1, steps_for(activation_window_s, dt_s))
         sec = _per_group(secondary_floor_w, n_g, "secondary_floor_w")
-    act_point = float(np.max(sec) + activation_offset_w) if act_n else 0.0
-    if act_n and np.ptp(sec) > 0:
-        # one activation point per call keeps the kernel simple; groups differ only by TDP
-        act_point = np.nan
+        act_point = sec + _per_group(activation_offset_w, n_g, "activation_offset_w")
     out = np.empty_like(p_w)
     burn = np.zeros(n_g)
     deficit = np.zeros(n_g)
     engaged = np.zeros(n_g)
     if n_t == 0:
-        return out, dict(burn_j=burn, deficit_s=deficit, engaged_s=engaged, enabled=en)
-    if np.isnan(act_point):
-        # groups with different secondary floors: one call per distinct floor
-        for val in np.unique(sec):
-            m = sec == val
-            o, inf = apply_power_smoothing(
-                p_w[m], running[m], dt_s, floor[m], up[m], down[m], stop_delay_s,
-                hysteresis_s, compute=compute[m], enabled=en[m], secondary_floor_w=val,
-                activation_window_s=activation_window_s, activation_offset_w=activation_offset_w)
-            out[m] = o
-            burn[m], deficit[m], engaged[m] = inf["burn_j"], inf["deficit_s"], inf["engaged_s"]
         return out, dict(burn_j=burn, deficit_s=deficit, engaged_s=engaged, enabled=en)
     _smooth_kernel(p_w, running, compute, en, float(dt_s), floor, sec, act_point, act_n,
                    up * dt_s, down * dt_s, steps_for(stop_delay_s, dt_s),

@@ -168,3 +168,23 @@ def test_performance_64_groups_360k_steps_smoothing_and_firefly():
     t0 = time.perf_counter()
     apply_gpu_controls(prof, s)
     assert time.perf_counter() - t0 < 1.5
+
+
+def test_secondary_floor_per_gpu_model():
+    dt = 0.01
+    t = np.arange(800) * dt
+    p_g, comp = square_wave(t, 1.0, 0.7, 1200.0, 150.0)
+    p_b, _ = square_wave(t, 1.0, 0.7, 1000.0, 125.0)
+    prof = make_profile(np.vstack([p_g, p_b]), dt, compute=np.vstack([comp, comp]),
+                        gpus=("gb200", "b200"), jobs=("a", "b"))
+    s = scenario_from_dict({"jobs": [{"name": "a", "n_gpus": 72, "gpu": "gb200"},
+                                     {"name": "b", "n_gpus": 72, "gpu": "b200"}],
+                            "gpu_smoothing": {"enabled": True, "floor_frac": 0.8,
+                                              "secondary_floor_frac": 0.4,
+                                              "activation_window_s": 1.0,
+                                              "activation_offset_frac": 0.1}})
+    res = apply_gpu_controls(prof, s)
+    late = t > 2.0
+    # moving average ≈ 0.74 TDP ≥ 0.5 TDP: the secondary floor (40 % of each GPU's TDP) applies
+    assert res.p_gpu_w[0, late].min() == pytest.approx(480.0)
+    assert res.p_gpu_w[1, late].min() == pytest.approx(400.0)
