@@ -54,7 +54,7 @@ def test_run_writes_every_output(tmp_path):
 
 def test_trace_csv(tmp_path):
     out = tmp_path / "t.csv"
-    p = run_cli("trace", SCENARIOS / "default.toml", "--out", out, "--set", "time.horizon_s=5")
+    p = run_cli("trace", SCENARIOS / "default.toml", "--out", out, "--set", "time.horizon_s=10")
     assert p.returncode == 0, p.stderr
     head = out.read_text().splitlines()[0].split(",")
     assert {"t_s", "p_gpu_mw", "p_site_mw"} <= set(head)
@@ -71,7 +71,7 @@ def test_failed_run_leaves_no_half_result(tmp_path, monkeypatch):
         raise RuntimeError("disk full")
 
     monkeypatch.setattr(rio, "manifest", boom)
-    rc = main(["run", str(SCENARIOS / "default.toml"), "--out", str(out), "--set", "time.horizon_s=5", "--no-plots"])
+    rc = main(["run", str(SCENARIOS / "default.toml"), "--out", str(out), "--set", "time.horizon_s=10", "--no-plots"])
     assert rc == 1
     assert (out / "keep.txt").read_text() == "earlier result"
     assert not list(tmp_path.glob(".run.tmp-*"))

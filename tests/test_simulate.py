@@ -20,7 +20,7 @@ def square_site(dt=0.01, extra=()):
                   "period_s": 2.0, "compute_frac": 0.75, "p_low_frac": 0.25}],
         "site": {"non_gpu_frac": 0.35, "pue": 1.2, "cooling_tau_s": 0.0},
         "grid": {"enabled": False},
-        "spec": {"window_s": 5.0, "max_window_swing_mw": 10.0, "band_min_hz": 0.1, "band_max_hz": 20.0},
+        "spec": {"window_s": 5.0, "max_window_swing_mw": 5.0, "band_min_hz": 0.1, "band_max_hz": 20.0},
     }
     return scenario_from_dict(apply_overrides(d, list(extra)), "sq")
 
