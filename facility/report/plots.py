@@ -82,7 +82,7 @@ def write_plots(res: "Results", out: Path) -> list[tuple[str, str]]:
     sl = _zoom_slice(res)
     fig, ax = plt.subplots(figsize=(10, 4))
     ax.plot(t[sl], raw[sl], color="tab:red", lw=0.9, label="raw PCC")
-    ax.plot(t[sl], ts["p_load_mw"].to_numpy()[sl], color="tab:green", lw=0.8, ls="--", label="site load after GPU controls")
+    ax.plot(t[sl], ts["p_load_mw"].to_numpy()[sl], color="tab:green", lw=0.8, ls="--", label="site load after GPU controls (before network losses)")
     ax.plot(t[sl], pcc[sl], color="tab:blue", lw=1.2, label="PCC (mitigated)")
     ax.set_xlabel("time [s]")
     ax.set_ylabel("power [MW]")
