@@ -80,6 +80,7 @@ class NetworkMatrices:
     pcc_t: int
     pcc_ytf: complex
     pcc_ytt: complex
+    bus_names: list = field(default_factory=list)  # pandapower bus name of each column of ``other``
 
 
 @dataclass
@@ -266,6 +267,7 @@ def _extract_matrices(fn: FacilityNetwork) -> NetworkMatrices:
     v_res = net.res_bus.vm_pu.to_numpy() * np.exp(1j * np.deg2rad(net.res_bus.va_degree.to_numpy()))
     if n_bus != len(net.bus) or not np.allclose(ppci["V"][lookup[net.bus.index.to_numpy()]], v_res, atol=1e-9):
         raise RuntimeError("unexpected pandapower internal bus order; cannot build the batch solver")
+    pp_of = {int(k): int(b) for b, k in zip(net.bus.index, lookup[net.bus.index.to_numpy()])}
     ybus = ppci["Ybus"].toarray()
     yf, yt = ppci["Yf"].tocsr(), ppci["Yt"].tocsr()
     branch = ppci["branch"]
@@ -293,4 +295,5 @@ def _extract_matrices(fn: FacilityNetwork) -> NetworkMatrices:
         k_bess=pos[int(lookup[fn.bus["bess"]])] if fn.bus["bess"] is not None else None,
         k_pcc=pos[int(lookup[fn.bus["pcc"]])],
         br_f=br_f, br_t=br_t, br_y=br_y, br_sn_mva=br_sn, br_group=group,
-        pcc_f=pf_, pcc_t=pt_, pcc_ytf=complex(yt[i0, pf_]), pcc_ytt=complex(yt[i0, pt_]))
+        pcc_f=pf_, pcc_t=pt_, pcc_ytf=complex(yt[i0, pf_]), pcc_ytt=complex(yt[i0, pt_]),
+        bus_names=[str(net.bus.name.at[pp_of[int(i)]]) for i in other])

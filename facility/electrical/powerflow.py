@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from facility.electrical.flows import summarize_steps
 from facility.electrical.network import FacilityNetwork
 from facility.electrical.solver import ZBUS_MAX_ITER, solve_newton, solve_zbus_warm
 from facility.electrical.ups import ups_input_mw
@@ -175,12 +176,12 @@ def run_power_flow(net: FacilityNetwork, p_feeder_mw: np.ndarray, p_storage_mw: 
     k_load = np.concatenate([m.k_feeder, [m.k_bess] if m.k_bess is not None else []]).astype(int)
     z_kk = m.z_ll[np.ix_(k_load, k_load)]
     z_lk = np.ascontiguousarray(m.z_ll[:, k_load].T)
-    # full-bus index -> column of [V_slack, V_L]
-    col = np.empty(n_l + 1, dtype=int)
-    col[m.slack] = 0
-    col[m.other] = np.arange(1, n_l + 1)
-    f_col, t_col = col[m.br_f], col[m.br_t]
-    grp = m.br_group
+    # full-bus index -> column of V_L (-1 = the slack)
+    col = np.full(n_l + 1, -1, dtype=np.int64)
+    col[m.other] = np.arange(n_l)
+    f_pos, t_pos = col[m.br_f], col[m.br_t]
+    if col[m.pcc_f] != -1:
+        raise RuntimeError("the source impedance must start at the slack bus")
     worst, n_newton = 0.0, 0
     i_slack_l = m.y_ll @ (-m.v0_l)  # Y_LS V_S = -Y_LL V0
 
@@ -206,27 +207,16 @@ def run_power_flow(net: FacilityNetwork, p_feeder_mw: np.ndarray, p_storage_mw: 
                 _raise_not_converged(net, int(a + failed[0]), float(mis[failed[0]]), s_k[failed[0]],
                                      np.abs(v_l[failed[0]]), failed.size)
         worst = max(worst, float(mis.max()))
-        vm = np.abs(v_l)
-        out["vm_min_pu"][a:b] = vm.min(axis=1)
-        out["vm_max_pu"][a:b] = vm.max(axis=1)
-        out["vm_pcc_pu"][a:b] = vm[:, m.k_pcc]
-        if vm_bus is not None:
-            vm_bus[a:b] = vm
-        v_all = np.concatenate([np.full((b - a, 1), m.v_slack), v_l], axis=1)
-        vf, vt = v_all[:, f_col], v_all[:, t_col]
-        s_f = vf * np.conj(m.br_y[:, 0] * vf + m.br_y[:, 1] * vt)
-        s_t = vt * np.conj(m.br_y[:, 2] * vf + m.br_y[:, 3] * vt)
-        load_pct = np.maximum(np.abs(s_f) / np.abs(vf), np.abs(s_t) / np.abs(vt)) / m.br_sn_mva * 100.0
-        out["trafo_loading_percent"][a:b] = load_pct[:, grp == 0].max(axis=1)
-        out["lv_trafo_loading_percent"][a:b] = load_pct[:, grp == 1].max(axis=1)
-        out["network_losses_mw"][a:b] = (s_f.real + s_t.real).sum(axis=1)
+        summ = summarize_steps(v_l, m.v_slack, f_pos, t_pos, m.br_y, m.br_sn_mva, m.br_group.astype(np.int64),
+                               int(m.k_pcc), m.pcc_ytf, m.pcc_ytt)
+        for j, key in enumerate(("vm_min_pu", "vm_max_pu", "vm_pcc_pu", "trafo_loading_percent",
+                                 "lv_trafo_loading_percent", "network_losses_mw", "p_pcc_mw", "q_pcc_mvar")):
+            out[key][a:b] = summ[j]
         out["ups_losses_mw"][a:b] = (p_in - p_out).sum(axis=1)
-        v_pcc = v_all[:, col[m.pcc_t]]
-        s_pcc = -v_pcc * np.conj(m.pcc_ytf * m.v_slack + m.pcc_ytt * v_pcc)
-        out["p_pcc_mw"][a:b] = s_pcc.real
-        out["q_pcc_mvar"][a:b] = s_pcc.imag
+        if vm_bus is not None:
+            vm_bus[a:b] = np.abs(v_l)
 
-    bus_names = [str(net.net.bus.name.iat[int(i)]) for i in m.other] if store_bus_vm else []
+    bus_names = list(m.bus_names) if store_bus_vm else []
     return PowerFlowResult(
         **{k: out[k] for k in names if k != "network_losses_mw" and k != "ups_losses_mw"},
         losses_mw=out["network_losses_mw"] + out["ups_losses_mw"],

@@ -1,0 +1,87 @@
+"""Per-step summaries of a solved network: voltages, transformer flows, losses, PCC power (numba).
+
+For a branch with from/to voltages V_f, V_t and admittances (y_ff, y_ft, y_tf, y_tt) from
+pandapower's Yf / Yt matrices:
+
+    S_f = V_f conj(y_ff V_f + y_ft V_t),   S_t = V_t conj(y_tf V_f + y_tt V_t)
+    loss = Re(S_f + S_t)                               (series and magnetizing losses) [MW]
+    loading = max(|S_f| / |V_f|, |S_t| / |V_t|) / S_rated * 100      (pandapower's) [%]
+
+The PCC power is the power leaving the utility's source impedance into the PCC bus:
+S_pcc = -V_pcc conj(y_tf V_source + y_tt V_pcc).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["summarize_steps"]
+
+
+@njit(cache=True)
+def summarize_steps(v_l, v_slack, br_f, br_t, br_y, br_sn_mva, br_group, k_pcc, pcc_ytf, pcc_ytt):  # pragma: no cover
+    """Reduce the (T, L) non-slack voltages of T steps to per-step summaries.
+
+    Parameters
+    ----------
+    v_l : numpy.ndarray of complex, shape (T, L)
+        Voltages of the non-slack buses. [pu]
+    v_slack : complex
+        Voltage of the slack (source) bus. [pu]
+    br_f, br_t : numpy.ndarray of int, shape (B,)
+        Column in ``v_l`` of each transformer's from/to bus, -1 = the slack.
+    br_y : numpy.ndarray of complex, shape (B, 4)
+        y_ff, y_ft, y_tf, y_tt. [pu on 1 MVA]
+    br_sn_mva : numpy.ndarray, shape (B,)
+        Rating (times parallel units). [MVA]
+    br_group : numpy.ndarray of int, shape (B,)
+        0 = substation, 1 = feeder MV/LV, 2 = other (BESS).
+    k_pcc : int
+        Column of the PCC bus in ``v_l``.
+    pcc_ytf, pcc_ytt : complex
+        To-side admittances of the source impedance (from = slack, to = PCC).
+
+    Returns
+    -------
+    out : numpy.ndarray, shape (8, T)
+        Rows: vm_min_pu, vm_max_pu, vm_pcc_pu, substation loading [%], max feeder loading [%],
+        network losses [MW], P_pcc [MW], Q_pcc [Mvar].
+    """
+    t_n, l_n = v_l.shape
+    b_n = br_f.size
+    out = np.empty((8, t_n))
+    for t in range(t_n):
+        vmin = np.inf
+        vmax = -np.inf
+        for j in range(l_n):
+            a = abs(v_l[t, j])
+            if a < vmin:
+                vmin = a
+            if a > vmax:
+                vmax = a
+        ld_sub = 0.0
+        ld_lv = 0.0
+        loss = 0.0
+        for b in range(b_n):
+            vf = v_slack if br_f[b] < 0 else v_l[t, br_f[b]]
+            vt = v_slack if br_t[b] < 0 else v_l[t, br_t[b]]
+            sf = vf * np.conj(br_y[b, 0] * vf + br_y[b, 1] * vt)
+            st = vt * np.conj(br_y[b, 2] * vf + br_y[b, 3] * vt)
+            loss += sf.real + st.real
+            ld = max(abs(sf) / abs(vf), abs(st) / abs(vt)) / br_sn_mva[b] * 100.0
+            if br_group[b] == 0 and ld > ld_sub:
+                ld_sub = ld
+            elif br_group[b] == 1 and ld > ld_lv:
+                ld_lv = ld
+        vp = v_l[t, k_pcc]
+        sp = -vp * np.conj(pcc_ytf * v_slack + pcc_ytt * vp)
+        out[0, t] = vmin
+        out[1, t] = vmax
+        out[2, t] = abs(vp)
+        out[3, t] = ld_sub
+        out[4, t] = ld_lv
+        out[5, t] = loss
+        out[6, t] = sp.real
+        out[7, t] = sp.imag
+    return out
