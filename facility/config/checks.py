@@ -202,23 +202,22 @@ def check_gpu_controls(s: "Scenario") -> list[str]:
                     i, job.gpu, job.name,
                 )
                 continue
-            if not gpu.min_floor_frac <= gs.floor_frac <= gpu.max_floor_frac:
+            if gs.floor_frac > 0 and not gpu.min_floor_frac <= gs.floor_frac <= gpu.max_floor_frac:
                 out.append(
                     f"gpu_smoothing.floor_frac = {gs.floor_frac:g} [frac of TDP] is outside the "
-                    f"programmable range of {job.gpu} (jobs.{i}); allowed: "
-                    f"{gpu.min_floor_frac:g} ≤ floor_frac ≤ {gpu.max_floor_frac:g}"
+                    f"programmable range of {job.gpu} (jobs.{i}); allowed: 0 (no floor, ramps "
+                    f"only) or {gpu.min_floor_frac:g} ≤ floor_frac ≤ {gpu.max_floor_frac:g}"
                 )
         if gs.secondary_floor_frac is not None and gs.secondary_floor_frac > gs.floor_frac:
             out.append(
                 f"gpu_smoothing.secondary_floor_frac = {gs.secondary_floor_frac:g} must not exceed "
                 f"gpu_smoothing.floor_frac = {gs.floor_frac:g} [frac of TDP]"
             )
-        if (gs.secondary_floor_frac is None) != (gs.activation_window_s == 0):
+        if gs.secondary_floor_frac is not None and gs.activation_window_s == 0:
             out.append(
-                "gpu_smoothing.secondary_floor_frac [frac of TDP] and "
-                "gpu_smoothing.activation_window_s [s] must be set together (a secondary floor "
-                f"needs an activation window > 0 s); got {gs.secondary_floor_frac} and "
-                f"{gs.activation_window_s:g} s"
+                f"gpu_smoothing.secondary_floor_frac = {gs.secondary_floor_frac:g} [frac of TDP] "
+                "needs gpu_smoothing.activation_window_s > 0 s (the moving average that selects "
+                "it); allowed: activation_window_s in (0, 60] s"
             )
         if s.power_cap.enabled and gs.floor_frac > s.power_cap.cap_frac:
             out.append(

@@ -188,3 +188,14 @@ def test_secondary_floor_per_gpu_model():
     # moving average ≈ 0.74 TDP ≥ 0.5 TDP: the secondary floor (40 % of each GPU's TDP) applies
     assert res.p_gpu_w[0, late].min() == pytest.approx(480.0)
     assert res.p_gpu_w[1, late].min() == pytest.approx(400.0)
+
+
+def test_ramps_only_variant_floor_zero_is_accepted(square_profile):
+    # the co-design's fallback: floor 0 = no floor, ramps only (facility.simulate._ramps_only)
+    s = _scenario(gpu_smoothing={"enabled": True, "floor_frac": 0.65, "ramp_up_w_per_s": 4200.0,
+                                 "secondary_floor_frac": 0.3, "activation_window_s": 1.0})
+    gs = s.gpu_smoothing.model_copy(update={"floor_frac": 0.0, "secondary_floor_frac": None,
+                                            "stop_delay_s": 0.0})
+    res = apply_gpu_controls(square_profile, s.model_copy(update={"gpu_smoothing": gs}))
+    assert res.p_gpu_w.min() == pytest.approx(240.0)
+    assert np.diff(res.p_gpu_w[0]).max() / square_profile.dt_s == pytest.approx(4200.0)
