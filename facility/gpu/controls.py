@@ -130,7 +130,7 @@ def apply_gpu_controls(profile, scenario, *, smoothing: bool = True, firefly: bo
     unsmoothed = sorted({str(j) for j, s in zip(jobs, supports) if not s}) if do_smooth else []
     for job in unsmoothed:
         gpu = groups.loc[groups["job"] == job, "gpu"].iloc[0]
-        log.warning("GPU smoothing not applied to job %r: GPU model %r has no hardware power "
+        log.info("GPU smoothing not applied to job %r: GPU model %r has no hardware power "
                     "smoothing", job, gpu)
         events.append(dict(t_s=0.0, job=job, kind="smoothing_not_supported",
                            detail=f"GPU model {gpu!r} has no hardware power smoothing"))
