@@ -131,7 +131,7 @@ def apply_gpu_controls(profile, scenario, *, smoothing: bool = True, firefly: bo
     for job in unsmoothed:
         gpu = groups.loc[groups["job"] == job, "gpu"].iloc[0]
         log.info("GPU smoothing not applied to job %r: GPU model %r has no hardware power "
-                    "smoothing", job, gpu)
+                 "smoothing", job, gpu)
         events.append(dict(t_s=0.0, job=job, kind="smoothing_not_supported",
                            detail=f"GPU model {gpu!r} has no hardware power smoothing"))
 
@@ -169,7 +169,8 @@ def apply_gpu_controls(profile, scenario, *, smoothing: bool = True, firefly: bo
     # slowdown: the slowest group gates a synchronous job
     running_s = running.sum(axis=1) * dt
     ramp_s = sm_info["deficit_s"]
-    ff_s = ff.contention_frac * _overlap_s(running, ff_info, dt) if do_ff else np.zeros(n_g)
+    # the secondary load only runs next to the primary job: its active time is the overlap
+    ff_s = ff.contention_frac * np.asarray(ff_info["active_s"], float) if do_ff else np.zeros(n_g)
     slowdown, detail, wear_jobs = {}, {}, {}
     w_job = {}
     for job in job_names:
@@ -210,11 +211,6 @@ def _burn_engaged(p, p_dem, burn, engaged):
             x = p[g, k] - p_dem[g, k]
             burn[g, k] = x if x > 0.0 else 0.0
             engaged[g, k] = x > 1e-9 or x < -1e-9
-
-
-def _overlap_s(running, ff_info, dt) -> np.ndarray:
-    """Time the secondary load ran next to the primary job (it runs only while the job runs)."""
-    return np.asarray(ff_info["active_s"], dtype=float)
 
 
 def _wear(sm_info, ff_info, n_gpus, m_smooth, m_all, horizon_s) -> dict:
