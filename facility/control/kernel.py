@@ -8,7 +8,8 @@ change the load modifiers in between.
 Order inside one step t:
 
 1. co-design: look at every storage's SoC at the end of step t-1 and its last saturation;
-   engage GPU controls when one is within ``margin`` of a bound or saturated, release when
+   engage GPU controls when one saturated or (``cd_soc_trigger``: rule controllers; a plan
+   of mpc/optimal may run to a bound on purpose) is within ``margin`` of a bound, release when
    all are ``release_margin`` inside their bounds after ``hold`` steps; the blend weight
    ``w`` moves by ``blend_step`` per step towards 1 (engaged) or 0.
 2. drawn load = ``keep * (mean + (1 - throttle) * (base - mean))`` with
@@ -65,7 +66,7 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                  rec_gain_mw, soc_target, group, share, comp, a_rec,
                  delay, sample, ma_window, a_fast, a_slow, has_slow, fast_idx,
                  pcc_plan, ff,
-                 cd_enabled, soc_min, soc_max, margin, release_margin, hold, blend_step,
+                 cd_enabled, cd_soc_trigger, soc_min, soc_max, margin, release_margin, hold, blend_step,
                  dt_h,
                  st, e, p_prev, sp, last_lim, first_sat, first_lim, soc_lp, loss_lp,
                  out_p, out_e, out_lim, out_load, out_pcc, out_w, meas,
@@ -90,9 +91,11 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                     val = e[i] / e_rated[i] if e_rated[i] > 0 else soc_target[i]
                     if last_lim[i] > 0:
                         reason = REASON_SATURATED
-                    elif e_rated[i] > 0 and val <= soc_min[i] + margin + 1e-12:
+                    elif not cd_soc_trigger or e_rated[i] <= 0:
+                        reason = 0
+                    elif val <= soc_min[i] + margin + 1e-12:
                         reason = REASON_NEAR_MIN
-                    elif e_rated[i] > 0 and val >= soc_max[i] - margin - 1e-12:
+                    elif val >= soc_max[i] - margin - 1e-12:
                         reason = REASON_NEAR_MAX
                     if reason > 0:
                         st[S_ENGAGED] = 1.0
@@ -111,7 +114,7 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                 for i in range(n_sto):
                     if last_lim[i] > 0:
                         ok = False
-                    elif e_rated[i] > 0:
+                    elif cd_soc_trigger and e_rated[i] > 0:
                         val = e[i] / e_rated[i]
                         if val < soc_min[i] + release_margin or val > soc_max[i] - release_margin:
                             ok = False

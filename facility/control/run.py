@@ -193,7 +193,7 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
                        p_rated, eta_c, eta_d, k_self, e_min, e_max, alpha, ramp_step, e_rated,
                        rec_gain_mw, soc_target, group, share, comp, a_rec,
                        delay, sample, ma_window, a_fast, a_slow, S > 1, fast,
-                       pcc_plan, ff, cd, soc_min, soc_max, margin, rel, hold, blend_step,
+                       pcc_plan, ff, cd, mode != K.MODE_TRACK, soc_min, soc_max, margin, rel, hold, blend_step,
                        dt_s / 3600.0, st, e, p_prev, sp, last_lim, first_sat, first_lim,
                        soc_lp, loss_lp,
                        out_p, out_e, out_lim, out_load, out_pcc, out_w, meas,

@@ -62,7 +62,7 @@ def storage_step(p_set, p_prev, e_prev, p_rated, eta_c, eta_d, k_self, e_min, e_
         p = p_prev + ramp_step
     elif p < p_prev - ramp_step:
         p = p_prev - ramp_step
-    tol = 1e-9 * (p_rated + 1e-3)
+    tol = 1e-6 * (p_rated + 1.0)      # clipping smaller than this (LP round-off) is no saturation
     limit = 0
     if p > p_rated:
         if p - p_rated > tol:
