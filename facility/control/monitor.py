@@ -22,6 +22,7 @@ The response steps down one tier when every band peak stayed below
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -72,15 +73,21 @@ def band_peaks_mw(p_mw: np.ndarray, dt_s: float, limits: list[BandLimit]) -> tup
     x = np.asarray(p_mw, dtype=float)
     n = x.size
     amp = 2.0 * np.abs(np.fft.rfft(x - x.mean())) / n
-    f = np.fft.rfftfreq(n, dt_s)
+    f, sels = _band_bins(n, float(dt_s), tuple((b.min_hz, b.max_hz) for b in limits))
     peak = np.zeros(len(limits))
     freq = np.zeros(len(limits))
-    for j, b in enumerate(limits):
-        sel = np.flatnonzero((f >= b.min_hz) & (f <= b.max_hz) & (f > 0))
+    for j, sel in enumerate(sels):
         if sel.size:
             k = sel[np.argmax(amp[sel])]
             peak[j], freq[j] = amp[k], f[k]
     return peak, freq
+
+
+@lru_cache(maxsize=32)
+def _band_bins(n: int, dt_s: float, bands: tuple) -> tuple[np.ndarray, list]:
+    """Bin frequencies of an n-point window and the bins inside each band (cached)."""
+    f = np.fft.rfftfreq(n, dt_s)
+    return f, [np.flatnonzero((f >= lo) & (f <= hi) & (f > 0)) for lo, hi in bands]
 
 
 @dataclass
