@@ -177,6 +177,9 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                     target = st[S_MA_SUM] / st[S_MA_N]
                     for i in range(n_sto):
                         sp[i] = share[i] * (target - m)
+                    if n_sto > 1:
+                        close_gap = True
+                        gap_target = target
                 elif mode == MODE_FILTER:
                     if st[S_LP_OK] < 0.5:
                         st[S_LP_FAST] = m
@@ -207,8 +210,8 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                     rec[i] = rec_gain_mw[i] * (soc_target[i] - soc_lp[i]) + comp[i] * loss_lp[i]
                     if not (close_gap and i == fast_idx):
                         sp[i] += rec[i]
-        # 5. storage: the slow ones first, then the fast one, which (filter with slow
-        # storages, mpc, optimal) closes the gap between the grid target and what the slow
+        # 5. storage: the slow ones first, then the fast one, which (several storages)
+        # closes the gap between the grid target and what the slow
         # ones actually delivered (lag, ramp, saturation), their SoC recovery excepted
         pcc = drawn
         for k in range(n_sto):

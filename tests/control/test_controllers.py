@@ -135,3 +135,16 @@ def test_optimal_applies_plan_and_matches_simulate_soc(rack):
     np.testing.assert_allclose(r.p_pcc_mw, 79.0, atol=1e-9)
     with pytest.raises(ScenarioError, match="plan"):
         run_control(load, DT, sc, sto)
+
+
+def test_fast_storage_covers_a_lagging_bess(rack):
+    """With several storages the fast one closes the gap a slow inverter leaves."""
+    bess = {"enabled": True, "p_rated_mw": 60.0, "e_rated_mwh": 5.0, "response_s": 1.0,
+            "max_ramp_mw_per_s": 20.0}
+    sc, sto = make(rack_storage=rack, bess=bess, controller={"kind": "moving_average"})
+    t = np.arange(0, 100, DT)
+    r = run_control(square(t), DT, sc, sto)
+    check_invariants(r, sto, DT)
+    pcc = r.p_pcc_mw[t >= 20]
+    assert pcc.max() - pcc.min() < 1.0
+    assert np.abs(r.p_storage_mw["bess"]).max() > 5.0        # the BESS does take its share
