@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from facility.storage import StorageTrace
 
 __all__ = ["ControlResult"]
 
