@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-
 __all__ = ["ControlResult"]
 
 
