@@ -73,9 +73,9 @@ def fig5() -> dict:
     spans = [(t_on, t_on + (tdp - prof.groups["idle_w"].iloc[0]) / gs.ramp_up_w_per_s, "ramp-up", "C2"),
              (t_on + 1.0, t_stop, "steady", "C0"), (t_stop, t_rd, "stop delay", "C1"),
              (t_rd, t_end, "ramp-down", "C4")]
-    for i, (a, b, name, c) in enumerate(spans):
+    for a, b, name, c in spans:
         ax.axvspan(a, b, color=c, alpha=0.12)
-        ax.text((a + b) / 2, 1.04 if i % 2 == 0 else 0.86, name, ha="center", va="bottom",
+        ax.text((a + b) / 2, 0.86 if name == "ramp-down" else 1.04, name, ha="center", va="bottom",
                 fontsize=9)
     ax.set(xlabel="time [s]", ylabel="GPU power [frac of TDP]", ylim=(0, 1.15), xlim=(0, t[-1]),
            title="Fig. 5 (reproduced): GB200 square-wave microbenchmark, floor 65 % of TDP")
