@@ -28,7 +28,7 @@ from facility.electrical.library import check_grid_types, load_trafo_type, load_
 from facility.errors import ScenarioError
 
 if TYPE_CHECKING:
-    from facility.config.schema import GridConfig, Scenario
+    from facility.config.schema import Scenario
 
 __all__ = [
     "FacilityNetwork",

@@ -254,15 +254,22 @@ def electrical_metrics(res: PowerFlowResult, dt_s: float) -> dict:
     Returns
     -------
     dict
-        ``min_vm_pu`` and ``max_vm_pu`` (extremes over all buses and steps) [pu],
+        The contract's ``min_vm_pu`` and ``max_vm_pu`` (extremes over all buses and steps) [pu],
         ``max_trafo_loading_percent`` (substation transformers) [%],
-        ``losses_mwh`` = sum_t losses_mw(t) * dt_s / 3600 (network + UPS) [MWh].
+        ``losses_mwh`` = sum_t losses_mw(t) * dt_s / 3600 (network + UPS) [MWh]; and
+        ``min_vm_pcc_pu`` [pu], ``max_lv_trafo_loading_percent`` [%], ``network_losses_mwh``
+        and ``ups_losses_mwh`` (the two parts of ``losses_mwh``) [MWh].
     """
     if res.n_steps == 0:
         raise ScenarioError("electrical_metrics needs at least one time step")
+    h = dt_s / 3600.0
     return {
         "min_vm_pu": float(np.min(res.vm_min_pu)),
         "max_vm_pu": float(np.max(res.vm_max_pu)),
         "max_trafo_loading_percent": float(np.max(res.trafo_loading_percent)),
-        "losses_mwh": float(np.sum(res.losses_mw) * dt_s / 3600.0),
+        "losses_mwh": float(np.sum(res.losses_mw) * h),
+        "min_vm_pcc_pu": float(np.min(res.vm_pcc_pu)),
+        "max_lv_trafo_loading_percent": float(np.max(res.lv_trafo_loading_percent)),
+        "network_losses_mwh": float(np.sum(res.network_losses_mw) * h),
+        "ups_losses_mwh": float(np.sum(res.ups_losses_mw) * h),
     }

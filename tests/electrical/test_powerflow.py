@@ -166,3 +166,5 @@ def test_electrical_metrics_closed_form(site_net):
     assert m["max_vm_pu"] == pytest.approx(res.vm_max_pu[0])
     assert m["max_trafo_loading_percent"] == pytest.approx(res.trafo_loading_percent[0])
     assert 0 < m["max_trafo_loading_percent"] < 100 and 0.9 < m["min_vm_pu"] < 1.0
+    assert m["network_losses_mwh"] + m["ups_losses_mwh"] == pytest.approx(m["losses_mwh"], rel=1e-12)
+    assert m["min_vm_pcc_pu"] >= m["min_vm_pu"]
