@@ -24,11 +24,31 @@ from facility.errors import InfeasibleError
 __all__ = ["estimate_period_steps", "forecast_load", "block_mean", "plan_once"]
 
 
-def _solve_dispatch(*args, **kw):
-    """Indirection to :func:`facility.optimize.solve_dispatch` (tests monkeypatch it)."""
+def _default_solve_dispatch(*args, **kw):
+    """Indirection to :func:`facility.optimize.solve_dispatch` (imported when first needed)."""
     from facility.optimize import solve_dispatch
 
     return solve_dispatch(*args, **kw)
+
+
+_solve_dispatch = _default_solve_dispatch      # tests monkeypatch this
+
+
+def _takes_initial_soc() -> bool:
+    """Whether the solver accepts an ``initial_soc_frac`` keyword."""
+    import inspect
+
+    target = _solve_dispatch
+    if target is _default_solve_dispatch:
+        try:
+            from facility.optimize import solve_dispatch as target
+        except ImportError:
+            return True
+    try:
+        params = inspect.signature(target).parameters
+    except (TypeError, ValueError):
+        return True
+    return "initial_soc_frac" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 def block_mean(x: np.ndarray, r: int) -> np.ndarray:
@@ -124,15 +144,16 @@ def plan_once(forecast_mw: np.ndarray, mpc_dt_s: float, storage_cfgs: dict, spec
     info : dict
         ``status`` ('ok', 'slack' after an infeasible first try).
     """
-    args = (forecast_mw, mpc_dt_s, storage_cfgs, spec, optimize_cfg)
+    # the SoC now travels twice: as each config's initial_soc_frac and, where the solver
+    # takes it, as the initial_soc_frac keyword
+    kw = {"initial_soc_frac": soc_now} if _takes_initial_soc() else {}
     status = "ok"
     try:
-        res = _solve_dispatch(*args, initial_soc_frac=soc_now)
+        res = _solve_dispatch(forecast_mw, mpc_dt_s, storage_cfgs, spec, optimize_cfg, **kw)
     except InfeasibleError:
         status = "slack"
         res = _solve_dispatch(forecast_mw, mpc_dt_s, storage_cfgs, spec,
-                              optimize_cfg.model_copy(update={"allow_slack": True}),
-                              initial_soc_frac=soc_now)
+                              optimize_cfg.model_copy(update={"allow_slack": True}), **kw)
     p_sto = {n: np.asarray(res.p_storage_mw[n], dtype=float) for n in storage_cfgs}
     pcc = getattr(res, "p_pcc_mw", None)
     pcc = (np.asarray(pcc, dtype=float) if pcc is not None
