@@ -148,3 +148,14 @@ def test_fast_storage_covers_a_lagging_bess(rack):
     pcc = r.p_pcc_mw[t >= 20]
     assert pcc.max() - pcc.min() < 1.0
     assert np.abs(r.p_storage_mw["bess"]).max() > 5.0        # the BESS does take its share
+
+
+def test_ups_reserve_is_never_used_for_smoothing():
+    ups = {"enabled": True, "p_rated_mw": 80.0, "e_rated_mwh": 0.02, "min_soc_frac": 0.1,
+           "reserve_frac": 0.3, "initial_soc_frac": 0.5}
+    sc, sto = make(ups=ups, controller={"kind": "moving_average"})
+    t = np.arange(0, 60, DT)
+    r = run_control(square(t, period_s=20.0, duty=0.5), DT, sc, sto)
+    check_invariants(r, sto, DT)
+    assert r.soc_frac["ups"].min() == pytest.approx(0.4, abs=1e-9)     # min_soc + reserve
+    assert r.saturation["ups"] is not None

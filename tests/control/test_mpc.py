@@ -86,3 +86,18 @@ def test_mpc_infeasible_retries_with_slack_then_falls_back(monkeypatch, rack):
     assert kinds == ["mpc_slack", "mpc_fallback"]
     assert calls == [False, True, False, True]
     check_invariants(r, sto, DT)
+
+
+def test_solver_without_initial_soc_keyword_reads_the_configs(monkeypatch, rack):
+    seen = []
+
+    def stub(p_load_mw, dt_s, storages, spec, optimize):
+        seen.append(storages["rack_storage"].initial_soc_frac)
+        return FlatStub()(p_load_mw, dt_s, storages, spec, optimize, {"rack_storage": seen[-1]})
+
+    monkeypatch.setattr(mpc, "_solve_dispatch", stub)
+    sc, sto = make(rack_storage=dict(rack, initial_soc_frac=0.6),
+                   controller={"kind": "mpc", "replan_s": 5.0, "horizon_s": 10.0})
+    r = run_control(square(np.arange(0, 10, DT)), DT, sc, sto)
+    assert seen[0] == pytest.approx(0.6)
+    assert seen[1] == pytest.approx(r.soc_frac["rack_storage"][499])
