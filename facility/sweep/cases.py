@@ -168,7 +168,9 @@ def expand_cases(set_items: list[str] | None, cases_csv: Path | None = None) -> 
     list of dict
         One ``{key: value_text}`` dict per case, CSV keys first, then ``--set`` keys in the
         order given; the last ``--set`` item varies fastest. No items and no CSV → ``[{}]``
-        (one case: the scenario itself).
+        (one case: the scenario itself). A CSV ``case_id`` stays in the dict (it names the
+        case folder, it is not an override); with several ``--set`` combinations it gets the
+        combination's number appended (``base-0``, ``base-1``, …).
 
     Raises
     ------
@@ -195,10 +197,15 @@ def expand_cases(set_items: list[str] | None, cases_csv: Path | None = None) -> 
     if both:
         raise ScenarioError(f"--set and --cases both set {', '.join(sorted(both))}; set each key in one place")
     keys = [k for k, _ in axes]
+    combos = list(itertools.product(*(v for _, v in axes)))
+    width = len(str(len(combos) - 1))
     out = []
     for row in rows:
-        for combo in itertools.product(*(v for _, v in axes)):
-            out.append({**row, **dict(zip(keys, combo))})
+        for j, combo in enumerate(combos):
+            case = {**row, **dict(zip(keys, combo))}
+            if CASE_ID_COLUMN in row and len(combos) > 1:  # one CSV row, several --set combinations
+                case[CASE_ID_COLUMN] = f"{row[CASE_ID_COLUMN]}-{j:0{width}d}"
+            out.append(case)
     return out
 
 

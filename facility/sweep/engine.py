@@ -164,8 +164,16 @@ def run_sweep(scenario_path: Path, set_items: list[str] | None, out_dir: Path, *
     salt = json.dumps({"mode": mode, "base": base_overrides})
     ids = case_ids(cases, salt)
     override_keys: list[str] = []
-    for c in cases:
-        override_keys.extend(k for k in c if k != CASE_ID_COLUMN and k not in override_keys)
+    for c in cases:  # merge the key orders of all cases (a CSV row may leave cells empty)
+        pos = -1
+        for k in c:
+            if k == CASE_ID_COLUMN:
+                continue
+            if k in override_keys:
+                pos = override_keys.index(k)
+            else:
+                pos += 1
+                override_keys.insert(pos, k)
 
     manifest = {
         "scenario": str(scenario_path.resolve()),

@@ -53,11 +53,14 @@ def test_csv_rows_times_set_items(tmp_path):
     csv.write_text("case_id,gpu_smoothing.enabled,gpu_smoothing.floor_frac\noff,false,\nf50,true,0.5\n")
     cases = expand_cases(["spec=lipa,ieso_2026"], csv)
     assert len(cases) == 4
-    assert cases[0] == {"case_id": "off", "gpu_smoothing.enabled": "false", "spec": "lipa"}
-    assert cases[3] == {"case_id": "f50", "gpu_smoothing.enabled": "true", "gpu_smoothing.floor_frac": "0.5",
+    assert cases[0] == {"case_id": "off-0", "gpu_smoothing.enabled": "false", "spec": "lipa"}
+    assert cases[3] == {"case_id": "f50-1", "gpu_smoothing.enabled": "true", "gpu_smoothing.floor_frac": "0.5",
                         "spec": "ieso_2026"}
+    assert case_ids(cases) == ["off-0", "off-1", "f50-0", "f50-1"]
+    assert [c["case_id"] for c in expand_cases([], csv)] == ["off", "f50"]
+    csv.write_text("case_id,spec\na,lipa\na,ieso_2026\n")
     with pytest.raises(ScenarioError, match="case_id values repeat"):
-        case_ids(cases)
+        case_ids(expand_cases([], csv))
 
 
 def test_csv_and_set_same_key_raises(tmp_path):
