@@ -259,7 +259,8 @@ def _extract_matrices(fn: FacilityNetwork) -> NetworkMatrices:
     net.load["p_mw"] = 0.0
     net.load["q_mvar"] = 0.0
     net.storage["p_mw"] = 0.0
-    pp.runpp(net, tolerance_mva=1e-10, calculate_voltage_angles=True)
+    # numba=False: pandapower's numba kernels would be JIT-compiled in every process (~3 s)
+    pp.runpp(net, tolerance_mva=1e-10, calculate_voltage_angles=True, numba=False)
     ppci = net._ppc["internal"]
     lookup = net._pd2ppc_lookups["bus"]
     n_bus = ppci["Ybus"].shape[0]
