@@ -168,3 +168,22 @@ def test_electrical_metrics_closed_form(site_net):
     assert 0 < m["max_trafo_loading_percent"] < 100 and 0.9 < m["min_vm_pu"] < 1.0
     assert m["network_losses_mwh"] + m["ups_losses_mwh"] == pytest.approx(m["losses_mwh"], rel=1e-12)
     assert m["min_vm_pcc_pu"] >= m["min_vm_pu"]
+
+
+def test_types_taps_and_parallel_units_match_runpp():
+    import copy
+
+    g = {"trafo_type": "sub_230_34p5_200mva", "lv_trafo_type": "pad_34p5_0p48_3mva", "n_trafos": 2,
+         "trafo_tap_pos": -3}
+    net = build_network(scenario(grid=g), np.array([20.0, 35.0, 50.0]))
+    p = np.array([[18.0, 30.0, 45.0], [5.0, 1.0, 0.0]])
+    res = run_power_flow(net, p)
+    for s in range(2):
+        pp_net = copy.deepcopy(net.net)
+        ref = runpp_step(net, p[s], None, net=pp_net)
+        lv = pp_net.res_trafo.loading_percent.to_numpy()[2:].max()
+        assert res.lv_trafo_loading_percent[s] == pytest.approx(lv, abs=1e-6)
+        assert res.trafo_loading_percent[s] == pytest.approx(ref["trafo_loading_percent"], abs=1e-6)
+        assert res.vm_max_pu[s] == pytest.approx(ref["vm_max_pu"], abs=1e-8)
+        assert res.p_pcc_mw[s] == pytest.approx(ref["p_pcc_mw"], abs=1e-6)
+    assert res.vm_max_pu[1] > 1.0  # tap -3 x 1.25 % raises the MV side at light load
