@@ -77,3 +77,16 @@ def test_export_roundtrip(tmp_path, site_net):
     pp.runpp(back)
     # exported loads are the UPS input at the feeders' peak: PCC draws more than 4 x 30 MW
     assert -back.res_impedance.p_to_mw.iat[0] > 120.0
+
+
+def test_exported_network_is_the_peak_step(tmp_path, site_net):
+    """runpp on the exported network reproduces run_power_flow at the feeders' peaks."""
+    from facility.electrical import run_power_flow
+
+    path = tmp_path / "net.json"
+    export_network(site_net, path)
+    back = pp.from_json(str(path))
+    pp.runpp(back, tolerance_mva=1e-10)
+    res = run_power_flow(site_net, np.full((1, 4), 30.0))
+    assert -back.res_impedance.p_to_mw.iat[0] == pytest.approx(res.p_pcc_mw[0], abs=1e-6)
+    assert back.res_bus.vm_pu.drop(index=site_net.bus["source"]).min() == pytest.approx(res.vm_min_pu[0], abs=1e-8)
