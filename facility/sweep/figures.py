@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["pareto_png", "pareto_html"]
+__all__ = ["pareto_png", "pareto_html", "design_map_png"]
 
 _DEFINITIONS = """
 <ul>
@@ -49,7 +49,8 @@ def pareto_png(front: pd.DataFrame, cheapest: pd.DataFrame, path: Path) -> Path:
     n = len(specs)
     ncol = min(3, n)
     nrow = math.ceil(n / ncol)
-    fig, axes = plt.subplots(nrow, ncol, figsize=(5.0 * ncol, 3.9 * nrow), squeeze=False)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(5.0 * ncol + 1.0, 3.9 * nrow + 0.4), squeeze=False,
+                             layout="constrained")
     norm = TwoSlopeNorm(vmin=-1.0, vcenter=0.0, vmax=1.0)
     sc = None
     for ax, spec in zip(axes.flat, specs):
@@ -119,4 +120,62 @@ td,th{{border:1px solid #ccc;padding:2px 6px;text-align:right}}th{{background:#e
 </body></html>
 """
     Path(path).write_text(page)
+    return Path(path)
+
+
+def design_map_png(df: pd.DataFrame, row: str, col: str, path: Path, *,
+                   value: str = "compliance_margin.min", cost: str = "cost.total_usd") -> Path:
+    """One heat map per spec over two design axes: colour = compliance margin, text = cost.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Sweep table (``ok`` rows are used) with the label columns ``row`` and ``col``.
+    row, col : str
+        Columns whose values label the rows and columns of each map (in order of appearance).
+    path : pathlib.Path
+        PNG file.
+    value : str
+        Column that colours the cells (clipped to ±1; ≥ 0 is compliant up to tolerance).
+    cost : str
+        Column printed in each cell [USD → M USD]; compliant cells are marked with "ok".
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import TwoSlopeNorm
+
+    ok = df[df["status"] == "ok"]
+    specs = sorted(ok["spec_name"].dropna().unique().tolist())
+    rows = list(dict.fromkeys(ok[row].tolist()))
+    cols = list(dict.fromkeys(ok[col].tolist()))
+    ncol = min(3, max(1, len(specs)))
+    nrow = math.ceil(len(specs) / ncol) if specs else 1
+    fig, axes = plt.subplots(nrow, ncol, figsize=(1.1 * len(cols) * ncol + 2.5, 0.8 * len(rows) * nrow + 2.0),
+                             squeeze=False, layout="constrained")
+    norm = TwoSlopeNorm(vmin=-1.0, vcenter=0.0, vmax=1.0)
+    im = None
+    for ax, spec in zip(axes.flat, specs):
+        g = ok[ok["spec_name"] == spec]
+        z = np.full((len(rows), len(cols)), np.nan)
+        for _, r in g.iterrows():
+            i, j = rows.index(r[row]), cols.index(r[col])
+            z[i, j] = np.clip(float(r[value]), -1, 1)
+            mark = "ok\n" if bool(r.get("compliance.compliant", False)) else ""
+            ax.text(j, i, f"{mark}{float(r[cost]) / 1e6:.1f}", ha="center", va="center", fontsize=7)
+        im = ax.imshow(z, cmap="RdYlGn", norm=norm, aspect="auto")
+        ax.set_xticks(range(len(cols)), [str(c) for c in cols], rotation=30, ha="right", fontsize=7)
+        ax.set_yticks(range(len(rows)), [str(r) for r in rows], fontsize=7)
+        ax.set_xlabel(col, fontsize=8)
+        ax.set_ylabel(row, fontsize=8)
+        ax.set_title(str(spec), fontsize=9)
+    for ax in list(axes.flat)[len(specs):]:
+        ax.set_visible(False)
+    if im is not None:
+        cb = fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.9)
+        cb.set_label(f"{value} (clipped to ±1)")
+    fig.suptitle(f"cell text: {cost} [M USD]; 'ok' = compliant", fontsize=9)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
     return Path(path)
