@@ -20,6 +20,9 @@ __all__ = ["EXECUTORS", "default_workers", "run_tasks"]
 
 EXECUTORS = ("local", "dask")
 
+#: How long to wait for an existing Dask scheduler to answer. [s]
+CONNECT_TIMEOUT_S = 30.0
+
 
 def default_workers() -> int:
     """Number of CPU cores this process may use."""
@@ -63,7 +66,7 @@ def _dask(tasks: Sequence[CaseTask], workers: int | None, scheduler: str | None,
     cluster = None
     if scheduler:
         try:
-            client = Client(scheduler, timeout="30s")
+            client = Client(scheduler, timeout=f"{CONNECT_TIMEOUT_S}s")
         except OSError as exc:
             raise ScenarioError(f"--scheduler {scheduler}: cannot connect to a Dask scheduler: {exc}") from None
     else:

@@ -142,3 +142,38 @@ def test_add_arguments_skips_what_a_parent_provides():
     args = parser.parse_args(["s.toml", "--set", "a.b=1,2", "--out", "o", "--executor", "dask",
                               "--scheduler", "tcp://h:8786", "--mode", "size", "--resume", "--cases", "c.csv"])
     assert args.set == ["a.b=1,2"] and args.executor == "dask" and args.mode == "size" and args.resume
+
+
+def test_existing_scheduler_and_overhead(scenario_file, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    scen = scenario_file()
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        df = run_sweep(scen, SET_24[:2], tmp_path / "sched", case_fn=SYNTHETIC, scheduler=cluster.scheduler_address,
+                       progress=False)
+    ref = run_sweep(scen, SET_24[:2], tmp_path / "ref", case_fn=SYNTHETIC, workers=1, progress=False)
+    pd.testing.assert_frame_equal(_stable(df), _stable(ref))
+    # sweep overhead per case, excluding the case's own work (benchmarks/bench_sweep.py measures it at scale)
+    t0 = time.perf_counter()
+    df = run_sweep(scen, SET_24, tmp_path / "timed", case_fn=SYNTHETIC, workers=1, progress=False)
+    wall = time.perf_counter() - t0
+    assert (wall - df["case_s"].sum()) / len(df) < 0.2
+
+
+def test_unreachable_scheduler_is_bad_input(scenario_file, tmp_path, monkeypatch):
+    monkeypatch.setattr("facility.sweep.executors.CONNECT_TIMEOUT_S", 1.0)
+    with pytest.raises(ScenarioError, match="cannot connect"):
+        run_sweep(scenario_file(), ["spec=lipa"], tmp_path / "x", case_fn=SYNTHETIC,
+                  scheduler="tcp://127.0.0.1:9", progress=False)
+
+
+def test_size_mode_columns_and_case_ids_differ_from_run(scenario_file, tmp_path):
+    scen = scenario_file()
+    run = run_sweep(scen, ["rack_storage.e_rated_mwh=0.0001"], tmp_path / "r", case_fn=SYNTHETIC, workers=1,
+                    progress=False)
+    size = run_sweep(scen, ["rack_storage.e_rated_mwh=0.0001"], tmp_path / "s", case_fn=SYNTHETIC, workers=1,
+                     mode="size", progress=False)
+    assert size["sizing.rack_storage.e_rated_mwh_opt"].tolist() == [0.0001]
+    assert "sizing.rack_storage.e_rated_mwh_opt" not in run.columns
+    assert size["case_id"].iloc[0] != run["case_id"].iloc[0]
+    assert size["strategy"].iloc[0] == "gpu_smoothing+rack_storage"
