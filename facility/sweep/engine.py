@@ -15,6 +15,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
@@ -82,6 +83,39 @@ def _clean_stale(cases_dir: Path) -> int:
         if p.name.startswith("."):
             shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
             n += 1
+    return n
+
+
+_AUTO_ID = re.compile(r"^c\d+-([0-9a-f]{8})$")
+
+
+def _adopt_moved(cases_dir: Path, ids: list[str]) -> int:
+    """Rename finished case folders whose case moved to another position in the list.
+
+    Automatic ids are ``c<index>-<hash>``; the hash identifies the case, the index only orders
+    the folders. Inserting a value into a ``--set`` list shifts the indices; a resumed sweep
+    then renames the existing folders instead of running their cases again.
+    """
+    wanted = set(ids)
+    by_hash: dict[str, Path] = {}
+    for p in cases_dir.iterdir():
+        m = _AUTO_ID.match(p.name)
+        if m and p.name not in wanted and (p / CASE_FILE).is_file():
+            by_hash.setdefault(m.group(1), p)
+    n = 0
+    for k, cid in enumerate(ids):
+        m = _AUTO_ID.match(cid)
+        if not m or (cases_dir / cid).exists() or m.group(1) not in by_hash:
+            continue
+        old = by_hash.pop(m.group(1))
+        os.rename(old, cases_dir / cid)
+        f = cases_dir / cid / CASE_FILE
+        rec = json.loads(f.read_text())
+        rec.update(case_id=cid, index=k)
+        tmp = f.with_name(f".{CASE_FILE}.tmp")
+        tmp.write_text(json.dumps(rec, indent=2) + "\n")
+        os.replace(tmp, f)
+        n += 1
     return n
 
 
@@ -194,6 +228,8 @@ def run_sweep(scenario_path: Path, set_items: list[str] | None, out_dir: Path, *
     n_stale = _clean_stale(cases_dir)
     if n_stale:
         log.info("removed %d unfinished case folder(s) of an interrupted sweep", n_stale)
+    if resume:
+        _adopt_moved(cases_dir, ids)
     _write_manifest(out_dir, manifest)
 
     done = {i for i in ids if (cases_dir / i / CASE_FILE).is_file()}

@@ -78,16 +78,35 @@ def test_failing_case_is_recorded_and_sweep_goes_on(scenario_file, tmp_path):
 
 def test_out_dir_with_a_sweep_needs_resume(scenario_file, tmp_path):
     scen = scenario_file()
-    run_sweep(scen, ["spec=lipa"], tmp_path / "o", case_fn=SYNTHETIC, workers=1, progress=False)
+    first = run_sweep(scen, ["spec=paper_example"], tmp_path / "o", case_fn=SYNTHETIC, workers=1, progress=False)
+    assert first["status"].tolist() == ["ok"]
     with pytest.raises(ScenarioError, match="--resume"):
-        run_sweep(scen, ["spec=lipa"], tmp_path / "o", case_fn=SYNTHETIC, workers=1, progress=False)
+        run_sweep(scen, ["spec=paper_example"], tmp_path / "o", case_fn=SYNTHETIC, workers=1, progress=False)
     # resuming a complete sweep runs nothing and gives the same table
-    df = run_sweep(scen, ["spec=lipa"], tmp_path / "o", case_fn=SYNTHETIC, workers=1, progress=False, resume=True)
-    assert len(df) == 1
+    df = run_sweep(scen, ["spec=paper_example"], tmp_path / "o", case_fn=SYNTHETIC, workers=1, progress=False,
+                   resume=True)
+    pd.testing.assert_frame_equal(df, first)
+    # adding values and resuming runs only the new case
+    started = {r["case_id"]: r["started_utc"] for r in load_records(tmp_path / "o")}
+    df = run_sweep(scen, ["spec=paper_example,caiso_2026_straw"], tmp_path / "o", case_fn=SYNTHETIC, workers=1,
+                   progress=False, resume=True)
+    assert len(df) == 2 and (df["status"] == "ok").all()
+    assert df["case_id"].iloc[0] == first["case_id"].iloc[0]
+    after = {r["case_id"]: r["started_utc"] for r in load_records(tmp_path / "o")}
+    assert after[first["case_id"].iloc[0]] == started[first["case_id"].iloc[0]] and len(after) == 2
+    # a value inserted in front shifts the positions: the finished cases are renamed, not rerun
+    started = {r["overrides"]["spec"]: r["started_utc"] for r in load_records(tmp_path / "o")}
+    df = run_sweep(scen, ["spec=lipa,paper_example,caiso_2026_straw"], tmp_path / "o", case_fn=SYNTHETIC,
+                   workers=1, progress=False, resume=True)
+    recs = {r["overrides"]["spec"]: r for r in load_records(tmp_path / "o", df["case_id"].tolist())}
+    assert [recs[k]["started_utc"] for k in started] == list(started.values())
+    assert [recs[k]["index"] for k in ("lipa", "paper_example", "caiso_2026_straw")] == [0, 1, 2]
+    assert df["spec"].tolist() == ["lipa", "paper_example", "caiso_2026_straw"]
     # a changed scenario file refuses to resume
     scen.write_text(scen.read_text().replace("n_gpus = 1000", "n_gpus = 2000"))
     with pytest.raises(ScenarioError, match="scenario file changed"):
-        run_sweep(scen, ["spec=lipa"], tmp_path / "o", case_fn=SYNTHETIC, workers=1, progress=False, resume=True)
+        run_sweep(scen, ["spec=paper_example"], tmp_path / "o", case_fn=SYNTHETIC, workers=1, progress=False,
+                  resume=True)
 
 
 def test_resume_after_kill_runs_only_missing_cases(scenario_file, tmp_path):
