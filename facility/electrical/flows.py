@@ -55,7 +55,7 @@ def summarize_steps(v_l, v_slack, br_f, br_t, br_y, br_sn_mva, br_group, k_pcc, 
         vmin = np.inf
         vmax = -np.inf
         for j in range(l_n):
-            a = abs(v_l[t, j])
+            a = v_l[t, j].real ** 2 + v_l[t, j].imag ** 2
             if a < vmin:
                 vmin = a
             if a > vmax:
@@ -69,16 +69,18 @@ def summarize_steps(v_l, v_slack, br_f, br_t, br_y, br_sn_mva, br_group, k_pcc, 
             sf = vf * np.conj(br_y[b, 0] * vf + br_y[b, 1] * vt)
             st = vt * np.conj(br_y[b, 2] * vf + br_y[b, 3] * vt)
             loss += sf.real + st.real
-            ld = max(abs(sf) / abs(vf), abs(st) / abs(vt)) / br_sn_mva[b] * 100.0
+            lf = (sf.real ** 2 + sf.imag ** 2) / (vf.real ** 2 + vf.imag ** 2)
+            lt = (st.real ** 2 + st.imag ** 2) / (vt.real ** 2 + vt.imag ** 2)
+            ld = np.sqrt(max(lf, lt)) / br_sn_mva[b] * 100.0
             if br_group[b] == 0 and ld > ld_sub:
                 ld_sub = ld
             elif br_group[b] == 1 and ld > ld_lv:
                 ld_lv = ld
         vp = v_l[t, k_pcc]
         sp = -vp * np.conj(pcc_ytf * v_slack + pcc_ytt * vp)
-        out[0, t] = vmin
-        out[1, t] = vmax
-        out[2, t] = abs(vp)
+        out[0, t] = np.sqrt(vmin)
+        out[1, t] = np.sqrt(vmax)
+        out[2, t] = np.sqrt(vp.real ** 2 + vp.imag ** 2)  # same rounding as vm_min / vm_max
         out[3, t] = ld_sub
         out[4, t] = ld_lv
         out[5, t] = loss

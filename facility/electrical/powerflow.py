@@ -16,7 +16,7 @@ import numpy as np
 
 from facility.electrical.flows import summarize_steps
 from facility.electrical.network import FacilityNetwork
-from facility.electrical.solver import ZBUS_MAX_ITER, solve_newton, solve_zbus_warm
+from facility.electrical.solver import ZBUS_MAX_ITER, solve_newton, solve_zbus_warm, solve_zbus_warm_star, star_split
 from facility.electrical.ups import ups_input_mw
 from facility.errors import PowerFlowError, ScenarioError
 
@@ -176,6 +176,8 @@ def run_power_flow(net: FacilityNetwork, p_feeder_mw: np.ndarray, p_storage_mw: 
     k_load = np.concatenate([m.k_feeder, [m.k_bess] if m.k_bess is not None else []]).astype(int)
     z_kk = m.z_ll[np.ix_(k_load, k_load)]
     z_lk = np.ascontiguousarray(m.z_ll[:, k_load].T)
+    v0_k = m.v0_l[k_load]
+    star = star_split(z_kk)  # feeders and BESS hang off the MV bus: O(K) sweeps
     # full-bus index -> column of V_L (-1 = the slack)
     col = np.full(n_l + 1, -1, dtype=np.int64)
     col[m.other] = np.arange(n_l)
@@ -191,7 +193,10 @@ def run_power_flow(net: FacilityNetwork, p_feeder_mw: np.ndarray, p_storage_mw: 
         s_k = p_in * (1.0 + 1j * net.tan_phi)
         if m.k_bess is not None:
             s_k = np.concatenate([s_k, st["bess"][a:b, None] + 0j], axis=1)
-        v_k, i_k, mis, _ = solve_zbus_warm(s_k, z_kk, m.v0_l[k_load], TOL_MVA, ZBUS_MAX_ITER)
+        if star is not None:
+            v_k, i_k, mis, _ = solve_zbus_warm_star(s_k, star[0], star[1], v0_k, TOL_MVA, ZBUS_MAX_ITER)
+        else:
+            v_k, i_k, mis, _ = solve_zbus_warm(s_k, z_kk, v0_k, TOL_MVA, ZBUS_MAX_ITER)
         v_l = m.v0_l - i_k @ z_lk
         bad = ~(mis <= TOL_MVA)
         if np.any(bad):

@@ -187,3 +187,33 @@ def test_types_taps_and_parallel_units_match_runpp():
         assert res.vm_max_pu[s] == pytest.approx(ref["vm_max_pu"], abs=1e-8)
         assert res.p_pcc_mw[s] == pytest.approx(ref["p_pcc_mw"], abs=1e-6)
     assert res.vm_max_pu[1] > 1.0  # tap -3 x 1.25 % raises the MV side at light load
+
+
+def test_star_split_and_kernel_match_dense(site_net, site_inputs):
+    from facility.electrical.solver import solve_zbus_warm_star, star_split
+
+    m = site_net.matrices
+    k = np.concatenate([m.k_feeder, [m.k_bess]])
+    z = m.z_ll[np.ix_(k, k)]
+    d, u = star_split(z)
+    np.testing.assert_allclose(np.diag(d) + np.outer(u, u), z, rtol=0, atol=1e-12 * np.abs(z).max())
+    p, _ = site_inputs
+    s_k = np.concatenate([p * (1 + 0.2j), np.full((p.shape[0], 1), 5.0 + 0j)], axis=1)
+    a = solve_zbus_warm(s_k, z, m.v0_l[k], 1e-10, 60)
+    b = solve_zbus_warm_star(s_k, d, u, m.v0_l[k], 1e-10, 60)
+    np.testing.assert_allclose(b[0], a[0], atol=1e-11)
+    # not rank one off the diagonal -> None (dense kernel)
+    z4 = np.array([[1.0, 0.5, 0.1, 0.2], [0.5, 1.0, 0.3, 0.1], [0.1, 0.3, 1.0, 0.4], [0.2, 0.1, 0.4, 1.0]], complex)
+    assert star_split(z4) is None
+
+
+def test_many_feeders_match_runpp():
+    net = build_network(scenario(grid={"n_feeders": 32}), np.full(32, 3.0))
+    rng = np.random.default_rng(3)
+    p = 3.0 * rng.uniform(0, 1, (4, 32))
+    res = run_power_flow(net, p, {"rack_storage": np.array([1.0, -1.0, 0.0, 5.0])}, store_bus_vm=True)
+    for s in (0, 3):
+        ref = runpp_step(net, p[s], {"rack_storage": res.p_load_mw[s] - p[s].sum()})
+        np.testing.assert_allclose(res.vm_bus_pu[s], ref["vm_bus_pu"], atol=1e-6)
+        assert res.p_pcc_mw[s] == pytest.approx(ref["p_pcc_mw"], abs=1e-6)
+    assert_balance(res)
