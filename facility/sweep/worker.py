@@ -124,12 +124,30 @@ class CaseTask:
 
 
 def _call(fn: Callable, scenario, out_dir: Path, mode: str, plots: bool) -> dict:
+    """Call a case function and normalize what it returns to the nested metrics dict.
+
+    Accepted returns: a mapping (the metrics), an object with ``.metrics`` (a ``Results``;
+    its ``.sizing`` becomes the ``sizing`` block), or ``(sizing_result, Results)`` as
+    ``size_scenario`` returns. ``out_dir`` goes by keyword when the function names it
+    (``run_scenario(scenario, *, out_dir=…)``), else positionally.
+    """
     kw: dict[str, Any] = {}
     if _accepts(fn, "mode"):
         kw["mode"] = mode
     if _accepts(fn, "plots"):
         kw["plots"] = plots
-    return fn(scenario, out_dir, **kw)
+    if _accepts(fn, "out_dir"):
+        out = fn(scenario, out_dir=out_dir, **kw)
+    else:
+        out = fn(scenario, out_dir, **kw)
+    if isinstance(out, tuple) and len(out) == 2 and hasattr(out[1], "metrics"):
+        out = out[1]
+    if hasattr(out, "metrics"):
+        metrics = dict(out.metrics)
+        if getattr(out, "sizing", None) is not None:
+            metrics.setdefault("sizing", out.sizing)
+        return metrics
+    return dict(out)
 
 
 def execute_case(task: CaseTask) -> dict:
@@ -170,7 +188,6 @@ def execute_case(task: CaseTask) -> dict:
         tc = time.perf_counter()
         metrics = _call(fn, scenario, tmp, task.mode, task.plots)
         record["case_s"] = time.perf_counter() - tc
-        metrics = dict(metrics)
         metrics.update(derive(scenario, metrics, task.mode))
         record["result"] = metrics
     except Exception as exc:  # a failing case is a result, not the end of the sweep
