@@ -68,11 +68,12 @@ def main_sweep(args: argparse.Namespace) -> int:
     from facility.sweep.engine import run_sweep
 
     set_items = getattr(args, "set", None) or getattr(args, "overrides", None) or []
+    quiet = bool(getattr(args, "quiet", False))
     try:
         df = run_sweep(args.scenario, list(set_items), args.out, mode=getattr(args, "mode", "run"),
                        executor=getattr(args, "executor", "local"), scheduler=getattr(args, "scheduler", None),
                        workers=getattr(args, "workers", None), resume=getattr(args, "resume", False),
-                       cases_csv=getattr(args, "cases", None), progress=not getattr(args, "no_progress", False),
+                       cases_csv=getattr(args, "cases", None), progress=not (quiet or getattr(args, "no_progress", False)),
                        case_fn=getattr(args, "case_fn", None), plots=getattr(args, "case_plots", False),
                        dask_processes=not getattr(args, "dask_threads", False))
     except FacilityError as exc:
@@ -83,14 +84,17 @@ def main_sweep(args: argparse.Namespace) -> int:
         return 130
     n = len(df)
     bad = df[df["status"] != "ok"] if n else df
+    if n and len(bad) == n:
+        print(f"error: every case failed; first: {bad['error_type'].iloc[0]}: {bad['error'].iloc[0]}", file=sys.stderr)
+        return _code_of(bad["error_type"].iloc[0])
+    if quiet:
+        return EXIT_OK
     print(f"sweep: {n - len(bad)} of {n} cases ok -> {Path(args.out) / 'sweep.parquet'}", file=sys.stderr)
     for _, row in bad.head(5).iterrows():
         print(f"  {row['case_id']}: {row['error_type']}: {str(row['error']).splitlines()[0] if row['error'] else ''}",
               file=sys.stderr)
     if len(bad) > 5:
         print(f"  … and {len(bad) - 5} more (see the error column)", file=sys.stderr)
-    if n and len(bad) == n:
-        return _code_of(bad["error_type"].iloc[0])
     return EXIT_OK
 
 

@@ -17,6 +17,7 @@ import logging
 import os
 import re
 import shutil
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
@@ -249,7 +250,7 @@ def run_sweep(scenario_path: Path, set_items: list[str] | None, out_dir: Path, *
 
     n_err = sum(r["status"] != "ok" for r in records.values())
     bar = tqdm(total=len(ids), initial=len(done), unit="case", desc="sweep", disable=not progress,
-               dynamic_ncols=True, smoothing=0.1)
+               dynamic_ncols=True, smoothing=0.1, mininterval=0.1 if sys.stderr.isatty() else 10.0)
     try:
         for rec in run_tasks(tasks, executor, workers=workers, scheduler=scheduler,
                              dask_processes=dask_processes):
