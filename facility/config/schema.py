@@ -386,6 +386,10 @@ class ControllerConfig(StrictModel):
     forecast_period_s: float | None = F(None, unit="s", gt=0, le=86400.0, description=(
         "Period the 'periodic' MPC forecast repeats; none = estimated from the measured "
         "history (autocorrelation)."))
+    target_ramp_mw_per_s: float | None = F(None, unit="MW/s", gt=0, le=1e6, description=(
+        "Largest rate of change of the grid target of the moving_average and filter "
+        "controllers (trades a gentler start-up transient for storage energy); none = "
+        "unlimited."))
 
 
 class MonitorConfig(StrictModel):

@@ -48,8 +48,22 @@ REASON_SATURATED = 3    # power or energy saturation in the previous step
 REASON_RECOVERED = 4
 
 # scalar state slots
-S_MA_SUM, S_MA_N, S_LP_FAST, S_LP_SLOW, S_W, S_ENGAGED, S_SINCE, S_MEAS, S_MEAS_OK, S_LP_OK = range(10)
-N_STATE = 10
+(S_MA_SUM, S_MA_N, S_LP_FAST, S_LP_SLOW, S_W, S_ENGAGED, S_SINCE, S_MEAS, S_MEAS_OK, S_LP_OK,
+ S_TGT, S_TGT_OK) = range(12)
+N_STATE = 12
+
+
+@njit(cache=True, inline="always")
+def _limit_target(st, x, step):
+    """Rate-limit the grid target: at most ``step`` MW per controller sample."""
+    if st[S_TGT_OK] < 0.5:
+        st[S_TGT_OK] = 1.0
+    elif x > st[S_TGT] + step:
+        x = st[S_TGT] + step
+    elif x < st[S_TGT] - step:
+        x = st[S_TGT] - step
+    st[S_TGT] = x
+    return x
 
 
 def new_state() -> np.ndarray:
@@ -64,7 +78,7 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                  mod_keep, mod_throttle, mod_mean,
                  p_rated, eta_c, eta_d, k_self, e_min, e_max, alpha, ramp_step, e_rated,
                  rec_gain_mw, soc_target, group, share, comp, a_rec,
-                 delay, sample, ma_window, a_fast, a_slow, has_slow, fast_idx,
+                 delay, sample, ma_window, a_fast, a_slow, has_slow, fast_idx, tgt_step,
                  pcc_plan, ff,
                  cd_enabled, cd_soc_trigger, soc_min, soc_max, margin, release_margin, hold, blend_step,
                  dt_h,
@@ -174,7 +188,7 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                     sp[i] = 0.0
             else:
                 if mode == MODE_MOVING_AVERAGE:
-                    target = st[S_MA_SUM] / st[S_MA_N]
+                    target = _limit_target(st, st[S_MA_SUM] / st[S_MA_N], tgt_step)
                     for i in range(n_sto):
                         sp[i] = share[i] * (target - m)
                     if n_sto > 1:
@@ -193,10 +207,11 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                             if group[i] != 0:
                                 sp[i] = share[i] * (st[S_LP_SLOW] - st[S_LP_FAST])
                         close_gap = True
-                        gap_target = st[S_LP_SLOW]
+                        gap_target = _limit_target(st, st[S_LP_SLOW], tgt_step)
                     else:
+                        g = _limit_target(st, st[S_LP_FAST], tgt_step)
                         for i in range(n_sto):
-                            sp[i] = share[i] * (st[S_LP_FAST] - m)
+                            sp[i] = share[i] * (g - m)
                 elif pcc_plan[t] != pcc_plan[t]:  # no PCC target (NaN): plan only
                     for i in range(n_sto):
                         sp[i] = ff[i, t]

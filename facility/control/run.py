@@ -139,6 +139,7 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
     ts = sample * dt_s
     a_fast = -math.expm1(-2 * math.pi * fc * ts)
     a_slow = -math.expm1(-2 * math.pi * fcs * ts)
+    tgt_step = np.inf if ctrl.target_ramp_mw_per_s is None else ctrl.target_ramp_mw_per_s * ts
 
     # ---- co-design
     cd = bool(ctrl.codesign and has_alt and mode != K.MODE_NONE)
@@ -192,7 +193,7 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
         K.control_loop(t0, t1, mode, load, alt, has_alt, mods[0], mods[1], mods[2],
                        p_rated, eta_c, eta_d, k_self, e_min, e_max, alpha, ramp_step, e_rated,
                        rec_gain_mw, soc_target, group, share, comp, a_rec,
-                       delay, sample, ma_window, a_fast, a_slow, S > 1, fast,
+                       delay, sample, ma_window, a_fast, a_slow, S > 1, fast, tgt_step,
                        pcc_plan, ff, cd, mode != K.MODE_TRACK, soc_min, soc_max, margin, rel, hold, blend_step,
                        dt_s / 3600.0, st, e, p_prev, sp, last_lim, first_sat, first_lim,
                        soc_lp, loss_lp,

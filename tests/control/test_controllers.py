@@ -159,3 +159,13 @@ def test_ups_reserve_is_never_used_for_smoothing():
     check_invariants(r, sto, DT)
     assert r.soc_frac["ups"].min() == pytest.approx(0.4, abs=1e-9)     # min_soc + reserve
     assert r.saturation["ups"] is not None
+
+
+def test_target_ramp_limit_bounds_the_grid_ramp():
+    big = {"enabled": True, "p_rated_mw": 100.0, "e_rated_mwh": 1.0}
+    sc, sto = make(rack_storage=big, controller={"kind": "moving_average", "target_ramp_mw_per_s": 2.0})
+    t = np.arange(0, 60, DT)
+    r = run_control(square(t), DT, sc, sto)
+    check_invariants(r, sto, DT)
+    # the target moves at most 2 MW/s; SoC recovery and loss compensation add a little
+    assert np.abs(np.diff(r.p_pcc_mw)).max() <= 1.1 * 2.0 * DT
