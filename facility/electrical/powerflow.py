@@ -175,7 +175,8 @@ def run_power_flow(net: FacilityNetwork, p_feeder_mw: np.ndarray, p_storage_mw: 
     vm_bus = np.empty((t, n_l), dtype=np.float32) if store_bus_vm else None
     k_load = np.concatenate([m.k_feeder, [m.k_bess] if m.k_bess is not None else []]).astype(int)
     z_kk = m.z_ll[np.ix_(k_load, k_load)]
-    z_lk = np.ascontiguousarray(m.z_ll[:, k_load].T)
+    k_free = np.setdiff1d(np.arange(n_l), k_load)
+    z_fk = np.ascontiguousarray(m.z_ll[np.ix_(k_free, k_load)].T)
     v0_k = m.v0_l[k_load]
     star = star_split(z_kk)  # feeders and BESS hang off the MV bus: O(K) sweeps
     # full-bus index -> column of V_L (-1 = the slack)
@@ -197,7 +198,9 @@ def run_power_flow(net: FacilityNetwork, p_feeder_mw: np.ndarray, p_storage_mw: 
             v_k, i_k, mis, _ = solve_zbus_warm_star(s_k, star[0], star[1], v0_k, TOL_MVA, ZBUS_MAX_ITER)
         else:
             v_k, i_k, mis, _ = solve_zbus_warm(s_k, z_kk, v0_k, TOL_MVA, ZBUS_MAX_ITER)
-        v_l = m.v0_l - i_k @ z_lk
+        v_l = np.empty((b - a, n_l), dtype=complex)
+        v_l[:, k_load] = v_k  # = V0_K - Z_KK i_k
+        v_l[:, k_free] = m.v0_l[k_free] - i_k @ z_fk  # PCC and MV: O(K) per step, not O(K L)
         bad = ~(mis <= TOL_MVA)
         if np.any(bad):
             rows = np.flatnonzero(bad)
