@@ -21,7 +21,7 @@ import socket
 import tempfile
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -120,7 +120,6 @@ class CaseTask:
     mode: str = "run"
     case_fn: Any = None
     plots: bool = False
-    extra: dict = field(default_factory=dict)
 
 
 def _call(fn: Callable, scenario, out_dir: Path, mode: str, plots: bool) -> dict:
