@@ -163,7 +163,6 @@ def execute_case(task: CaseTask) -> dict:
 
     t0 = time.perf_counter()
     cases_dir = Path(task.cases_dir)
-    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{task.case_id}-", dir=cases_dir))
     record: dict[str, Any] = {
         "case_id": task.case_id,
         "index": task.index,
@@ -179,6 +178,12 @@ def execute_case(task: CaseTask) -> dict:
         "case_s": 0.0,
         "result": {},
     }
+    if not cases_dir.is_dir():
+        record.update(status="error", error_type="FileNotFoundError", persisted=False, wall_s=0.0,
+                      error=f"{cases_dir} is not visible on worker host {record['host']}: workers of an "
+                            f"existing Dask cluster need --out on a shared file system")
+        return record
+    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{task.case_id}-", dir=cases_dir))
     try:
         scenario = scenario_from_dict(apply_overrides(task.raw, list(task.overrides)),
                                       source=f"{task.source} [case {task.case_id}]",

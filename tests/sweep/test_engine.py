@@ -196,3 +196,14 @@ def test_size_mode_columns_and_case_ids_differ_from_run(scenario_file, tmp_path)
     assert "sizing.rack_storage.e_rated_mwh_opt" not in run.columns
     assert size["case_id"].iloc[0] != run["case_id"].iloc[0]
     assert size["strategy"].iloc[0] == "gpu_smoothing+rack_storage"
+
+
+def test_worker_without_the_out_folder_reports_it(scenario_file, tmp_path):
+    from facility.config.load import read_toml
+    from facility.sweep.worker import CaseTask, execute_case
+
+    scen = scenario_file()
+    rec = execute_case(CaseTask(case_id="c0000-deadbeef", index=0, case={}, overrides=(), raw=read_toml(scen),
+                                source=str(scen), base_dir=str(tmp_path), cases_dir=str(tmp_path / "missing"),
+                                case_fn=SYNTHETIC))
+    assert rec["status"] == "error" and rec["persisted"] is False and "shared file system" in rec["error"]
