@@ -49,7 +49,7 @@ def _read(fn: FacilityNetwork, net, ups_loss_mw: float) -> dict:
 
 
 def runpp_step(fn: FacilityNetwork, p_feeder_mw: np.ndarray, p_storage_mw: dict | None = None,
-               tolerance_mva: float = 1e-10, net=None) -> dict:
+               tolerance_mva: float = 1e-10, net=None, numba: bool = True) -> dict:
     """Solve one step with ``pandapower.runpp``.
 
     Parameters
@@ -58,6 +58,8 @@ def runpp_step(fn: FacilityNetwork, p_feeder_mw: np.ndarray, p_storage_mw: dict 
         Site power per feeder. [MW]
     p_storage_mw : dict of str to float, optional
         ``rack_storage``, ``ups``, ``bess`` power of the step (+ = charging). [MW]
+    numba : bool
+        pandapower's numba option (False skips its JIT compilation: faster for a few steps).
 
     Returns
     -------
@@ -69,7 +71,7 @@ def runpp_step(fn: FacilityNetwork, p_feeder_mw: np.ndarray, p_storage_mw: dict 
     st = {k: np.atleast_1d(v) for k, v in (p_storage_mw or {}).items()}
     p_out, p_in, p_bess = _inputs(fn, np.atleast_2d(p_feeder_mw), st)
     set_step(fn, net, p_in[0], float(p_bess[0]))
-    pp.runpp(net, tolerance_mva=tolerance_mva, calculate_voltage_angles=True)
+    pp.runpp(net, tolerance_mva=tolerance_mva, calculate_voltage_angles=True, numba=numba)
     return _read(fn, net, float((p_in - p_out).sum()))
 
 
@@ -87,7 +89,7 @@ def runpp_loop(fn: FacilityNetwork, p_feeder_mw: np.ndarray, p_storage_mw: dict 
 
 
 def run_timeseries_loop(fn: FacilityNetwork, p_feeder_mw: np.ndarray, p_storage_mw: dict | None = None,
-                        steps: np.ndarray | None = None) -> dict:
+                        steps: np.ndarray | None = None, numba: bool = True) -> dict:
     """The second baseline: pandapower's ``run_timeseries`` with ConstControl profiles.
 
     Returns (S,) arrays ``p_pcc_mw`` and ``vm_min_pu``.
@@ -113,6 +115,6 @@ def run_timeseries_loop(fn: FacilityNetwork, p_feeder_mw: np.ndarray, p_storage_
     ow.log_variable("res_impedance", "p_to_mw")
     ow.log_variable("res_bus", "vm_pu")
     ow.log_variable("res_trafo", "loading_percent")
-    run_timeseries(net, time_steps=range(n), verbose=False, calculate_voltage_angles=True)
+    run_timeseries(net, time_steps=range(n), verbose=False, calculate_voltage_angles=True, numba=numba)
     vm = ow.output["res_bus.vm_pu"].drop(columns=fn.bus["source"]).to_numpy()
     return {"p_pcc_mw": -ow.output["res_impedance.p_to_mw"].to_numpy()[:, 0], "vm_min_pu": vm.min(axis=1)}

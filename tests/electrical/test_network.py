@@ -74,7 +74,7 @@ def test_export_roundtrip(tmp_path, site_net):
     export_network(site_net, path)
     back = pp.from_json(str(path))
     assert len(back.bus) == len(site_net.net.bus)
-    pp.runpp(back)
+    pp.runpp(back, numba=False)
     # exported loads are the UPS input at the feeders' peak: PCC draws more than 4 x 30 MW
     assert -back.res_impedance.p_to_mw.iat[0] > 120.0
 
@@ -86,7 +86,22 @@ def test_exported_network_is_the_peak_step(tmp_path, site_net):
     path = tmp_path / "net.json"
     export_network(site_net, path)
     back = pp.from_json(str(path))
-    pp.runpp(back, tolerance_mva=1e-10)
+    pp.runpp(back, tolerance_mva=1e-10, numba=False)
     res = run_power_flow(site_net, np.full((1, 4), 30.0))
     assert -back.res_impedance.p_to_mw.iat[0] == pytest.approx(res.p_pcc_mw[0], abs=1e-6)
     assert back.res_bus.vm_pu.drop(index=site_net.bus["source"]).min() == pytest.approx(res.vm_min_pu[0], abs=1e-8)
+
+
+def test_validation_does_not_import_pandapower():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from facility.config.schema import Scenario\n"
+        "from facility.config.checks import check_grid\n"
+        "s = Scenario(jobs=[{'n_gpus': 10}], grid={'trafo_type': 'sub_230_34p5_100mva', 'ups_type': 'none'})\n"
+        "assert check_grid(s) == [], check_grid(s)\n"
+        "assert 'pandapower' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

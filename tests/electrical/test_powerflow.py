@@ -58,7 +58,7 @@ def test_batch_matches_runpp_on_random_steps(site_net, site_inputs):
     res = run_power_flow(site_net, p, st, chunk_steps=64, store_bus_vm=True)
     assert res.max_mismatch_mva <= pf_mod.TOL_MVA
     for s in np.random.default_rng(1).choice(p.shape[0], 8, replace=False):
-        ref = runpp_step(site_net, p[s], {k: v[s] for k, v in st.items()})
+        ref = runpp_step(site_net, p[s], {k: v[s] for k, v in st.items()}, numba=False)
         assert abs(ref["p_pcc_mw"] - res.p_pcc_mw[s]) <= 1e-4
         assert abs(ref["q_pcc_mvar"] - res.q_pcc_mvar[s]) <= 1e-4
         np.testing.assert_allclose(res.vm_bus_pu[s], ref["vm_bus_pu"], atol=1e-6)
@@ -180,7 +180,7 @@ def test_types_taps_and_parallel_units_match_runpp():
     res = run_power_flow(net, p)
     for s in range(2):
         pp_net = copy.deepcopy(net.net)
-        ref = runpp_step(net, p[s], None, net=pp_net)
+        ref = runpp_step(net, p[s], None, net=pp_net, numba=False)
         lv = pp_net.res_trafo.loading_percent.to_numpy()[2:].max()
         assert res.lv_trafo_loading_percent[s] == pytest.approx(lv, abs=1e-6)
         assert res.trafo_loading_percent[s] == pytest.approx(ref["trafo_loading_percent"], abs=1e-6)
@@ -213,7 +213,17 @@ def test_many_feeders_match_runpp():
     p = 3.0 * rng.uniform(0, 1, (4, 32))
     res = run_power_flow(net, p, {"rack_storage": np.array([1.0, -1.0, 0.0, 5.0])}, store_bus_vm=True)
     for s in (0, 3):
-        ref = runpp_step(net, p[s], {"rack_storage": res.p_load_mw[s] - p[s].sum()})
+        ref = runpp_step(net, p[s], {"rack_storage": res.p_load_mw[s] - p[s].sum()}, numba=False)
         np.testing.assert_allclose(res.vm_bus_pu[s], ref["vm_bus_pu"], atol=1e-6)
         assert res.p_pcc_mw[s] == pytest.approx(ref["p_pcc_mw"], abs=1e-6)
     assert_balance(res)
+
+
+def test_run_timeseries_baseline_agrees(site_net, site_inputs):
+    from facility.electrical.reference import run_timeseries_loop
+
+    p, st = site_inputs
+    res = run_power_flow(site_net, p, st)
+    ts = run_timeseries_loop(site_net, p, st, steps=np.arange(5), numba=False)
+    np.testing.assert_allclose(ts["p_pcc_mw"], res.p_pcc_mw[:5], atol=1e-4)
+    np.testing.assert_allclose(ts["vm_min_pu"], res.vm_min_pu[:5], atol=1e-6)
