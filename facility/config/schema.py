@@ -386,6 +386,12 @@ class ControllerConfig(StrictModel):
     forecast_period_s: float | None = F(None, unit="s", gt=0, le=86400.0, description=(
         "Period the 'periodic' MPC forecast repeats; none = estimated from the measured "
         "history (autocorrelation)."))
+    warm_start: bool = F(True, description=(
+        "Start the controller as if it had been running before t = 0 on the same load (the "
+        "load before t = 0 is taken to repeat the first window): its moving average, filters "
+        "and MPC history start from the first window instead of from nothing. false = cold "
+        "start: the controller knows nothing before its first measurement, and a job already "
+        "swinging at t = 0 produces a start-up transient."))
     target_ramp_mw_per_s: float | None = F(None, unit="MW/s", gt=0, le=1e6, description=(
         "Largest rate of change of the grid target of the moving_average and filter "
         "controllers (trades a gentler start-up transient for storage energy); none = "

@@ -78,7 +78,7 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                  mod_keep, mod_throttle, mod_mean,
                  p_rated, eta_c, eta_d, k_self, e_min, e_max, alpha, ramp_step, e_rated,
                  rec_gain_mw, soc_target, group, share, comp, a_rec,
-                 delay, sample, ma_window, a_fast, a_slow, has_slow, fast_idx, tgt_step,
+                 delay, sample, ma_window, ma_pre, a_fast, a_slow, has_slow, fast_idx, tgt_step,
                  pcc_plan, ff,
                  cd_enabled, cd_soc_trigger, soc_min, soc_max, margin, release_margin, hold, blend_step,
                  dt_h,
@@ -170,8 +170,12 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                 st[S_MA_SUM] += m
                 st[S_MA_N] += 1.0
             tw = t - ma_window
-            if tw >= 0 and meas[tw] == meas[tw]:
-                st[S_MA_SUM] -= meas[tw]
+            if tw >= 0:
+                if meas[tw] == meas[tw]:
+                    st[S_MA_SUM] -= meas[tw]
+                    st[S_MA_N] -= 1.0
+            elif t < ma_pre.size:          # warm start: the pre-history leaves the window
+                st[S_MA_SUM] -= ma_pre[t]
                 st[S_MA_N] -= 1.0
         # 4. controller
         close_gap = False

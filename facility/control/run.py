@@ -188,12 +188,26 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
     ev_val = np.zeros(_EVENT_CAP)
     n_ev = np.zeros(1, dtype=np.int64)
     mods = [1.0, 0.0, 0.0]   # keep, throttle, mean (monitor response)
+    ma_pre = np.zeros(0)
+    if ctrl.warm_start and mode in (K.MODE_MOVING_AVERAGE, K.MODE_FILTER):
+        # the controller has been running on the same load: the load before t = 0 repeats
+        # the first window (periodic extension)
+        if mode == K.MODE_MOVING_AVERAGE:
+            ma_pre = np.resize(load[:ma_window], ma_window)
+            st[K.S_MA_SUM], st[K.S_MA_N] = ma_pre.sum(), float(ma_window)
+            m0 = float(ma_pre.mean())
+        else:
+            n_f = max(1, int(round(1.0 / (2 * math.pi * fc * dt_s))))
+            n_s = max(1, int(round(1.0 / (2 * math.pi * fcs * dt_s))))
+            m0 = float(load[:n_f].mean())
+            st[K.S_LP_FAST], st[K.S_LP_SLOW], st[K.S_LP_OK] = m0, float(load[:n_s].mean()), 1.0
+        st[K.S_MEAS], st[K.S_MEAS_OK] = m0, 1.0
 
     def run(t0: int, t1: int) -> None:
         K.control_loop(t0, t1, mode, load, alt, has_alt, mods[0], mods[1], mods[2],
                        p_rated, eta_c, eta_d, k_self, e_min, e_max, alpha, ramp_step, e_rated,
                        rec_gain_mw, soc_target, group, share, comp, a_rec,
-                       delay, sample, ma_window, a_fast, a_slow, S > 1, fast, tgt_step,
+                       delay, sample, ma_window, ma_pre, a_fast, a_slow, S > 1, fast, tgt_step,
                        pcc_plan, ff, cd, mode != K.MODE_TRACK, soc_min, soc_max, margin, rel, hold, blend_step,
                        dt_s / 3600.0, st, e, p_prev, sp, last_lim, first_sat, first_lim,
                        soc_lp, loss_lp,

@@ -169,3 +169,17 @@ def test_target_ramp_limit_bounds_the_grid_ramp():
     check_invariants(r, sto, DT)
     # the target moves at most 2 MW/s; SoC recovery and loss compensation add a little
     assert np.abs(np.diff(r.p_pcc_mw)).max() <= 1.1 * 2.0 * DT
+
+
+@pytest.mark.parametrize("kind", ["moving_average", "filter"])
+def test_warm_start_has_no_start_up_transient(rack, kind):
+    t = np.arange(0, 60, DT)
+    load = square(t)
+    swing = {}
+    for warm in (True, False):
+        sc, sto = make(rack_storage=rack, controller={"kind": kind, "warm_start": warm})
+        r = run_control(load, DT, sc, sto)
+        check_invariants(r, sto, DT)
+        first = r.p_pcc_mw[t < 10]
+        swing[warm] = first.max() - first.min()
+    assert swing[True] < 5.0 < 10.0 < swing[False]      # filter: ~3 MW ripple remains
