@@ -205,15 +205,18 @@ def run_power_flow(net: FacilityNetwork, p_feeder_mw: np.ndarray, p_storage_mw: 
         if np.any(bad):
             rows = np.flatnonzero(bad)
             n_newton += rows.size
-            s_l = np.zeros((rows.size, n_l), dtype=complex)
-            s_l[:, k_load] = s_k[rows]
-            v_nr, mis_nr = solve_newton(s_l, m.y_ll, i_slack_l, v_l[rows], TOL_MVA)
-            v_l[rows] = v_nr
-            mis[rows] = mis_nr
-            failed = rows[~(mis_nr <= TOL_MVA)]
-            if failed.size:
-                _raise_not_converged(net, int(a + failed[0]), float(mis[failed[0]]), s_k[failed[0]],
-                                     np.abs(v_l[failed[0]]), failed.size)
+            per_batch = max(1, min(2000, int(5e7 // (2 * n_l) ** 2)))  # bounds the Jacobians' memory
+            for c in range(0, rows.size, per_batch):
+                r = rows[c:c + per_batch]
+                s_l = np.zeros((r.size, n_l), dtype=complex)
+                s_l[:, k_load] = s_k[r]
+                v_nr, mis_nr = solve_newton(s_l, m.y_ll, i_slack_l, v_l[r], TOL_MVA)
+                v_l[r] = v_nr
+                mis[r] = mis_nr
+                failed = r[~(mis_nr <= TOL_MVA)]
+                if failed.size:
+                    _raise_not_converged(net, int(a + failed[0]), float(mis[failed[0]]), s_k[failed[0]],
+                                         np.abs(v_l[failed[0]]), int(np.sum(~(mis_nr <= TOL_MVA))))
         worst = max(worst, float(mis.max()))
         summ = summarize_steps(v_l, m.v_slack, f_pos, t_pos, m.br_y, m.br_sn_mva, m.br_group.astype(np.int64),
                                int(m.k_pcc), m.pcc_ytf, m.pcc_ytt)
@@ -251,7 +254,7 @@ def _raise_not_converged(net: FacilityNetwork, step: int, mis_mva: float, s_k: n
     mis_txt = "not finite (diverged)" if not np.isfinite(mis_mva) else f"{mis_mva:.3g} MVA"
     vm_txt = f"{np.nanmin(vm):.3f} pu" if np.any(np.isfinite(vm)) else "n/a"
     raise PowerFlowError(
-        f"power flow did not converge at time step {step} ({n_failed} step(s) of its chunk failed): "
+        f"power flow did not converge at time step {step} ({n_failed} step(s) of its batch failed): "
         f"largest mismatch {mis_txt} (tolerance {TOL_MVA:g} MVA), lowest voltage {vm_txt}; "
         f"likely cause: {'; '.join(causes)}")
 
