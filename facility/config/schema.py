@@ -377,15 +377,21 @@ class ControllerConfig(StrictModel):
         "none = 2 x codesign_soc_margin_frac."))
     codesign_hold_s: float = F(5.0, unit="s", ge=0, le=3600.0,
                                description="Shortest engagement of the GPU controls before they may release.")
-    codesign_blend_s: float = F(1.0, unit="s", ge=0, le=600.0, description=(
+    codesign_blend_s: float = F(0.0, unit="s", ge=0, le=600.0, description=(
         "Time over which the drawn load moves linearly between the plain and the GPU-engaged "
-        "site power when the co-design engages or releases; 0 = switch at once."))
+        "site power when the co-design engages or releases; 0 = switch at once (the GPU-side "
+        "ramps are already in the engaged site power)."))
     slow_cutoff_hz: float | None = F(None, unit="Hz", gt=0, le=100.0, description=(
         "Lower crossover of the filter controller: slow storages (UPS, BESS) take the band "
         "between slow_cutoff_hz and cutoff_hz; none = cutoff_hz / 10."))
     forecast_period_s: float | None = F(None, unit="s", gt=0, le=86400.0, description=(
         "Period the 'periodic' MPC forecast repeats; none = estimated from the measured "
         "history (autocorrelation)."))
+    reservoir_gain_per_s: float | None = F(None, unit="1/s", ge=0, le=10.0, description=(
+        "With several storages (moving_average, filter): gain of the fast storage's SoC "
+        "recovery fed by the slow storages (UPS, BESS) instead of the grid; none = "
+        "1 / (4 window_s); 0 = off (the fast storage recovers from the grid with "
+        "soc_gain_per_s)."))
     warm_start: bool = F(True, description=(
         "Start the controller as if it had been running before t = 0 on the same load (the "
         "load before t = 0 is taken to repeat the first window): its moving average, filters "

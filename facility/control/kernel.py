@@ -49,8 +49,8 @@ REASON_RECOVERED = 4
 
 # scalar state slots
 (S_MA_SUM, S_MA_N, S_LP_FAST, S_LP_SLOW, S_W, S_ENGAGED, S_SINCE, S_MEAS, S_MEAS_OK, S_LP_OK,
- S_TGT, S_TGT_OK) = range(12)
-N_STATE = 12
+ S_TGT, S_TGT_OK, S_GAP) = range(13)
+N_STATE = 13
 
 
 @njit(cache=True, inline="always")
@@ -79,6 +79,7 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                  p_rated, eta_c, eta_d, k_self, e_min, e_max, alpha, ramp_step, e_rated,
                  rec_gain_mw, soc_target, group, share, comp, a_rec,
                  delay, sample, ma_window, ma_pre, a_fast, a_slow, has_slow, fast_idx, tgt_step,
+                 res_gain_mw, res_share,
                  pcc_plan, ff,
                  cd_enabled, cd_soc_trigger, soc_min, soc_max, margin, release_margin, hold, blend_step,
                  dt_h,
@@ -95,6 +96,7 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
     n_sto = p_rated.size
     cap = ev_step.size
     rec = np.zeros(n_sto)
+    xr = np.zeros(n_sto)
     for t in range(t0, t1):
         # 1. co-design switch
         if cd_enabled:
@@ -103,7 +105,9 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                 for i in range(n_sto):
                     reason = 0
                     val = e[i] / e_rated[i] if e_rated[i] > 0 else soc_target[i]
-                    if last_lim[i] > 0:
+                    if last_lim[i] > 0 and not (i == fast_idx and last_lim[i] == 1
+                                                and st[S_GAP] > 0.5 and n_sto > 1):
+                        # (a fast storage at its power limit hands the rest to the slow ones)
                         reason = REASON_SATURATED
                     elif not cd_soc_trigger or e_rated[i] <= 0:
                         reason = 0
@@ -225,28 +229,51 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                             sp[i] = ff[i, t]
                     close_gap = True
                     gap_target = pcc_plan[t]
+                st[S_GAP] = 1.0 if close_gap else 0.0
                 for i in range(n_sto):
                     rec[i] = rec_gain_mw[i] * (soc_target[i] - soc_lp[i]) + comp[i] * loss_lp[i]
                     if not (close_gap and i == fast_idx):
                         sp[i] += rec[i]
-        # 5. storage: the slow ones first, then the fast one, which (several storages)
-        # closes the gap between the grid target and what the slow
-        # ones actually delivered (lag, ramp, saturation), their SoC recovery excepted
+                for i in range(n_sto):
+                    xr[i] = 0.0
+                if close_gap and res_gain_mw > 0.0:
+                    # the slow storages are the fast one's energy reservoir: its SoC recovery
+                    # and loss compensation come from them, not from the grid
+                    f = fast_idx
+                    rec[f] = res_gain_mw * (soc_target[f] - soc_lp[f]) + comp[f] * loss_lp[f]
+                    for j in range(n_sto):
+                        if j != f:
+                            xr[j] = -res_share[j] * rec[f]
+                            sp[j] += xr[j]
+        # 5. storage: with several storages (gap mode) the fast one goes first and closes the
+        # gap between the grid target and what the slow ones will deliver of their bands
+        # (their converter lag, ramp and saturation predicted with the same storage_step);
+        # what the fast one cannot deliver (saturation) goes to the slow ones in the same
+        # step, shared by rating
         pcc = drawn
+        gap_on = st[S_GAP] > 0.5
+        ovf = 0.0
         for k in range(n_sto):
-            if k < n_sto - 1:
-                i = k if k < fast_idx else k + 1
-            else:
+            if k == 0:
                 i = fast_idx
                 if close_gap:
                     spf = gap_target - m + rec[i]
                     for j in range(n_sto):
                         if j != fast_idx:
-                            spf -= p_prev[j] - rec[j]
+                            p_pred, _e, _l = storage_step(sp[j], p_prev[j], e[j], p_rated[j],
+                                                          eta_c[j], eta_d[j], k_self[j], e_min[j],
+                                                          e_max[j], alpha[j], ramp_step[j], dt_h)
+                            spf -= p_pred - rec[j] - xr[j]
                     sp[i] = spf
-            p, e_new, lim = storage_step(sp[i], p_prev[i], e[i], p_rated[i], eta_c[i], eta_d[i],
+                req = sp[i]
+            else:
+                i = k - 1 if k - 1 < fast_idx else k
+                req = sp[i] + res_share[i] * ovf if gap_on else sp[i]
+            p, e_new, lim = storage_step(req, p_prev[i], e[i], p_rated[i], eta_c[i], eta_d[i],
                                          k_self[i], e_min[i], e_max[i], alpha[i], ramp_step[i],
                                          dt_h)
+            if i == fast_idx:
+                ovf = req - p if (gap_on and lim > 0) else 0.0
             p_prev[i] = p
             # loss of the step (conversion + self-discharge) and SoC, both low-passed
             loss = p - (e_new - e[i]) / dt_h

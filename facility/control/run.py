@@ -139,6 +139,12 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
     ts = sample * dt_s
     a_fast = -math.expm1(-2 * math.pi * fc * ts)
     a_slow = -math.expm1(-2 * math.pi * fcs * ts)
+    # slow storages as the fast one's energy reservoir (moving_average / filter, S > 1)
+    res_share = _shares(p_rated, group == 1)
+    res_gain_mw = 0.0
+    if mode in (K.MODE_MOVING_AVERAGE, K.MODE_FILTER) and S > 1:
+        g = ctrl.reservoir_gain_per_s if ctrl.reservoir_gain_per_s is not None else 0.25 / ctrl.window_s
+        res_gain_mw = g * e_rated[fast] * 3600.0
     tgt_step = np.inf if ctrl.target_ramp_mw_per_s is None else ctrl.target_ramp_mw_per_s * ts
 
     # ---- co-design
@@ -208,6 +214,7 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
                        p_rated, eta_c, eta_d, k_self, e_min, e_max, alpha, ramp_step, e_rated,
                        rec_gain_mw, soc_target, group, share, comp, a_rec,
                        delay, sample, ma_window, ma_pre, a_fast, a_slow, S > 1, fast, tgt_step,
+                       res_gain_mw, res_share,
                        pcc_plan, ff, cd, mode != K.MODE_TRACK, soc_min, soc_max, margin, rel, hold, blend_step,
                        dt_s / 3600.0, st, e, p_prev, sp, last_lim, first_sat, first_lim,
                        soc_lp, loss_lp,

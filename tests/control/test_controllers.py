@@ -183,3 +183,17 @@ def test_warm_start_has_no_start_up_transient(rack, kind):
         first = r.p_pcc_mw[t < 10]
         swing[warm] = first.max() - first.min()
     assert swing[True] < 5.0 < 10.0 < swing[False]      # filter: ~3 MW ripple remains
+
+
+def test_slow_storage_takes_the_fast_ones_overflow_in_the_same_step():
+    small_rack = {"enabled": True, "p_rated_mw": 20.0, "e_rated_mwh": 0.2}
+    ups = {"enabled": True, "p_rated_mw": 100.0, "e_rated_mwh": 10.0}
+    sc, sto = make(rack_storage=small_rack, ups=ups, controller={"kind": "filter"})
+    t = np.arange(0, 60, DT)
+    r = run_control(square(t), DT, sc, sto)
+    check_invariants(r, sto, DT)
+    assert r.saturation["rack_storage"] is not None                 # the rack alone is too small
+    pcc = r.p_pcc_mw[t >= 5]
+    assert pcc.max() - pcc.min() < 5.0                              # no one-step spikes
+    # a rack at its power limit hands over instead of engaging GPU controls
+    assert not [e for e in r.events if e["kind"] == "codesign_engage"]
