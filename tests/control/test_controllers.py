@@ -197,3 +197,16 @@ def test_slow_storage_takes_the_fast_ones_overflow_in_the_same_step():
     assert pcc.max() - pcc.min() < 5.0                              # no one-step spikes
     # a rack at its power limit hands over instead of engaging GPU controls
     assert not [e for e in r.events if e["kind"] == "codesign_engage"]
+
+
+def test_slow_storage_recharges_the_fast_one_not_the_grid():
+    rack = {"enabled": True, "p_rated_mw": 20.0, "e_rated_mwh": 0.05, "initial_soc_frac": 0.3}
+    ups = {"enabled": True, "p_rated_mw": 50.0, "e_rated_mwh": 10.0}
+    sc, sto = make(rack_storage=rack, ups=ups,
+                   controller={"kind": "moving_average", "soc_target_frac": 0.5})
+    r = run_control(np.full(12000, 50.0), DT, sc, sto)
+    check_invariants(r, sto, DT)
+    assert r.soc_frac["rack_storage"][-1] > 0.48                    # recovered in 120 s
+    # the grid sees only the UPS's own losses, not the ~0.9 MW recharge of the rack
+    assert np.abs(r.p_pcc_mw - 50.0).max() < 0.2
+    assert r.soc_frac["ups"][-1] < 0.5                              # the UPS paid for it
