@@ -8,8 +8,8 @@ change the load modifiers in between.
 Order inside one step t:
 
 1. co-design: look at every storage's SoC at the end of step t-1 and its last saturation;
-   engage GPU controls when one saturated or (``cd_soc_trigger``: rule controllers; a plan
-   of mpc/optimal may run to a bound on purpose) is within ``margin`` of a bound, release when
+   engage GPU controls when one saturated or (``cd_soc_trigger``: all but 'optimal', whose
+   plan may run to a bound on purpose) is within ``margin`` of a bound, release when
    all are ``release_margin`` inside their bounds after ``hold`` steps; the blend weight
    ``w`` moves by ``blend_step`` per step towards 1 (engaged) or 0.
 2. drawn load = ``keep * (mean + (1 - throttle) * (base - mean))`` with

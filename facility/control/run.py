@@ -215,7 +215,7 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
                        rec_gain_mw, soc_target, group, share, comp, a_rec,
                        delay, sample, ma_window, ma_pre, a_fast, a_slow, S > 1, fast, tgt_step,
                        res_gain_mw, res_share,
-                       pcc_plan, ff, cd, mode != K.MODE_TRACK, soc_min, soc_max, margin, rel, hold, blend_step,
+                       pcc_plan, ff, cd, ctrl.kind != "optimal", soc_min, soc_max, margin, rel, hold, blend_step,
                        dt_s / 3600.0, st, e, p_prev, sp, last_lim, first_sat, first_lim,
                        soc_lp, loss_lp,
                        out_p, out_e, out_lim, out_load, out_pcc, out_w, meas,
