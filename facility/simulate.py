@@ -320,17 +320,16 @@ def _storage_block(storages, p_storage, soc, dt, saturation) -> dict:
 def _training_block(scenario, gpu_full, gpu_normal, engaged, codesign) -> dict:
     if gpu_full is None:
         return {"slowdown_frac": 0.0}
-    full = float(gpu_full.slowdown_frac.get("overall", 0.0))
-    if codesign:
-        normal = float(gpu_normal.slowdown_frac.get("overall", 0.0))
-        frac = float(np.mean(engaged)) if engaged.size else 0.0
-        overall = normal + (full - normal) * frac
-    else:
-        overall = full
-    out = {"slowdown_frac": overall}
-    per_job = {k: float(v) for k, v in gpu_full.slowdown_frac.items() if k != "overall"}
-    if per_job:
-        out["slowdown_frac_by_job"] = per_job
+    # Under the co-design the full GPU controls act only while engaged: blend the slowdown of
+    # the ramps-only controls and of the full controls by the engaged share of the horizon.
+    frac = (float(np.mean(engaged)) if engaged.size else 0.0) if codesign else 1.0
+    blended = {}
+    for key, full in gpu_full.slowdown_frac.items():
+        normal = float(gpu_normal.slowdown_frac.get(key, 0.0)) if codesign else float(full)
+        blended[key] = normal + (float(full) - normal) * frac
+    out = {"slowdown_frac": blended.pop("overall", 0.0)}
+    if blended:
+        out["slowdown_frac_by_job"] = blended
     return out
 
 
