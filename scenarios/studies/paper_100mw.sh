@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The paper_100mw study (docs/studies.md): 20 designs (GPU floor x rack storage, in the cases
-# CSV) x the 5 utility specs of models/specs/ = 100 runs of 2 min at 5 ms.
+# The paper_100mw study (docs/studies.md): 24 designs (GPU floor x rack storage, in the cases
+# CSV) x the 5 utility specs of models/specs/ = 120 runs of 2 min at 5 ms.
 # Usage: scenarios/studies/paper_100mw.sh [OUT_DIR] [extra sweep flags, e.g. --executor dask]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"

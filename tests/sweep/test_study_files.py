@@ -25,7 +25,7 @@ def test_paper_100mw_covers_every_library_spec():
 
 def test_paper_100mw_every_case_validates():
     cases = expand_cases(_set_items_of_script(), STUDIES / "paper_100mw_cases.csv")
-    assert len(cases) == 20 * len(list_specs())
+    assert len(cases) == 24 * len(list_specs())
     for case in cases:
         overrides = [f"{k}={v}" for k, v in case.items() if k != "case_id"]
         s = load_scenario(STUDIES / "paper_100mw.toml", overrides)
