@@ -81,14 +81,14 @@ def gpu_controls_active(scenario: Scenario) -> bool:
     return bool(scenario.gpu_smoothing.enabled or scenario.firefly.enabled or scenario.power_cap.enabled)
 
 
-def _ramps_only(scenario: Scenario) -> Scenario:
-    """The scenario with GPU smoothing reduced to its programmed ramps (no floor, no firefly).
+def _storage_first(scenario: Scenario) -> Scenario:
+    """The scenario with GPU smoothing and firefly off (a static power cap stays).
 
-    Under the co-design, ramps handle job start/stop all the time; the floor and firefly engage
-    only when storage runs out.
+    Under the co-design (controller.codesign) storage carries the swings on its own, and the
+    GPU controls (floor, programmed ramps, stop delay, firefly) engage only while a storage is
+    near a SoC bound, e.g. through job start/stop or a long checkpoint (the paper's §IV-D).
     """
-    gs = scenario.gpu_smoothing.model_copy(update={"floor_frac": 0.0, "secondary_floor_frac": None,
-                                                   "stop_delay_s": 0.0})
+    gs = scenario.gpu_smoothing.model_copy(update={"enabled": False})
     ff = scenario.firefly.model_copy(update={"enabled": False})
     return scenario.model_copy(update={"gpu_smoothing": gs, "firefly": ff})
 
@@ -198,7 +198,7 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
             gpu_full = apply_gpu_controls(profile, scenario)
             events.extend(gpu_full.events)
             if codesign:
-                gpu_normal = apply_gpu_controls(profile, _ramps_only(scenario))
+                gpu_normal = apply_gpu_controls(profile, _storage_first(scenario))
             else:
                 gpu_normal = gpu_full
         site_normal = (site_power(profile, gpu_normal.p_gpu_w, scenario.site, n_feeders)
