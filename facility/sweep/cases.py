@@ -180,8 +180,8 @@ def expand_cases(set_items: list[str] | None, cases_csv: Path | None = None) -> 
     Examples
     --------
     >>> expand_cases(["a.x=1,2", "b.y=0:1:3"])  # doctest: +NORMALIZE_WHITESPACE
-    [{'a.x': '1', 'b.y': '0'}, {'a.x': '1', 'b.y': '0.5'}, {'a.x': '1', 'b.y': '1'},
-     {'a.x': '2', 'b.y': '0'}, {'a.x': '2', 'b.y': '0.5'}, {'a.x': '2', 'b.y': '1'}]
+    [{'a.x': '1', 'b.y': '0.0'}, {'a.x': '1', 'b.y': '0.5'}, {'a.x': '1', 'b.y': '1.0'},
+     {'a.x': '2', 'b.y': '0.0'}, {'a.x': '2', 'b.y': '0.5'}, {'a.x': '2', 'b.y': '1.0'}]
     """
     axes: list[tuple[str, list[str]]] = []
     seen: set[str] = set()
