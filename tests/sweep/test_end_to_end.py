@@ -81,3 +81,29 @@ def test_real_24_case_sweep_local_pool_and_dask_cluster(tiny, tmp_path):
     assert len(a) == 24 and (a["status"] == "ok").all(), a["error"].tolist()
     pd.testing.assert_frame_equal(a.drop(columns=VOLATILE), b.drop(columns=VOLATILE))
     _check_against_case_metrics(a, tmp_path / "a")
+
+
+def _optimizer_ready() -> bool:
+    try:
+        from facility.optimize import size_storage, sizing_to_json  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _optimizer_ready(), reason="facility.optimize.size_storage not available yet")
+def test_size_mode_through_size_scenario(tiny, tmp_path):
+    text = TINY.replace("p_rated_mw = 0.5\ne_rated_mwh = 0.01\n",
+                        "extendable = true\nmax_p_rated_mw = 5.0\nmax_e_rated_mwh = 0.1\n")
+    assert text != TINY
+    tiny.write_text(text)
+    df = run_sweep(tiny, ["spec.max_window_swing_mw=0.4,0.8"], tmp_path / "s", mode="size", workers=1,
+                   progress=False)
+    assert (df["status"] == "ok").all(), df["error"].tolist()
+    p_opt = [c for c in df.columns if c.startswith("sizing.") and c.endswith("p_rated_mw_opt")]
+    assert p_opt, list(df.columns)
+    # a looser limit never needs more storage power
+    assert df[p_opt[0]].iloc[1] <= df[p_opt[0]].iloc[0] + 1e-6
+    # the verification run used the sized rating
+    assert df["storage.rack_storage.p_rated_mw"].tolist() == pytest.approx(df[p_opt[0]].tolist(), rel=1e-6)
+    assert (tmp_path / "s" / "cases" / df["case_id"].iloc[0] / "sizing.json").is_file()
