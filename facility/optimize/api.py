@@ -1,0 +1,301 @@
+"""Public entry points: ``size_storage``, ``solve_dispatch``, their result and ``sizing.json``.
+
+Anything but an optimal solve raises :class:`facility.errors.InfeasibleError` with a
+diagnosis from a second solve in which every spec limit (window, dynamic range) and the
+terminal SoC may be violated at a penalty: the message names the limits with the largest
+slacks, by how much [MW or MWh] and where [s].
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import numpy as np
+
+from facility.errors import InfeasibleError, ScenarioError
+from facility.optimize.formulation import S_PER_H, Model, build_model, resolve_storage
+from facility.optimize.lp import LinearProgram, LpSolution, solve_highs
+
+__all__ = ["SolveInfo", "SizingResult", "size_storage", "solve_dispatch", "sizing_to_json",
+           "SLACK_PENALTY_KUSD"]
+
+#: Penalty of one MW (MWh) of violation of one soft row in the diagnosis solve. [k$]
+SLACK_PENALTY_KUSD = 1.0e4
+_SLACK_TOL = 1e-6
+
+
+@dataclass
+class SolveInfo:
+    """How a solve went.
+
+    Attributes
+    ----------
+    status : str
+        ``"optimal"``, or ``"slack"`` (``allow_slack``: limits violated at a penalty).
+    termination : str
+        The solver's own termination string.
+    objective_usd : float
+        Objective without penalties: capex (+ annuity share) + losses + degradation. [USD]
+    build_s, solve_s : float
+        Model build and solver time. [s]
+    n_variables, n_constraints : int
+        Size of the LP handed to the solver.
+    slack : dict
+        Largest violation per limit family in slack mode (empty otherwise). [MW or MWh]
+    """
+
+    status: str
+    termination: str
+    objective_usd: float
+    build_s: float
+    solve_s: float
+    n_variables: int
+    n_constraints: int
+    slack: dict = field(default_factory=dict)
+
+
+@dataclass
+class SizingResult:
+    """Ratings and dispatch from :func:`size_storage` / :func:`solve_dispatch`.
+
+    Attributes
+    ----------
+    p_rated_mw_opt, e_rated_mwh_opt : dict of float
+        Ratings per storage (the fixed ones for a dispatch). [MW], [MWh]
+    p_storage_mw : dict of (T,) arrays
+        Storage power, consumer frame (+ = charging) = p_charge_mw - p_discharge_mw. [MW]
+    p_charge_mw, p_discharge_mw : dict of (T,) arrays
+        Split non-negative charge and discharge power. [MW]
+    soc_frac : dict of (T+1,) arrays
+        SoC at the step *boundaries*: soc_frac[n][0] is the initial SoC, [t+1] the SoC after
+        step t, [T] the end of the horizon. [frac]
+    p_pcc_mw : (T,) array
+        Lossless PCC power = load + sum of storage powers. [MW]
+    info : SolveInfo
+    """
+
+    p_rated_mw_opt: dict
+    e_rated_mwh_opt: dict
+    p_storage_mw: dict
+    p_charge_mw: dict
+    p_discharge_mw: dict
+    soc_frac: dict
+    p_pcc_mw: np.ndarray
+    info: SolveInfo
+
+
+def _check_inputs(p_load_mw, dt_s, storages) -> np.ndarray:
+    load = np.asarray(p_load_mw, dtype=float).ravel()
+    if load.size < 1 or not np.all(np.isfinite(load)):
+        raise ScenarioError("p_load_mw must be a non-empty array of finite numbers [MW]")
+    if not (np.isfinite(dt_s) and dt_s > 0):
+        raise ScenarioError(f"dt_s = {dt_s!r} s must be > 0")
+    if not storages:
+        raise ScenarioError("the optimizer needs at least one enabled storage "
+                            "([rack_storage], [ups] or [bess] with enabled = true)")
+    return load
+
+
+def _warn_unsupported(spec) -> None:
+    keys = [k for k in ("max_band_energy_frac", "max_band_peak_mw") if getattr(spec, k) is not None]
+    if spec.bands:
+        keys.append("bands")
+    if keys:
+        warnings.warn(f"spec limits {', '.join(keys)} are not constraints of the LP (spectral "
+                      f"limits are not linear); the verification run checks them", stacklevel=3)
+
+
+def _soften(lp: LinearProgram) -> int:
+    """Add one penalized slack column per soft row bound; return the first slack column."""
+    first = lp.n_cols
+    lo_all = np.concatenate(lp.row_lo)
+    hi_all = np.concatenate(lp.row_hi)
+    for b in list(lp.blocks):
+        if not b.soft:
+            continue
+        rows = np.arange(b.start, b.stop)
+        for sign, bound in ((1.0, lo_all), (-1.0, hi_all)):
+            sel = rows[np.isfinite(bound[rows])]
+            if sel.size == 0:
+                continue
+            cols = lp.add_columns(f"slack:{b.family}:{sign:+g}:{b.start}", sel.size, 0.0, np.inf,
+                                  SLACK_PENALTY_KUSD)
+            lp.row_i.append(sel)
+            lp.row_j.append(cols)
+            lp.row_v.append(np.full(sel.size, sign))
+            lp.slack_map.append((b, sel, cols))
+    return first
+
+
+def _slack_report(lp: LinearProgram, x: np.ndarray, dt_s: float) -> dict:
+    out: dict = {}
+    for b, sel, cols in lp.slack_map:
+        v = x[cols]
+        if v.size == 0 or v.max() <= _SLACK_TOL:
+            continue
+        i = int(np.argmax(v))
+        t = int(b.t[sel[i] - b.start])
+        prev = out.get(b.family)
+        if prev is None or v[i] > prev["max"]:
+            out[b.family] = {"max": float(v[i]), "unit": b.unit,
+                             "t_s": float(t * dt_s) if t >= 0 else None,
+                             "n_violated": int(np.sum(v > _SLACK_TOL)) + (prev or {}).get("n_violated", 0)}
+        else:
+            prev["n_violated"] += int(np.sum(v > _SLACK_TOL))
+    return out
+
+
+def _solve(lp: LinearProgram, optimize) -> tuple[LpSolution, float]:
+    solver = optimize.solver.lower()
+    if solver == "highs":
+        return solve_highs(lp, time_limit_s=optimize.time_limit_s), 0.0
+    if solver == "appsi_highs":
+        from facility.optimize.pyomo_model import solve_pyomo
+
+        return solve_pyomo(lp, time_limit_s=optimize.time_limit_s)
+    raise ScenarioError(f"optimize.solver = {optimize.solver!r}: use 'highs' (matrix passed to "
+                        f"HiGHS) or 'appsi_highs' (Pyomo model, HiGHS through APPSI)")
+
+
+def _diagnose(build, optimize, dt_s: float, first: LpSolution) -> InfeasibleError:
+    m = build()
+    _soften(m.lp)
+    sol, _ = _solve(m.lp, optimize)
+    if sol.status != "ok":
+        return InfeasibleError(
+            f"the optimizer found no solution ({first.termination}) and none either with every "
+            f"spec limit and the terminal SoC relaxed ({sol.termination}): the storage data "
+            f"themselves are inconsistent (initial SoC outside the SoC bounds, ratings bounds)",
+            {"termination": first.termination})
+    rep = _slack_report(m.lp, sol.x, dt_s)
+    worst = sorted(rep.items(), key=lambda kv: -kv[1]["max"])
+    parts = [f"{fam} by {d['max']:.4g} {d['unit']}"
+             + (f" (worst at t = {d['t_s']:.4g} s, {d['n_violated']} rows)" if d["t_s"] is not None else "")
+             for fam, d in worst[:4]]
+    msg = (f"the limits cannot be met with the allowed storage ({first.termination}); "
+           f"the penalized re-solve violates: " + ("; ".join(parts) if parts else "nothing measurable "
+                                                   "(numerical trouble: tighten the scaling)"))
+    return InfeasibleError(msg, {"termination": first.termination, "slack": rep})
+
+
+def _run(load, dt_s, data, spec, optimize, hist) -> SizingResult:
+    _warn_unsupported(spec)
+
+    def build() -> Model:
+        return build_model(load, dt_s, data, spec, optimize.energy_price_usd_per_mwh,
+                           p_pcc_history_mw=hist)
+
+    t0 = time.perf_counter()
+    m = build()
+    n_orig = m.lp.n_cols
+    if optimize.allow_slack:
+        _soften(m.lp)
+    build_s = time.perf_counter() - t0
+    sol, pyomo_build_s = _solve(m.lp, optimize)
+    build_s += pyomo_build_s
+    if sol.status != "ok":
+        raise _diagnose(build, optimize, dt_s, sol)
+    x = sol.x
+    cost = np.concatenate(m.lp.cost)
+    slack = _slack_report(m.lp, x, dt_s) if optimize.allow_slack else {}
+    info = SolveInfo(status="slack" if slack else "optimal", termination=sol.termination,
+                     objective_usd=1000.0 * float(cost[:n_orig] @ x[:n_orig]), build_s=build_s,
+                     solve_s=sol.solve_s, n_variables=m.lp.n_cols, n_constraints=m.lp.n_rows,
+                     slack=slack)
+    res = SizingResult({}, {}, {}, {}, {}, {}, load.copy(), info)
+    for n, c in m.cols.items():
+        p_r, e_r = float(x[c["p_rated"][0]]), float(x[c["e_rated"][0]])
+        ch, dis = np.maximum(x[c["ch"]], 0.0), np.maximum(x[c["dis"]], 0.0)
+        res.p_rated_mw_opt[n], res.e_rated_mwh_opt[n] = p_r, e_r
+        res.p_charge_mw[n], res.p_discharge_mw[n] = ch, dis
+        res.p_storage_mw[n] = ch - dis
+        res.soc_frac[n] = (x[c["e"]] / e_r if e_r > 1e-12 else np.full(load.size + 1, data[n].soc0))
+        res.p_pcc_mw = res.p_pcc_mw + res.p_storage_mw[n]
+    return res
+
+
+def size_storage(p_load_mw: np.ndarray, dt_s: float, storages: Mapping, spec, optimize, *,
+                 t_s: np.ndarray | None = None) -> SizingResult:
+    """Optimal ratings and dispatch of the storages under the spec's limits on the PCC power.
+
+    Parameters
+    ----------
+    p_load_mw : numpy.ndarray (T,)
+        Site power after the GPU-side controls. [MW]
+    dt_s : float
+        Uniform time step. [s]
+    storages : mapping of name -> StorageConfig
+        ``rack_storage``, ``ups``, ``bess``; each extendable (ratings chosen in
+        ``[min_*, max_*]``) or fixed.
+    spec : SpecConfig
+        Limits on the PCC power; every window limit that is set is a hard constraint.
+    optimize : OptimizeConfig
+        Economics and solver options.
+    t_s : numpy.ndarray (T,), optional
+        Time stamps; only checked for a uniform step equal to ``dt_s``. [s]
+
+    Returns
+    -------
+    SizingResult
+
+    Raises
+    ------
+    InfeasibleError
+        No rating within the bounds meets the limits; the message says which limit by how much.
+    """
+    load = _check_inputs(p_load_mw, dt_s, storages)
+    if t_s is not None:
+        t = np.asarray(t_s, dtype=float)
+        if t.size != load.size or (t.size > 1 and not np.allclose(np.diff(t), dt_s, rtol=1e-6, atol=1e-9)):
+            raise ScenarioError(f"t_s must have {load.size} samples spaced dt_s = {dt_s:g} s apart")
+    horizon_h = load.size * dt_s / S_PER_H
+    data = {n: resolve_storage(n, c, optimize, horizon_h) for n, c in storages.items()}
+    return _run(load, dt_s, data, spec, optimize, None)
+
+
+def solve_dispatch(p_load_mw: np.ndarray, dt_s: float, storages: Mapping, spec, optimize, *,
+                   initial_soc_frac: Mapping[str, float] | None = None, terminal: str | None = None,
+                   p_pcc_history_mw: np.ndarray | None = None) -> SizingResult:
+    """Optimal dispatch of storages with fixed ratings (optimal controller, MPC windows).
+
+    Parameters
+    ----------
+    p_load_mw, dt_s, storages, spec, optimize
+        As :func:`size_storage`; every storage is treated as fixed (``p_rated_mw``,
+        ``e_rated_mwh`` required), whatever its ``extendable``.
+    initial_soc_frac : mapping of name -> float, optional
+        SoC at t = 0 overriding each section's ``initial_soc_frac`` (receding horizon). [frac]
+    terminal : str, optional
+        Terminal SoC policy overriding every section's (``at_least_initial``,
+        ``equal_initial``, ``free``).
+    p_pcc_history_mw : numpy.ndarray, optional
+        PCC power of the steps just before t = 0 (same ``dt_s``); the window limits then also
+        compare the plan with it. [MW]
+    """
+    load = _check_inputs(p_load_mw, dt_s, storages)
+    if terminal is not None and terminal not in ("at_least_initial", "equal_initial", "free"):
+        raise ScenarioError(f"terminal = {terminal!r}: use at_least_initial, equal_initial or free")
+    horizon_h = load.size * dt_s / S_PER_H
+    soc0 = dict(initial_soc_frac or {})
+    data = {}
+    for n, c in storages.items():
+        fixed = c.model_copy(update={"extendable": False}) if c.extendable else c
+        data[n] = resolve_storage(n, fixed, optimize, horizon_h, soc0=soc0.get(n), terminal=terminal)
+    return _run(load, dt_s, data, spec, optimize, p_pcc_history_mw)
+
+
+def sizing_to_json(result: SizingResult) -> dict:
+    """The ``sizing.json`` layout of ``shared/design.md``: per storage
+    ``p_rated_mw_opt``/``e_rated_mwh_opt``, then ``objective_usd``, ``solver_status``,
+    ``build_s``, ``solve_s``, ``n_variables``, ``n_constraints``."""
+    out: dict = {n: {"p_rated_mw_opt": float(result.p_rated_mw_opt[n]),
+                     "e_rated_mwh_opt": float(result.e_rated_mwh_opt[n])}
+                 for n in result.p_rated_mw_opt}
+    i = result.info
+    out.update(objective_usd=float(i.objective_usd), solver_status=i.status, build_s=float(i.build_s),
+               solve_s=float(i.solve_s), n_variables=int(i.n_variables),
+               n_constraints=int(i.n_constraints))
+    return out

@@ -1,0 +1,294 @@
+"""One LP for storage sizing and dispatch, built from small named steps in a fixed order.
+
+``build_model`` runs: sets and parameters (:func:`resolve_storage`) -> variables
+(:func:`add_storage_variables`) -> PCC power (:func:`pcc_expression`) -> one ``add_*`` per
+constraint family -> objective terms (in the column costs). A storage's ratings are fixed
+parameters or, with ``extendable = true``, decision variables bounded by ``[min_*, max_*]``
+(one code path: a fixed rating is a column with equal bounds). Units: MW, MWh, h, k$.
+Every docstring states its equation; ``docs/formulation.md`` collects them.
+
+Sign convention: consumer frame; storage power p = p_ch - p_dis (+ = charging); the PCC power
+is lossless here, P = P_load + sum over storages of p (the simulator adds network losses).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from facility.errors import ScenarioError
+from facility.optimize.lp import LinearProgram
+from facility.optimize.windows import add_lag_bound_rows, lag_bounds
+
+__all__ = ["StorageData", "Model", "resolve_storage", "capex_factor", "build_model"]
+
+S_PER_H = 3600.0
+
+
+@dataclass(frozen=True)
+class StorageData:
+    """Resolved parameters of one storage (the model's parameter set).
+
+    =====================  =========  ===============================================
+    field                  unit       meaning
+    =====================  =========  ===============================================
+    p_lo, p_hi             MW         bounds of the power rating P̂ (equal when fixed)
+    e_lo, e_hi             MWh        bounds of the energy rating Ê (equal when fixed)
+    eta_c, eta_d           frac       charge / discharge efficiency
+    soc_min, soc_max       frac       SoC bounds (UPS: min_soc_frac + reserve_frac)
+    soc0                   frac       initial SoC
+    terminal               -          at_least_initial | equal_initial | free
+    sigma_per_h            1/h        self-discharge rate
+    max_ramp_mw_per_s      MW/s       converter ramp limit (None = none)
+    c_p, c_e               k$/MW(h)   capex per MW / MWh (already annualized if asked)
+    c_deg                  k$/MWh     degradation cost per MWh discharged
+    =====================  =========  ===============================================
+    """
+
+    name: str
+    p_lo: float
+    p_hi: float
+    e_lo: float
+    e_hi: float
+    eta_c: float
+    eta_d: float
+    soc_min: float
+    soc_max: float
+    soc0: float
+    terminal: str
+    sigma_per_h: float
+    max_ramp_mw_per_s: float | None
+    c_p: float
+    c_e: float
+    c_deg: float
+
+
+def capex_factor(optimize, horizon_h: float) -> float:
+    """Share of the capex charged to the horizon.
+
+    .. math::  f = \\mathrm{CRF}(r, n) \\cdot H / 8760,\\quad
+               \\mathrm{CRF} = \\frac{r (1+r)^n}{(1+r)^n - 1}\\ (r > 0),\\ 1/n\\ (r = 0)
+
+    with ``annualize = true``; f = 1 (the full capex once) otherwise. r: discount rate
+    [1/year], n: lifetime [year], H: horizon [h].
+    """
+    if not optimize.annualize:
+        return 1.0
+    r, n = optimize.discount_rate_frac, optimize.lifetime_years
+    crf = 1.0 / n if r == 0 else r * (1 + r) ** n / ((1 + r) ** n - 1)
+    return crf * horizon_h / 8760.0
+
+
+def resolve_storage(name: str, cfg, optimize, horizon_h: float, *, soc0: float | None = None,
+                    terminal: str | None = None) -> StorageData:
+    """Parameters of one storage section; fixed or extendable ratings.
+
+    Raises
+    ------
+    ScenarioError
+        A fixed rating is missing, or a bound pair is inverted.
+    """
+    if cfg.extendable:
+        p_lo, p_hi = cfg.min_p_rated_mw, (np.inf if cfg.max_p_rated_mw is None else cfg.max_p_rated_mw)
+        e_lo, e_hi = cfg.min_e_rated_mwh, (np.inf if cfg.max_e_rated_mwh is None else cfg.max_e_rated_mwh)
+        if p_lo > p_hi or e_lo > e_hi:
+            raise ScenarioError(f"{name}: min_* rating above max_* (p: {p_lo:g}..{p_hi:g} MW, "
+                                f"e: {e_lo:g}..{e_hi:g} MWh)")
+    else:
+        if cfg.p_rated_mw is None or cfg.e_rated_mwh is None:
+            raise ScenarioError(f"{name}: p_rated_mw [MW] and e_rated_mwh [MWh] are required "
+                                f"when extendable = false")
+        p_lo = p_hi = float(cfg.p_rated_mw)
+        e_lo = e_hi = float(cfg.e_rated_mwh)
+    soc_min = cfg.min_soc_frac + float(getattr(cfg, "reserve_frac", 0.0))
+    s0 = cfg.initial_soc_frac if soc0 is None else float(soc0)
+    if not 0.0 <= soc_min <= cfg.max_soc_frac <= 1.0:
+        raise ScenarioError(f"{name}: min_soc_frac (+ reserve_frac) = {soc_min:g} must not exceed "
+                            f"max_soc_frac = {cfg.max_soc_frac:g} [frac]")
+    if not 0.0 <= s0 <= 1.0:
+        raise ScenarioError(f"{name}: initial_soc_frac = {s0:g} must lie in [0, 1] [frac]")
+    f = capex_factor(optimize, horizon_h)
+    return StorageData(
+        name=name, p_lo=p_lo, p_hi=p_hi, e_lo=e_lo, e_hi=e_hi,
+        eta_c=cfg.eff_charge_frac, eta_d=cfg.eff_discharge_frac, soc_min=soc_min,
+        soc_max=cfg.max_soc_frac, soc0=s0, terminal=terminal or cfg.terminal_soc,
+        sigma_per_h=cfg.self_discharge_frac_per_h, max_ramp_mw_per_s=cfg.max_ramp_mw_per_s,
+        # USD/kW = k$/MW, USD/kWh = k$/MWh
+        c_p=f * cfg.cost_usd_per_kw, c_e=f * cfg.cost_usd_per_kwh,
+        c_deg=cfg.degradation_usd_per_mwh / 1000.0)
+
+
+@dataclass
+class Model:
+    """The assembled LP and where each quantity lives in it."""
+
+    lp: LinearProgram
+    n_steps: int
+    dt_s: float
+    load_mw: np.ndarray
+    storages: dict[str, StorageData]
+    cols: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    pcc_terms: list = field(default_factory=list)
+    price_kusd_per_mwh: float = 0.0
+
+
+def add_storage_variables(m: Model, s: StorageData) -> dict[str, np.ndarray]:
+    """Variables of one storage, with the objective terms that sit on them.
+
+    .. math::
+        \\hat P \\in [P_{lo}, P_{hi}],\\ \\hat E \\in [E_{lo}, E_{hi}],\\
+        p^{ch}_t, p^{dis}_t \\ge 0,\\ e_t \\ge 0\\ (t = 0..T)
+
+    Objective terms [k$]: :math:`c_P \\hat P + c_E \\hat E + \\sum_t \\Delta t_h\\,
+    [\\pi ((1-\\eta_c) p^{ch}_t + (1/\\eta_d - 1) p^{dis}_t) + c_{deg} p^{dis}_t]`, the capex,
+    the conversion losses at the energy price π [k$/MWh] and the degradation cost of the
+    discharge throughput.
+    """
+    T, h = m.n_steps, m.dt_s / S_PER_H
+    price = m.price_kusd_per_mwh
+    lp = m.lp
+    c = {
+        "p_rated": lp.add_columns(f"{s.name}:p_rated", 1, s.p_lo, s.p_hi, s.c_p),
+        "e_rated": lp.add_columns(f"{s.name}:e_rated", 1, s.e_lo, s.e_hi, s.c_e),
+        "ch": lp.add_columns(f"{s.name}:ch", T, 0.0, np.inf, h * price * (1 - s.eta_c)),
+        "dis": lp.add_columns(f"{s.name}:dis", T, 0.0, np.inf,
+                              h * (price * (1 / s.eta_d - 1) + s.c_deg)),
+        "e": lp.add_columns(f"{s.name}:e", T + 1, 0.0, np.inf),
+    }
+    m.cols[s.name] = c
+    return c
+
+
+def pcc_expression(m: Model) -> None:
+    """PCC power balance (lossless): :math:`P_t = P^{load}_t + \\sum_s (p^{ch}_{s,t} - p^{dis}_{s,t})`.
+
+    Kept as an affine expression (column terms + the load), substituted into every limit on
+    P instead of a separate variable and equality row.
+    """
+    m.pcc_terms = []
+    for c in m.cols.values():
+        m.pcc_terms += [(c["ch"], 1.0), (c["dis"], -1.0)]
+
+
+def add_power_limits(m: Model, s: StorageData) -> None:
+    """Charge and discharge power within the rating: :math:`p^{ch}_t \\le \\hat P,\\ p^{dis}_t \\le \\hat P`. [MW]"""
+    c, T = m.cols[s.name], m.n_steps
+    t = np.arange(T)
+    pr = np.full(T, c["p_rated"][0])
+    m.lp.add_rows("power_limit", [(c["ch"], 1.0), (pr, -1.0)], -np.inf, 0.0, t=t, soft=False)
+    m.lp.add_rows("power_limit", [(c["dis"], 1.0), (pr, -1.0)], -np.inf, 0.0, t=t, soft=False)
+
+
+def add_soc_dynamics(m: Model, s: StorageData) -> None:
+    """Stored energy with efficiencies and self-discharge (as :mod:`facility.storage.soc`).
+
+    .. math::
+        e_{t+1} = (1 - \\sigma \\Delta t_h)\\, e_t + \\Delta t_h (\\eta_c p^{ch}_t - p^{dis}_t / \\eta_d),
+        \\qquad e_0 = s_0 \\hat E
+
+    ==========  =====  ===========================
+    e_t         MWh    stored energy at the start of step t (e_T: end of horizon)
+    Δt_h        h      step length
+    σ           1/h    self-discharge rate
+    s_0         frac   initial SoC
+    ==========  =====  ===========================
+    """
+    c, T, h = m.cols[s.name], m.n_steps, m.dt_s / S_PER_H
+    a = 1.0 - s.sigma_per_h * h
+    t = np.arange(T)
+    m.lp.add_rows("soc_dynamics", [(c["e"][1:], 1.0), (c["e"][:-1], -a), (c["ch"], -s.eta_c * h),
+                                   (c["dis"], h / s.eta_d)], 0.0, 0.0, t=t, soft=False, unit="MWh")
+    m.lp.add_rows("initial_soc", [(c["e"][:1], 1.0), (c["e_rated"], -s.soc0)], 0.0, 0.0, t=0,
+                  soft=False, unit="MWh")
+
+
+def add_soc_bounds(m: Model, s: StorageData) -> None:
+    """SoC window: :math:`s_{min} \\hat E \\le e_t \\le s_{max} \\hat E` for t = 0..T. [MWh]"""
+    c, T = m.cols[s.name], m.n_steps
+    er = np.full(T + 1, c["e_rated"][0])
+    t = np.arange(T + 1)
+    m.lp.add_rows("soc_max", [(c["e"], 1.0), (er, -s.soc_max)], -np.inf, 0.0, t=t, soft=False,
+                  unit="MWh")
+    m.lp.add_rows("soc_min", [(c["e"], 1.0), (er, -s.soc_min)], 0.0, np.inf, t=t, soft=False,
+                  unit="MWh")
+
+
+def add_terminal_soc(m: Model, s: StorageData) -> None:
+    """End-of-horizon policy: :math:`e_T \\ge e_0` (at_least_initial), :math:`e_T = e_0`
+    (equal_initial), nothing (free). [MWh]"""
+    if s.terminal == "free":
+        return
+    c = m.cols[s.name]
+    hi = np.inf if s.terminal == "at_least_initial" else 0.0
+    m.lp.add_rows("terminal_soc", [(c["e"][-1:], 1.0), (c["e"][:1], -1.0)], 0.0, hi,
+                  t=m.n_steps, soft=True, unit="MWh")
+
+
+def add_storage_ramp(m: Model, s: StorageData) -> None:
+    """Converter ramp limit: :math:`|p_t - p_{t-1}| \\le r \\Delta t` with p = p^ch - p^dis,
+    r = ``max_ramp_mw_per_s`` [MW/s], Δt [s]."""
+    if s.max_ramp_mw_per_s is None or m.n_steps < 2:
+        return
+    c = m.cols[s.name]
+    r = s.max_ramp_mw_per_s * m.dt_s
+    m.lp.add_rows("storage_ramp", [(c["ch"][1:], 1.0), (c["dis"][1:], -1.0), (c["ch"][:-1], -1.0),
+                                   (c["dis"][:-1], 1.0)], -r, r, t=np.arange(1, m.n_steps), soft=False)
+
+
+def add_window_limits(m: Model, spec, p_hist_mw: np.ndarray | None) -> None:
+    """Ramp (per second, per minute) and rolling-window swing limits on the PCC power.
+
+    Each is a lag bound :math:`\\sigma (P_{t_2} - P_{t_1}) \\le B` for :math:`0 < t_2 - t_1 \\le k`
+    (see :mod:`facility.optimize.windows`), linearized exactly in O(N) through sliding-window
+    minima. With a PCC history (receding horizon), its samples precede t = 0 as constants.
+    """
+    hist = np.zeros(0) if p_hist_mw is None else np.asarray(p_hist_mw, dtype=float).ravel()
+    H = hist.size
+    const = np.concatenate([hist, m.load_mw])
+    terms = [(np.concatenate([np.full(H, -1), col]), v) for col, v in m.pcc_terms]
+    for lb in lag_bounds(spec, m.dt_s):
+        add_lag_bound_rows(m.lp, lb, terms, const, H)
+
+
+def add_dynamic_range(m: Model, spec) -> None:
+    """Dynamic range over the horizon: :math:`\\bar P - \\underline P \\le D` with
+    :math:`\\underline P \\le P_t \\le \\bar P` (D = ``max_dynamic_range_mw`` [MW])."""
+    if spec.max_dynamic_range_mw is None:
+        return
+    T = m.n_steps
+    lp = m.lp
+    top = lp.add_columns("pcc_max", 1, -np.inf, np.inf)
+    bot = lp.add_columns("pcc_min", 1, -np.inf, np.inf)
+    t = np.arange(T)
+    lp.add_rows("window_envelope", m.pcc_terms + [(np.full(T, top[0]), -1.0)], -np.inf, -m.load_mw,
+                t=t, soft=False)
+    lp.add_rows("window_envelope", m.pcc_terms + [(np.full(T, bot[0]), -1.0)], -m.load_mw, np.inf,
+                t=t, soft=False)
+    lp.add_rows("max_dynamic_range_mw", [(top, 1.0), (bot, -1.0)], -np.inf,
+                spec.max_dynamic_range_mw, t=-1, soft=True)
+
+
+def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageData], spec,
+                price_usd_per_mwh: float, *, p_pcc_history_mw: np.ndarray | None = None) -> Model:
+    """Assemble the LP in the fixed order of the named steps.
+
+    Minimize capex + loss cost + degradation cost (see :func:`add_storage_variables`)
+    subject to SoC dynamics, power limits, SoC bounds, terminal SoC, converter ramps, the
+    window limits and the dynamic range on the PCC power.
+    """
+    load = np.asarray(p_load_mw, dtype=float).ravel()
+    m = Model(LinearProgram(), load.size, float(dt_s), load, dict(storages),
+              price_kusd_per_mwh=price_usd_per_mwh / 1000.0)
+    for s in storages.values():
+        add_storage_variables(m, s)
+    pcc_expression(m)
+    for s in storages.values():
+        add_power_limits(m, s)
+        add_soc_dynamics(m, s)
+        add_soc_bounds(m, s)
+        add_terminal_soc(m, s)
+        add_storage_ramp(m, s)
+    add_window_limits(m, spec, p_pcc_history_mw)
+    add_dynamic_range(m, spec)
+    return m

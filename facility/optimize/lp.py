@@ -1,0 +1,168 @@
+"""A sparse linear program assembled block by block, and its solution with HiGHS.
+
+The formulation (:mod:`facility.optimize.formulation`) adds whole blocks of columns and rows
+at once (one per constraint family, vectorized over time), never one scalar at a time. The
+assembled matrix goes to HiGHS either straight through ``highspy`` (``solver = "highs"``, the
+fast path) or through a Pyomo model built from the same blocks (``solver = "appsi_highs"``,
+:mod:`facility.optimize.pyomo_model`). Both solve the same LP.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["LinearProgram", "RowBlock", "LpSolution", "solve_highs"]
+
+
+@dataclass
+class RowBlock:
+    """A block of rows of one constraint family: ``lo <= A x <= hi``.
+
+    Attributes
+    ----------
+    family : str
+        Constraint family (``window_up``, ``soc_dynamics``, ...): the name a diagnosis reports.
+    start, stop : int
+        Row range of the block in the assembled matrix.
+    t : numpy.ndarray
+        Time index of each row (-1 where a row has none), for the diagnosis.
+    soft : bool
+        Whether the diagnosis re-solve may violate these rows at a penalty.
+    unit : str
+        Unit of the rows' violation (MW, MWh).
+    """
+
+    family: str
+    start: int
+    stop: int
+    t: np.ndarray
+    soft: bool
+    unit: str
+
+
+@dataclass
+class LinearProgram:
+    """Columns with bounds and costs, rows as sparse triplets, grouped in named blocks."""
+
+    cost: list = field(default_factory=list)
+    col_lb: list = field(default_factory=list)
+    col_ub: list = field(default_factory=list)
+    n_cols: int = 0
+    row_i: list = field(default_factory=list)
+    row_j: list = field(default_factory=list)
+    row_v: list = field(default_factory=list)
+    row_lo: list = field(default_factory=list)
+    row_hi: list = field(default_factory=list)
+    n_rows: int = 0
+    blocks: list = field(default_factory=list)
+    col_names: dict = field(default_factory=dict)
+    slack_map: list = field(default_factory=list)
+
+    def add_columns(self, name: str, n: int, lb=0.0, ub=np.inf, cost=0.0) -> np.ndarray:
+        """Append ``n`` columns; return their indices."""
+        idx = self.n_cols + np.arange(n)
+        self.cost.append(np.broadcast_to(np.asarray(cost, float), (n,)).copy())
+        self.col_lb.append(np.broadcast_to(np.asarray(lb, float), (n,)).copy())
+        self.col_ub.append(np.broadcast_to(np.asarray(ub, float), (n,)).copy())
+        self.n_cols += n
+        self.col_names[name] = idx
+        return idx
+
+    def add_rows(self, family: str, terms, lo, hi, *, t=None, soft: bool = True,
+                 unit: str = "MW") -> RowBlock:
+        """Append a block of rows ``lo <= sum_k coef_k * x[col_k] <= hi``.
+
+        Parameters
+        ----------
+        terms : list of (col, coef)
+            ``col`` an int array (m,) of column indices (entries < 0 are skipped: a constant
+            that is already in ``lo``/``hi``), ``coef`` a scalar or an array (m,).
+        lo, hi : float or array (m,)
+            Row bounds (``-inf``/``inf`` for one-sided rows).
+        """
+        m = None
+        for col, _ in terms:
+            m = np.asarray(col).shape[0]
+            break
+        if m is None:
+            m = np.broadcast_shapes(np.shape(lo), np.shape(hi))[0]
+        rows = self.n_rows + np.arange(m)
+        for col, coef in terms:
+            col = np.asarray(col, dtype=np.int64)
+            v = np.broadcast_to(np.asarray(coef, float), (m,))
+            keep = (col >= 0) & (v != 0.0)
+            self.row_i.append(rows[keep])
+            self.row_j.append(col[keep])
+            self.row_v.append(v[keep])
+        self.row_lo.append(np.broadcast_to(np.asarray(lo, float), (m,)).copy())
+        self.row_hi.append(np.broadcast_to(np.asarray(hi, float), (m,)).copy())
+        tt = np.full(m, -1) if t is None else np.broadcast_to(np.asarray(t), (m,)).copy()
+        blk = RowBlock(family, self.n_rows, self.n_rows + m, tt, soft, unit)
+        self.blocks.append(blk)
+        self.n_rows += m
+        return blk
+
+    def assemble(self):
+        """Return ``(A csc, cost, col_lb, col_ub, row_lo, row_hi)`` as numpy arrays."""
+        cat = (lambda xs, dt=float: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dt))
+        A = sp.csc_matrix((cat(self.row_v), (cat(self.row_i, np.int64), cat(self.row_j, np.int64))),
+                          shape=(self.n_rows, self.n_cols))
+        A.sum_duplicates()
+        return (A, cat(self.cost), cat(self.col_lb), cat(self.col_ub), cat(self.row_lo),
+                cat(self.row_hi))
+
+
+@dataclass
+class LpSolution:
+    """What a solve returns: status, objective and the primal values."""
+
+    status: str
+    termination: str
+    objective: float
+    x: np.ndarray
+    solve_s: float
+
+
+#: HiGHS options of the fast path, chosen by measurement (benchmarks/bench_sizing.py):
+#: dual simplex on the (small-presolved) LP; the interior point and PDLP solvers of this HiGHS
+#: build were slower on these staircase LPs.
+HIGHS_OPTIONS = {"solver": "simplex", "simplex_strategy": 1, "presolve": "on"}
+
+
+def solve_highs(lp: LinearProgram, *, time_limit_s: float = 600.0, options: dict | None = None,
+                verbose: bool = False) -> LpSolution:
+    """Solve the assembled LP with HiGHS through ``highspy`` (matrix passed directly)."""
+    import highspy
+
+    A, c, lb, ub, rlo, rhi = lp.assemble()
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", bool(verbose))
+    h.setOptionValue("time_limit", float(time_limit_s))
+    for k, v in {**HIGHS_OPTIONS, **(options or {})}.items():
+        h.setOptionValue(k, v)
+    model = highspy.HighsLp()
+    model.num_col_ = A.shape[1]
+    model.num_row_ = A.shape[0]
+    model.col_cost_ = c
+    model.col_lower_ = lb
+    model.col_upper_ = ub
+    model.row_lower_ = rlo
+    model.row_upper_ = rhi
+    model.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    model.a_matrix_.start_ = A.indptr.astype(np.int32)
+    model.a_matrix_.index_ = A.indices.astype(np.int32)
+    model.a_matrix_.value_ = A.data
+    h.passModel(model)
+    t0 = time.perf_counter()
+    h.run()
+    solve_s = time.perf_counter() - t0
+    ms = h.getModelStatus()
+    term = h.modelStatusToString(ms)
+    ok = ms == highspy.HighsModelStatus.kOptimal
+    x = np.asarray(h.getSolution().col_value, dtype=float) if ok else np.full(A.shape[1], np.nan)
+    obj = float(h.getInfo().objective_function_value) if ok else float("nan")
+    return LpSolution("ok" if ok else "failed", term, obj, x, solve_s)
