@@ -197,6 +197,11 @@ def _run(load, dt_s, data, spec, optimize, hist) -> SizingResult:
     sol, pyomo_build_s = _solve(m.lp, optimize)
     build_s += pyomo_build_s
     if sol.status != "ok":
+        if "time limit" in sol.termination.lower() or "timelimit" in sol.termination.lower():
+            raise InfeasibleError(
+                f"the solver stopped at optimize.time_limit_s = {optimize.time_limit_s:g} s before "
+                f"proving optimality ({m.lp.n_cols} variables, {m.lp.n_rows} constraints); raise "
+                f"the limit or shorten the horizon / coarsen dt_s", {"termination": sol.termination})
         raise _diagnose(build, optimize, dt_s, sol)
     x = sol.x
     cost = np.concatenate(m.lp.cost)

@@ -194,3 +194,18 @@ def test_extendable_bound_too_small_is_infeasible():
     b = bess(max_p_rated_mw=1.0)
     with pytest.raises(InfeasibleError, match="max_ramp_mw_per_min"):
         size_storage(load, dt, {"bess": b}, SpecConfig(max_ramp_mw_per_min=5.0), OPT)
+
+
+def test_matrix_build_matches_the_naive_rule_based_pyomo_build():
+    from facility.optimize.formulation import resolve_storage
+    from facility.optimize.naive import solve_naive
+
+    dt = 0.2
+    load = load_profile(dt, 40.0)
+    b = bess(eff_charge_frac=0.9, self_discharge_frac_per_h=0.1)
+    spec = SpecConfig(max_ramp_up_mw_per_s=4.0, max_ramp_down_mw_per_s=6.0, window_s=5.0,
+                      max_window_swing_mw=15.0, max_ramp_mw_per_min=25.0, max_dynamic_range_mw=80.0)
+    r = size_storage(load, dt, {"bess": b}, spec, OPT)
+    ref = solve_naive(load, dt, {"bess": resolve_storage("bess", b, OPT, 40.0 / 3600)}, spec, 60.0)
+    assert ref["termination"] == "optimal"
+    assert r.info.objective_usd == pytest.approx(1000 * ref["objective_kusd"], rel=1e-7)
