@@ -21,7 +21,7 @@ import numpy as np
 
 from facility.errors import InfeasibleError
 
-__all__ = ["estimate_period_steps", "forecast_load", "block_mean", "plan_once"]
+__all__ = ["estimate_period_steps", "forecast_load", "block_mean", "plan_once", "mpc_spec"]
 
 
 def _default_solve_dispatch(*args, **kw):
@@ -34,8 +34,8 @@ def _default_solve_dispatch(*args, **kw):
 _solve_dispatch = _default_solve_dispatch      # tests monkeypatch this
 
 
-def _takes_initial_soc() -> bool:
-    """Whether the solver accepts an ``initial_soc_frac`` keyword."""
+def _solver_accepts(name: str) -> bool:
+    """Whether the solver accepts the keyword ``name``."""
     import inspect
 
     target = _solve_dispatch
@@ -43,12 +43,25 @@ def _takes_initial_soc() -> bool:
         try:
             from facility.optimize import solve_dispatch as target
         except ImportError:
-            return True
+            return False
     try:
         params = inspect.signature(target).parameters
     except (TypeError, ValueError):
-        return True
-    return "initial_soc_frac" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+        return False
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+_LINEAR_LIMITS = ("max_ramp_up_mw_per_s", "max_ramp_down_mw_per_s", "max_ramp_mw_per_min",
+                  "max_window_swing_mw", "max_dynamic_range_mw")
+
+
+def mpc_spec(spec, margin_frac: float):
+    """The spec the MPC plans against: linear limits scaled by (1 - margin_frac), spectral
+    limits dropped (they are not LP constraints; the simulation checks them)."""
+    upd = {k: getattr(spec, k) * (1.0 - margin_frac) for k in _LINEAR_LIMITS
+           if getattr(spec, k) is not None}
+    upd.update(max_band_energy_frac=None, max_band_peak_mw=None, bands=[])
+    return spec.model_copy(update=upd)
 
 
 def block_mean(x: np.ndarray, r: int) -> np.ndarray:
@@ -121,7 +134,7 @@ def forecast_load(kind: str, hist_mw: np.ndarray, n_steps: int, *, lead_steps: i
 
 
 def plan_once(forecast_mw: np.ndarray, mpc_dt_s: float, storage_cfgs: dict, spec, optimize_cfg,
-              soc_now: dict) -> tuple[dict, np.ndarray, dict]:
+              soc_now: dict, p_pcc_history_mw: np.ndarray | None = None) -> tuple[dict, np.ndarray, dict]:
     """Solve one MPC problem.
 
     Parameters
@@ -136,6 +149,9 @@ def plan_once(forecast_mw: np.ndarray, mpc_dt_s: float, storage_cfgs: dict, spec
         ``scenario.spec`` and ``scenario.optimize``.
     soc_now : dict
         Current SoC per storage (also passed as ``initial_soc_frac``). [frac]
+    p_pcc_history_mw : numpy.ndarray, optional
+        PCC power of the MPC steps just before now, so the plan's window limits also see the
+        past (passed where the solver takes ``p_pcc_history_mw``). [MW]
 
     Returns
     -------
@@ -146,7 +162,9 @@ def plan_once(forecast_mw: np.ndarray, mpc_dt_s: float, storage_cfgs: dict, spec
     """
     # the SoC now travels twice: as each config's initial_soc_frac and, where the solver
     # takes it, as the initial_soc_frac keyword
-    kw = {"initial_soc_frac": soc_now} if _takes_initial_soc() else {}
+    kw = {"initial_soc_frac": soc_now} if _solver_accepts("initial_soc_frac") else {}
+    if p_pcc_history_mw is not None and p_pcc_history_mw.size and _solver_accepts("p_pcc_history_mw"):
+        kw["p_pcc_history_mw"] = p_pcc_history_mw
     status = "ok"
     try:
         res = _solve_dispatch(forecast_mw, mpc_dt_s, storage_cfgs, spec, optimize_cfg, **kw)

@@ -28,7 +28,7 @@ import numpy as np
 
 from facility.control import kernel as K
 from facility.control.monitor import MonitorPolicy
-from facility.control.mpc import block_mean, estimate_period_steps, forecast_load, plan_once
+from facility.control.mpc import block_mean, estimate_period_steps, forecast_load, mpc_spec, plan_once
 from facility.control.result import ControlResult
 from facility.errors import FacilityError, ScenarioError
 from facility.storage import LIMIT_NAMES, StorageParams, StorageTrace
@@ -238,7 +238,7 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
     bounds = sorted(stops | {0, T})
     for t0, t1 in zip(bounds[:-1], bounds[1:]):
         if replan_k is not None and t0 % replan_k == 0:
-            mpc.replan(t0, out_load, st, e, e_rated, pcc_plan, ff, load, alt, replan_k, events, info)
+            mpc.replan(t0, out_load, out_pcc, st, e, e_rated, pcc_plan, ff, load, alt, replan_k, events, info)
         if monitor is not None and t0 > 0 and t0 % every == 0:
             lo = max(0, t0 - monitor.n_window)
             if t0 - lo >= monitor.n_window:        # a full window only
@@ -336,10 +336,16 @@ class _MpcState:
             self.cfgs[n] = cfgs[n].model_copy(update={
                 "extendable": False, "p_rated_mw": p.p_rated_mw, "e_rated_mwh": p.e_rated_mwh})
         self.hist_n = int(round(max(60.0, 2 * ctrl.horizon_s) / dt_s))
+        spec = scenario.spec
+        self.spec = mpc_spec(spec, ctrl.mpc_limit_margin_frac)
+        look = max(spec.window_s if spec.max_window_swing_mw is not None else 0.0,
+                   spec.ramp_window_s if (spec.max_ramp_up_mw_per_s or spec.max_ramp_down_mw_per_s) else 0.0,
+                   60.0 if spec.max_ramp_mw_per_min is not None else 0.0)
+        self.pcc_hist_n = int(np.ceil(look / self.mpc_dt))       # MPC steps of PCC history
         self.period = (None if ctrl.forecast_period_s is None
                        else max(1, int(round(ctrl.forecast_period_s / self.mpc_dt))))
 
-    def replan(self, t, out_load, st, e, e_rated, pcc_plan, ff, load, alt, replan_k, events, info):
+    def replan(self, t, out_load, out_pcc, st, e, e_rated, pcc_plan, ff, load, alt, replan_k, events, info):
         ctrl, r = self.ctrl, self.r
         end = t - self.delay
         hist = block_mean(out_load[max(0, end - self.hist_n):max(0, end)], r)
@@ -373,8 +379,9 @@ class _MpcState:
             cfgs[n] = self.cfgs[n].model_copy(update={"initial_soc_frac": s})
         t_solve = time.perf_counter()
         try:
-            p_sto, pcc, pinfo = plan_once(fc, self.mpc_dt, cfgs, self.scenario.spec,
-                                          self.scenario.optimize, soc_now)
+            hist_pcc = block_mean(out_pcc[max(0, t - self.pcc_hist_n * r):t], r)
+            p_sto, pcc, pinfo = plan_once(fc, self.mpc_dt, cfgs, self.spec,
+                                          self.scenario.optimize, soc_now, hist_pcc)
         except FacilityError as exc:
             info["mpc_solve_s"] += time.perf_counter() - t_solve
             self._fallback(t, t_end, pcc_plan, ff, hist, events, f"solver failed: {exc}")

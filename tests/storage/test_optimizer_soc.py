@@ -31,13 +31,14 @@ def test_simulator_reproduces_the_lp_soc_equation_on_a_feasible_plan():
                                atol=1e-12)
 
 
-def test_real_optimizer_dispatch_matches_simulator():
+@pytest.mark.parametrize("self_discharge", [0.0, 0.2])
+def test_real_optimizer_dispatch_matches_simulator(self_discharge):
     optimize = pytest.importorskip("facility.optimize")
     if not hasattr(optimize, "solve_dispatch"):
         pytest.skip("facility.optimize.solve_dispatch not available")
     cfg = BessConfig(enabled=True, p_rated_mw=30.0, e_rated_mwh=1.0, eff_charge_frac=0.95,
-                     eff_discharge_frac=0.95, min_soc_frac=0.1, max_soc_frac=0.9,
-                     initial_soc_frac=0.5)
+                     eff_discharge_frac=0.9, min_soc_frac=0.1, max_soc_frac=0.9,
+                     initial_soc_frac=0.5, self_discharge_frac_per_h=self_discharge)
     dt = 0.5
     t = np.arange(0, 120, dt)
     load = np.where((t % 6.0) < 4.0, 100.0, 60.0)
@@ -48,5 +49,9 @@ def test_real_optimizer_dispatch_matches_simulator():
     tr = simulate_soc(p, prm, dt)
     assert not tr.saturated.any()          # LP round-off at a bound is below the flag tolerance
     np.testing.assert_allclose(tr.p_mw, p, atol=1e-5)
-    np.testing.assert_allclose(tr.soc_frac, np.asarray(res.soc_frac["bess"], dtype=float), atol=1e-6)
-    assert_storage_invariants(p, res.soc_frac["bess"], prm, dt)
+    soc_opt = np.asarray(res.soc_frac["bess"], dtype=float)     # (T+1,) at step boundaries
+    assert soc_opt[0] == pytest.approx(prm.initial_soc_frac)
+    np.testing.assert_allclose(tr.soc_frac, soc_opt[1:], atol=1e-6)
+    assert_storage_invariants(p, soc_opt[1:], prm, dt, tol_soc_frac=1e-6,
+                              p_charge_mw=res.p_charge_mw["bess"],
+                              p_discharge_mw=res.p_discharge_mw["bess"])
