@@ -168,6 +168,12 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
 
     from facility.workload import default_n_feeders, generate_load, site_power
 
+    if ratings is None and any(c.extendable for c in scenario.storages().values()):
+        # one formulation for dispatch and sizing: an extendable storage is sized first, then
+        # the simulation runs the sized design (what `facility size` does, without its files)
+        log.info("%s: extendable storage -> sizing it before the simulation", scenario.name)
+        _, res = size_scenario(scenario, out_dir=out_dir, progress=progress, plots=plots)
+        return res
     timings: dict[str, float] = {}
     events: list[dict] = []
     t_start = time.perf_counter()
@@ -229,14 +235,14 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
             soc = ctl.soc_frac
             engaged = np.asarray(ctl.gpu_engaged, dtype=bool)
             saturation = ctl.saturation
+            # the controller decides what is drawn (co-design blend, monitor throttle/shed)
+            p_load = np.asarray(ctl.p_load_mw, dtype=float)
+            p_feeder = ctl.feeder_power_mw(site_normal.p_feeder_mw,
+                                           site_full.p_feeder_mw if codesign else None)
         else:
             p_storage, saturation = {}, {}
             soc = {n: np.full(profile.n_steps, s.initial_soc_frac) for n, s in storages.items()}
-            engaged = np.full(profile.n_steps, gpu_full is not None and not codesign)
-        if codesign:
-            p_feeder = np.where(engaged[:, None], site_full.p_feeder_mw, site_normal.p_feeder_mw)
-            p_load = np.where(engaged, site_full.p_site_mw, site_normal.p_site_mw)
-        else:
+            engaged = np.full(profile.n_steps, gpu_full is not None)
             p_feeder, p_load = site_normal.p_feeder_mw, site_normal.p_site_mw
     bar.update()
 
