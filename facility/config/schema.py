@@ -440,6 +440,9 @@ class OptimizeConfig(StrictModel):
     periodic: bool | None = F(None, description=(
         "Use the periodic steady-state reduction when the load repeats exactly; none = automatic."))
     allow_slack: bool = F(False, description="Solve with penalized slacks instead of hard limits (diagnosis mode).")
+    limit_margin_frac: float = F(0.0, unit="frac", ge=0, lt=1, description=(
+        "Tighten every window / dynamic-range limit by this share in the optimizer, so that the "
+        "network losses the lossless LP does not see keep the verification run compliant."))
 
 
 # --------------------------------------------------------------------------- scenario

@@ -55,6 +55,8 @@ class SolveInfo:
     n_variables: int
     n_constraints: int
     slack: dict = field(default_factory=dict)
+    n_repaired_steps: int = 0
+    relaxed_objective_usd: float = float("nan")
 
 
 @dataclass
@@ -181,12 +183,41 @@ def _diagnose(build, optimize, dt_s: float, first: LpSolution) -> InfeasibleErro
     return InfeasibleError(msg, {"termination": first.termination, "slack": rep})
 
 
+def _repair_complementarity(m: Model, x: np.ndarray, optimize, tol_mw: float = 1e-6):
+    """Make charge and discharge complementary (p_ch · p_dis = 0) where the LP was not.
+
+    With losses the LP may charge and discharge one storage at once to burn energy (it pays
+    only the loss price), which no converter can do and the simulator would not reproduce.
+    Where that happens, the direction of each step is fixed to the sign of the LP's net power
+    (p_dis <= 0 where p_ch - p_dis >= 0, else p_ch <= 0) and the LP solved again: a
+    restriction, so its optimum is feasible for the physics and at least the first one.
+
+    Returns
+    -------
+    (x, n_steps_repaired, extra_solve_s)
+    """
+    bad = {n: np.minimum(x[c["ch"]], x[c["dis"]]) > tol_mw for n, c in m.cols.items()}
+    n_bad = int(sum(b.sum() for b in bad.values()))
+    if n_bad == 0:
+        return x, 0, 0.0
+    for n, c in m.cols.items():
+        net = x[c["ch"]] - x[c["dis"]]
+        m.lp.ub_zero.append(c["dis"][net >= 0])
+        m.lp.ub_zero.append(c["ch"][net < 0])
+    sol, _ = _solve(m.lp, optimize)
+    if sol.status != "ok":
+        warnings.warn(f"{n_bad} steps charge and discharge a storage at once and fixing the "
+                      f"direction made the LP {sol.termination}; the plan keeps them", stacklevel=4)
+        return x, 0, sol.solve_s
+    return sol.x, n_bad, sol.solve_s
+
+
 def _run(load, dt_s, data, spec, optimize, hist) -> SizingResult:
     _warn_unsupported(spec)
 
     def build() -> Model:
         return build_model(load, dt_s, data, spec, optimize.energy_price_usd_per_mwh,
-                           p_pcc_history_mw=hist)
+                           p_pcc_history_mw=hist, margin_frac=optimize.limit_margin_frac)
 
     t0 = time.perf_counter()
     m = build()
@@ -205,11 +236,15 @@ def _run(load, dt_s, data, spec, optimize, hist) -> SizingResult:
         raise _diagnose(build, optimize, dt_s, sol)
     x = sol.x
     cost = np.concatenate(m.lp.cost)
+    relaxed = 1000.0 * float(cost[:n_orig] @ x[:n_orig])
+    solve_s = sol.solve_s
+    x, n_rep, rep_s = _repair_complementarity(m, x, optimize)
+    solve_s += rep_s
     slack = _slack_report(m.lp, x, dt_s) if optimize.allow_slack else {}
     info = SolveInfo(status="slack" if slack else "optimal", termination=sol.termination,
                      objective_usd=1000.0 * float(cost[:n_orig] @ x[:n_orig]), build_s=build_s,
-                     solve_s=sol.solve_s, n_variables=m.lp.n_cols, n_constraints=m.lp.n_rows,
-                     slack=slack)
+                     solve_s=solve_s, n_variables=m.lp.n_cols, n_constraints=m.lp.n_rows,
+                     slack=slack, n_repaired_steps=n_rep, relaxed_objective_usd=relaxed)
     res = SizingResult({}, {}, {}, {}, {}, {}, load.copy(), info)
     for n, c in m.cols.items():
         p_r, e_r = float(x[c["p_rated"][0]]), float(x[c["e_rated"][0]])

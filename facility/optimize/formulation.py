@@ -236,7 +236,7 @@ def add_storage_ramp(m: Model, s: StorageData) -> None:
                                    (c["dis"][:-1], 1.0)], -r, r, t=np.arange(1, m.n_steps), soft=False)
 
 
-def add_window_limits(m: Model, spec, p_hist_mw: np.ndarray | None) -> None:
+def add_window_limits(m: Model, spec, p_hist_mw: np.ndarray | None, margin_frac: float = 0.0) -> None:
     """Ramp (per second, per minute) and rolling-window swing limits on the PCC power.
 
     Each is a lag bound :math:`\\sigma (P_{t_2} - P_{t_1}) \\le B` for :math:`0 < t_2 - t_1 \\le k`
@@ -247,11 +247,11 @@ def add_window_limits(m: Model, spec, p_hist_mw: np.ndarray | None) -> None:
     H = hist.size
     const = np.concatenate([hist, m.load_mw])
     terms = [(np.concatenate([np.full(H, -1), col]), v) for col, v in m.pcc_terms]
-    for lb in lag_bounds(spec, m.dt_s):
+    for lb in lag_bounds(spec, m.dt_s, margin_frac):
         add_lag_bound_rows(m.lp, lb, terms, const, H)
 
 
-def add_dynamic_range(m: Model, spec) -> None:
+def add_dynamic_range(m: Model, spec, margin_frac: float = 0.0) -> None:
     """Dynamic range over the horizon: :math:`\\bar P - \\underline P \\le D` with
     :math:`\\underline P \\le P_t \\le \\bar P` (D = ``max_dynamic_range_mw`` [MW])."""
     if spec.max_dynamic_range_mw is None:
@@ -266,11 +266,12 @@ def add_dynamic_range(m: Model, spec) -> None:
     lp.add_rows("window_envelope", m.pcc_terms + [(np.full(T, bot[0]), -1.0)], -m.load_mw, np.inf,
                 t=t, soft=False)
     lp.add_rows("max_dynamic_range_mw", [(top, 1.0), (bot, -1.0)], -np.inf,
-                spec.max_dynamic_range_mw, t=-1, soft=True)
+                spec.max_dynamic_range_mw * (1.0 - margin_frac), t=-1, soft=True)
 
 
 def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageData], spec,
-                price_usd_per_mwh: float, *, p_pcc_history_mw: np.ndarray | None = None) -> Model:
+                price_usd_per_mwh: float, *, p_pcc_history_mw: np.ndarray | None = None,
+                margin_frac: float = 0.0) -> Model:
     """Assemble the LP in the fixed order of the named steps.
 
     Minimize capex + loss cost + degradation cost (see :func:`add_storage_variables`)
@@ -289,6 +290,6 @@ def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageD
         add_soc_bounds(m, s)
         add_terminal_soc(m, s)
         add_storage_ramp(m, s)
-    add_window_limits(m, spec, p_pcc_history_mw)
-    add_dynamic_range(m, spec)
+    add_window_limits(m, spec, p_pcc_history_mw, margin_frac)
+    add_dynamic_range(m, spec, margin_frac)
     return m

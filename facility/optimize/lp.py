@@ -61,6 +61,7 @@ class LinearProgram:
     blocks: list = field(default_factory=list)
     col_names: dict = field(default_factory=dict)
     slack_map: list = field(default_factory=list)
+    ub_zero: list = field(default_factory=list)
 
     def add_columns(self, name: str, n: int, lb=0.0, ub=np.inf, cost=0.0) -> np.ndarray:
         """Append ``n`` columns; return their indices."""
@@ -112,8 +113,10 @@ class LinearProgram:
         A = sp.csc_matrix((cat(self.row_v), (cat(self.row_i, np.int64), cat(self.row_j, np.int64))),
                           shape=(self.n_rows, self.n_cols))
         A.sum_duplicates()
-        return (A, cat(self.cost), cat(self.col_lb), cat(self.col_ub), cat(self.row_lo),
-                cat(self.row_hi))
+        ub = cat(self.col_ub)
+        for idx in self.ub_zero:
+            ub[idx] = 0.0
+        return (A, cat(self.cost), cat(self.col_lb), ub, cat(self.row_lo), cat(self.row_hi))
 
 
 @dataclass

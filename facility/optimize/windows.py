@@ -53,7 +53,7 @@ class LagBound:
     bound_mw: float
 
 
-def lag_bounds(spec, dt_s: float) -> list[LagBound]:
+def lag_bounds(spec, dt_s: float, margin_frac: float = 0.0) -> list[LagBound]:
     """Lag bounds of a spec on a grid of ``dt_s``, implied ones removed.
 
     Parameters
@@ -61,6 +61,8 @@ def lag_bounds(spec, dt_s: float) -> list[LagBound]:
     spec : facility.config.schema.SpecConfig
     dt_s : float
         Time step. [s]
+    margin_frac : float
+        Share by which every bound is tightened (``optimize.limit_margin_frac``). [frac]
 
     Returns
     -------
@@ -79,6 +81,7 @@ def lag_bounds(spec, dt_s: float) -> list[LagBound]:
         if b is not None:
             k = window_steps(w, dt_s)
             out += [LagBound(key, "up", k, b), LagBound(key, "down", k, b)]
+    out = [LagBound(b.limit, b.direction, b.k, b.bound_mw * (1.0 - margin_frac)) for b in out]
     keep = []
     for i, a in enumerate(out):
         implied = any(j != i and b.direction == a.direction and b.k >= a.k and b.bound_mw <= a.bound_mw

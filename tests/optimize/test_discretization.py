@@ -16,7 +16,7 @@ def case(dt_s):
 
 def test_sizes_do_not_depend_on_dt():
     b = BessConfig(enabled=True, extendable=True, cost_usd_per_kw=100.0, cost_usd_per_kwh=300.0,
-                   eff_charge_frac=0.95, eff_discharge_frac=0.95)
+                   eff_charge_frac=1.0, eff_discharge_frac=1.0)  # lossless: no complementarity repair
     spec = SpecConfig(max_ramp_mw_per_min=30.0, window_s=10.0, max_window_swing_mw=15.0)
     opt = OptimizeConfig(energy_price_usd_per_mwh=60.0)
     res = {dt: size_storage(case(dt), dt, {"bess": b}, spec, opt) for dt in (0.5, 1.0, 2.0)}
