@@ -17,7 +17,7 @@ import numpy as np
 
 from facility.errors import InfeasibleError, ScenarioError
 from facility.optimize.formulation import S_PER_H, Model, build_model, resolve_storage
-from facility.optimize.lp import LinearProgram, LpSolution, solve_highs
+from facility.optimize.lp import LinearProgram, LpSolution, resolve_with_zero_upper, solve_highs
 
 __all__ = ["SolveInfo", "SizingResult", "size_storage", "solve_dispatch", "sizing_to_json",
            "SLACK_PENALTY_KUSD"]
@@ -183,7 +183,7 @@ def _diagnose(build, optimize, dt_s: float, first: LpSolution) -> InfeasibleErro
     return InfeasibleError(msg, {"termination": first.termination, "slack": rep})
 
 
-def _repair_complementarity(m: Model, x: np.ndarray, optimize, tol_mw: float = 1e-6):
+def _repair_complementarity(m: Model, first: LpSolution, optimize, tol_mw: float = 1e-6):
     """Make charge and discharge complementary (p_ch · p_dis = 0) where the LP was not.
 
     With losses the LP may charge and discharge one storage at once to burn energy (it pays
@@ -196,15 +196,20 @@ def _repair_complementarity(m: Model, x: np.ndarray, optimize, tol_mw: float = 1
     -------
     (x, n_steps_repaired, extra_solve_s)
     """
+    x = first.x
     bad = {n: np.minimum(x[c["ch"]], x[c["dis"]]) > tol_mw for n, c in m.cols.items()}
     n_bad = int(sum(b.sum() for b in bad.values()))
     if n_bad == 0:
         return x, 0, 0.0
+    zero = []
     for n, c in m.cols.items():
         net = x[c["ch"]] - x[c["dis"]]
-        m.lp.ub_zero.append(c["dis"][net >= 0])
-        m.lp.ub_zero.append(c["ch"][net < 0])
-    sol, _ = _solve(m.lp, optimize)
+        zero += [c["dis"][net >= 0], c["ch"][net < 0]]
+    if first.handle is not None:  # highspy: change bounds, warm-started dual simplex
+        sol = resolve_with_zero_upper(first, np.concatenate(zero))
+    else:
+        m.lp.ub_zero.extend(zero)
+        sol, _ = _solve(m.lp, optimize)
     if sol.status != "ok":
         warnings.warn(f"{n_bad} steps charge and discharge a storage at once and fixing the "
                       f"direction made the LP {sol.termination}; the plan keeps them", stacklevel=4)
@@ -238,7 +243,7 @@ def _run(load, dt_s, data, spec, optimize, hist) -> SizingResult:
     cost = np.concatenate(m.lp.cost)
     relaxed = 1000.0 * float(cost[:n_orig] @ x[:n_orig])
     solve_s = sol.solve_s
-    x, n_rep, rep_s = _repair_complementarity(m, x, optimize)
+    x, n_rep, rep_s = _repair_complementarity(m, sol, optimize)
     solve_s += rep_s
     slack = _slack_report(m.lp, x, dt_s) if optimize.allow_slack else {}
     info = SolveInfo(status="slack" if slack else "optimal", termination=sol.termination,

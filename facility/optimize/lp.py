@@ -128,6 +128,7 @@ class LpSolution:
     objective: float
     x: np.ndarray
     solve_s: float
+    handle: object = None
 
 
 #: HiGHS options of the fast path, chosen by measurement (benchmarks/bench_sizing.py):
@@ -168,4 +169,26 @@ def solve_highs(lp: LinearProgram, *, time_limit_s: float = 600.0, options: dict
     ok = ms == highspy.HighsModelStatus.kOptimal
     x = np.asarray(h.getSolution().col_value, dtype=float) if ok else np.full(A.shape[1], np.nan)
     obj = float(h.getInfo().objective_function_value) if ok else float("nan")
-    return LpSolution("ok" if ok else "failed", term, obj, x, solve_s)
+    return LpSolution("ok" if ok else "failed", term, obj, x, solve_s, h)
+
+
+def resolve_with_zero_upper(sol: LpSolution, cols: np.ndarray) -> LpSolution:
+    """Set the upper bound of ``cols`` to 0 in a solved ``highspy`` model and solve again.
+
+    Only bounds change, so the previous optimal basis stays dual feasible and HiGHS' dual
+    simplex restarts from it (a warm start, not a new solve).
+    """
+    import highspy
+
+    h = sol.handle
+    cols = np.asarray(cols, dtype=np.int32)
+    lo = np.asarray(h.getLp().col_lower_)[cols]
+    h.changeColsBounds(cols.size, cols, lo, np.zeros(cols.size))
+    t0 = time.perf_counter()
+    h.run()
+    solve_s = time.perf_counter() - t0
+    ms = h.getModelStatus()
+    ok = ms == highspy.HighsModelStatus.kOptimal
+    x = np.asarray(h.getSolution().col_value, dtype=float) if ok else np.full(cols.size, np.nan)
+    obj = float(h.getInfo().objective_function_value) if ok else float("nan")
+    return LpSolution("ok" if ok else "failed", h.modelStatusToString(ms), obj, x, solve_s, h)
