@@ -252,7 +252,7 @@ def _run(load, dt_s, data, spec, optimize, hist) -> SizingResult:
                      slack=slack, n_repaired_steps=n_rep, relaxed_objective_usd=relaxed)
     res = SizingResult({}, {}, {}, {}, {}, {}, load.copy(), info)
     for n, c in m.cols.items():
-        p_r, e_r = float(x[c["p_rated"][0]]), float(x[c["e_rated"][0]])
+        p_r, e_r = max(float(x[c["p_rated"][0]]), 0.0), max(float(x[c["e_rated"][0]]), 0.0)
         ch, dis = np.maximum(x[c["ch"]], 0.0), np.maximum(x[c["dis"]], 0.0)
         res.p_rated_mw_opt[n], res.e_rated_mwh_opt[n] = p_r, e_r
         res.p_charge_mw[n], res.p_discharge_mw[n] = ch, dis
