@@ -80,7 +80,7 @@ def main() -> None:
                    baseline_termination=ref["termination"])
     out["baseline_s"] = base_s
     out["ratio"] = base_s / fac_s if (base_s and fac_s) else None
-    out["objective_rel_diff"] = (abs(fac_obj - base_obj) / abs(base_obj)
+    out["objective_rel_diff"] = (abs(fac_obj - base_obj) / max(abs(base_obj), 1e-9)
                                  if (fac_obj is not None and base_obj is not None) else None)
     print(json.dumps(out))
 
