@@ -137,13 +137,38 @@ class LpSolution:
 HIGHS_OPTIONS = {"solver": "simplex", "simplex_strategy": 1, "presolve": "on"}
 
 
+def _new_highs():
+    """A silent ``highspy.Highs`` (its constructor prints a banner on the C-level stdout)."""
+    import os
+    import sys
+
+    import highspy
+
+    try:
+        sys.stdout.flush()
+        fd = os.dup(1)
+    except (OSError, ValueError):  # no real stdout (e.g. captured): construct as is
+        h = highspy.Highs()
+    else:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, 1)
+            h = highspy.Highs()
+        finally:
+            os.dup2(fd, 1)
+            os.close(fd)
+            os.close(devnull)
+    h.setOptionValue("output_flag", False)
+    return h
+
+
 def solve_highs(lp: LinearProgram, *, time_limit_s: float = 600.0, options: dict | None = None,
                 verbose: bool = False) -> LpSolution:
     """Solve the assembled LP with HiGHS through ``highspy`` (matrix passed directly)."""
     import highspy
 
     A, c, lb, ub, rlo, rhi = lp.assemble()
-    h = highspy.Highs()
+    h = _new_highs()
     h.setOptionValue("output_flag", bool(verbose))
     h.setOptionValue("time_limit", float(time_limit_s))
     for k, v in {**HIGHS_OPTIONS, **(options or {})}.items():
