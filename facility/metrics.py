@@ -170,6 +170,18 @@ def _band_mask(f_hz: np.ndarray, min_hz: float, max_hz: float) -> np.ndarray:
     return (f_hz >= min_hz - 1e-12) & (f_hz <= max_hz + 1e-12)
 
 
+def _peak_in(f_hz: np.ndarray, amp_mw: np.ndarray, min_hz: float, max_hz: float) -> float:
+    m = _band_mask(f_hz, min_hz, max_hz)
+    return float(amp_mw[m].max()) if m.any() else 0.0
+
+
+def _dominant(f_hz: np.ndarray, amp_mw: np.ndarray, min_hz: float) -> float:
+    m = f_hz >= min_hz - 1e-12
+    if not m.any() or amp_mw[m].max() <= 0:
+        return 0.0
+    return float(f_hz[m][np.argmax(amp_mw[m])])
+
+
 def band_energy_frac(p_mw: np.ndarray, dt_s: float, min_hz: float, max_hz: float) -> float:
     """Share of the AC energy of P in [min_hz, max_hz]. [frac]"""
     f, _, energy = spectrum(p_mw, dt_s)
@@ -179,17 +191,13 @@ def band_energy_frac(p_mw: np.ndarray, dt_s: float, min_hz: float, max_hz: float
 def band_peak_mw(p_mw: np.ndarray, dt_s: float, min_hz: float, max_hz: float) -> float:
     """Largest single-sided FFT-bin amplitude in [min_hz, max_hz] (the paper's FFT-bin monitor). [MW]"""
     f, amp, _ = spectrum(p_mw, dt_s)
-    m = _band_mask(f, min_hz, max_hz)
-    return float(amp[m].max()) if m.any() else 0.0
+    return _peak_in(f, amp, min_hz, max_hz)
 
 
 def dominant_freq_hz(p_mw: np.ndarray, dt_s: float, min_hz: float = 0.1) -> float:
     """Frequency of the largest spectral bin at or above ``min_hz`` (0 for a constant P). [Hz]"""
     f, amp, _ = spectrum(p_mw, dt_s)
-    m = f >= min_hz - 1e-12
-    if not m.any() or amp[m].max() <= 0:
-        return 0.0
-    return float(f[m][np.argmax(amp[m])])
+    return _dominant(f, amp, min_hz)
 
 
 def energy_mwh(p_mw: np.ndarray, dt_s: float) -> float:
@@ -220,7 +228,6 @@ def power_metrics(p_mw: np.ndarray, dt_s: float, spec: "SpecConfig") -> dict:
     up, down = max_ramp_mw_per_s(p, dt_s, spec.ramp_window_s)
     f, amp, energy = spectrum(p, dt_s)
     band = _band_mask(f, spec.band_min_hz, spec.band_max_hz)
-    above = f >= spec.band_min_hz - 1e-12
     out = {
         "p_mean_mw": float(p.mean()),
         "p_max_mw": float(p.max()),
@@ -230,16 +237,12 @@ def power_metrics(p_mw: np.ndarray, dt_s: float, spec: "SpecConfig") -> dict:
         "max_ramp_mw_per_min": max_ramp_mw_per_min(p, dt_s),
         "max_window_swing_mw": max_window_swing_mw(p, dt_s, spec.window_s),
         "band_energy_frac": float(energy[band].sum()),
-        "band_peak_mw": float(amp[band].max()) if band.any() else 0.0,
-        "dominant_freq_hz": float(f[above][np.argmax(amp[above])]) if above.any() and amp[above].max() > 0 else 0.0,
+        "band_peak_mw": _peak_in(f, amp, spec.band_min_hz, spec.band_max_hz),
+        "dominant_freq_hz": _dominant(f, amp, spec.band_min_hz),
         "dynamic_range_mw": dynamic_range_mw(p),
     }
     if spec.bands:
-        peaks = {}
-        for b in spec.bands:
-            m = _band_mask(f, b.min_hz, b.max_hz)
-            peaks[b.name] = float(amp[m].max()) if m.any() else 0.0
-        out["band_peaks_mw"] = peaks
+        out["band_peaks_mw"] = {b.name: _peak_in(f, amp, b.min_hz, b.max_hz) for b in spec.bands}
     return out
 
 
