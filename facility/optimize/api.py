@@ -57,6 +57,7 @@ class SolveInfo:
     slack: dict = field(default_factory=dict)
     n_repaired_steps: int = 0
     relaxed_objective_usd: float = float("nan")
+    repair_solve_s: float = 0.0
 
 
 @dataclass
@@ -249,7 +250,8 @@ def _run(load, dt_s, data, spec, optimize, hist) -> SizingResult:
     info = SolveInfo(status="slack" if slack else "optimal", termination=sol.termination,
                      objective_usd=1000.0 * float(cost[:n_orig] @ x[:n_orig]), build_s=build_s,
                      solve_s=solve_s, n_variables=m.lp.n_cols, n_constraints=m.lp.n_rows,
-                     slack=slack, n_repaired_steps=n_rep, relaxed_objective_usd=relaxed)
+                     slack=slack, n_repaired_steps=n_rep, relaxed_objective_usd=relaxed,
+                     repair_solve_s=rep_s)
     res = SizingResult({}, {}, {}, {}, {}, {}, load.copy(), info)
     for n, c in m.cols.items():
         p_r, e_r = max(float(x[c["p_rated"][0]]), 0.0), max(float(x[c["e_rated"][0]]), 0.0)
