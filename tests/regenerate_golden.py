@@ -21,6 +21,8 @@ CASES = {
     "default": ("default.toml", ["time.horizon_s=30"], "run"),
     "square_wave_rack_storage": ("square_wave_rack_storage.toml", ["time.horizon_s=30"], "run"),
     "gpu_smoothing_floor": ("gpu_smoothing_floor.toml", ["time.horizon_s=30"], "run"),
+    "combined_multi_job": ("combined_multi_job.toml", ["time.horizon_s=20", "jobs.finetune.start_s=5"], "run"),
+    "sizing_start_ramp": ("sizing_start_ramp.toml", [], "size"),
 }
 
 #: metric path -> tolerance kind of tests/conftest.py TOL
