@@ -34,8 +34,8 @@ def envelope(t: np.ndarray, y: np.ndarray, n_bins: int = _MAX_POINTS // 2):
     return tt.mean(axis=1), yy.min(axis=1), yy.max(axis=1)
 
 
-def _plot_series(ax, t, y, label, color, alpha=0.35):
-    tt, lo, hi = envelope(t, y)
+def _plot_series(ax, t, y, label, color, alpha=0.35, n_bins=_MAX_POINTS // 2):
+    tt, lo, hi = envelope(t, y, n_bins)
     if lo is hi:
         ax.plot(tt, y, color=color, lw=0.8, label=label)
     else:
@@ -61,10 +61,13 @@ def write_plots(res: "Results", out: Path) -> list[tuple[str, str]]:
     pcc = ts["p_pcc_mw"].to_numpy()
     spec = res.scenario.spec
     images = []
+    # envelope bins of at least two iterations, so the band shows the swing, not stripes
+    period = max(j.period_s or 1.0 for j in res.scenario.jobs)
+    n_bins = int(np.clip(res.scenario.time.horizon_s / (2.0 * period), 50, _MAX_POINTS // 2))
 
     fig, ax = plt.subplots(figsize=(10, 4))
-    _plot_series(ax, t, raw, "raw PCC", "tab:red")
-    _plot_series(ax, t, pcc, "PCC (mitigated)", "tab:blue", alpha=0.6)
+    _plot_series(ax, t, raw, "raw PCC", "tab:red", n_bins=n_bins)
+    _plot_series(ax, t, pcc, "PCC (mitigated)", "tab:blue", alpha=0.6, n_bins=n_bins)
     if "gpu_engaged" in ts and ts["gpu_engaged"].any() and res.scenario.controller.codesign:
         eng = ts["gpu_engaged"].to_numpy()
         ax.fill_between(t, 0, 1, where=eng, transform=ax.get_xaxis_transform(), color="tab:orange",
