@@ -26,35 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
-SCENARIO = """
-schema_version = 1
-name = "bench_sweep"
-description = "synthetic:sleep={sleep}"
-[time]
-horizon_s = 10.0
-dt_s = 0.02
-[[jobs]]
-name = "job"
-n_gpus = 1000
-gpu = "gb200"
-period_s = 2.0
-compute_frac = 0.7
-p_low_frac = 0.2
-[gpu_smoothing]
-enabled = true
-floor_frac = 0.2
-[rack_storage]
-enabled = true
-p_rated_mw = 1.0
-e_rated_mwh = 0.0
-cost_usd_per_kw = 100.0
-cost_usd_per_kwh = 500.0
-[controller]
-kind = "moving_average"
-[spec]
-window_s = 5.0
-max_window_swing_mw = 0.5
-"""
+from facility.sweep.synthetic import SYNTHETIC_SCENARIO_TOML
+
+SCENARIO = SYNTHETIC_SCENARIO_TOML
 
 TARGET_S = 0.2
 
@@ -77,7 +51,7 @@ def main() -> int:
     rc = 0
     with tempfile.TemporaryDirectory() as tmp:
         scen = Path(tmp) / "bench.toml"
-        scen.write_text(SCENARIO.format(sleep=args.sleep_s))
+        scen.write_text(SCENARIO.format(description=f"synthetic:sleep={args.sleep_s}"))
         for name in args.executors.split(","):
             workers = 1 if name == "serial" else (args.workers or default_workers())
             executor = "dask" if name == "dask" else "local"

@@ -24,7 +24,39 @@ from facility.config.library import load_gpu
 from facility.config.schema import Scenario
 from facility.errors import ScenarioError
 
-__all__ = ["synthetic_case"]
+__all__ = ["synthetic_case", "SYNTHETIC_SCENARIO_TOML"]
+
+#: A small scenario (TOML text with a ``{description}`` field for the control tokens) that
+#: the synthetic case function runs fast; shared by the sweep tests and bench_sweep.py.
+SYNTHETIC_SCENARIO_TOML = """
+schema_version = 1
+name = "synthetic_sweep"
+description = "{description}"
+[time]
+horizon_s = 10.0
+dt_s = 0.02
+[[jobs]]
+name = "job"
+n_gpus = 1000
+gpu = "gb200"
+period_s = 2.0
+compute_frac = 0.7
+p_low_frac = 0.2
+[gpu_smoothing]
+enabled = true
+floor_frac = 0.2
+[rack_storage]
+enabled = true
+p_rated_mw = 1.0
+e_rated_mwh = 0.0
+cost_usd_per_kw = 100.0
+cost_usd_per_kwh = 500.0
+[controller]
+kind = "moving_average"
+[spec]
+window_s = 5.0
+max_window_swing_mw = 0.5
+"""
 
 _SLEEP = re.compile(r"synthetic:sleep=([0-9.eE+-]+)")
 
