@@ -139,6 +139,11 @@ def _cmd_run(args) -> int:
     return EXIT_OK
 
 
+def _nonneg(x: float) -> float:
+    """A rating for display: solver round-off below zero (and -0.0) shown as 0."""
+    return float(x) if x > 0 else 0.0
+
+
 def _cmd_size(args) -> int:
     from facility.config import load_scenario
     from facility.simulate import size_scenario
@@ -149,7 +154,7 @@ def _cmd_size(args) -> int:
         raise ScenarioError(f"{args.scenario}: nothing to size: set extendable = true on rack_storage, ups or bess")
     sol, res = size_scenario(s, out_dir=args.out, progress=not args.no_progress and sys.stderr.isatty(),
                              plots=not args.no_plots)
-    sizes = ", ".join(f"{n}: {sol.p_rated_mw_opt[n]:.4g} MW / {sol.e_rated_mwh_opt[n]:.4g} MWh"
+    sizes = ", ".join(f"{n}: {_nonneg(sol.p_rated_mw_opt[n]):.4g} MW / {_nonneg(sol.e_rated_mwh_opt[n]):.4g} MWh"
                       for n in sol.p_rated_mw_opt)
     print(f"sized {sizes}; objective {sol.info.objective_usd:,.0f} USD")
     print(_summary(res, args.out, time.perf_counter() - t0))

@@ -98,6 +98,14 @@ def render_report(res: "Results", images: list[tuple[str, str]]) -> str:
     for name, caption in images:
         parts.append(f"<figure><img src='{html.escape(name)}' alt='{html.escape(caption)}'>"
                      f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+    codesign = [e for e in res.events if str(e.get("kind", "")).startswith("codesign")]
+    if codesign:
+        engaged = res.metrics.get("gpu", {}).get("engaged_frac", 0.0)
+        parts.append("<h2>Co-design: when and why GPU controls took over</h2>")
+        parts.append(f"<p>GPU controls were engaged {100 * engaged:.1f} % of the horizon "
+                     f"(shaded in the power plot).</p>")
+        parts.append(_table([[e.get("t_s", ""), e.get("kind", "").removeprefix("codesign_"), e.get("detail", "")]
+                             for e in codesign[:200]], ["t [s]", "action", "reason"]))
     if res.events:
         parts.append(f"<h2>Events ({len(res.events)})</h2>")
         shown = res.events[:200]
