@@ -144,6 +144,16 @@ def _nonneg(x: float) -> float:
     return float(x) if x > 0 else 0.0
 
 
+def _lossless_compliant(res) -> bool:
+    """Whether site load + storage (the optimizer's lossless PCC) meets every limit."""
+    from facility import metrics as fm
+
+    ts = res.timeseries
+    p = ts["p_load_mw"].to_numpy() + sum(ts[f"p_{n}_mw"].to_numpy() for n in res.scenario.storages())
+    spec = res.scenario.spec
+    return bool(fm.compliance(fm.power_metrics(p, res.scenario.time.dt_s, spec), spec)["compliant"])
+
+
 def _cmd_size(args) -> int:
     from facility.config import load_scenario
     from facility.simulate import size_scenario
@@ -158,6 +168,10 @@ def _cmd_size(args) -> int:
                       for n in sol.p_rated_mw_opt)
     print(f"sized {sizes}; objective {sol.info.objective_usd:,.0f} USD")
     print(_summary(res, args.out, time.perf_counter() - t0))
+    if not res.compliant and _lossless_compliant(res):
+        print("note: the planned dispatch meets every limit on the site power (the sizing LP is "
+              "lossless); the verification run adds the network and UPS losses at the PCC. Rerun "
+              "with --set optimize.limit_margin_frac=0.1 (or more) to leave room for them.")
     return EXIT_OK
 
 
