@@ -205,9 +205,10 @@ class SiteConfig(StrictModel):
                             description="Non-GPU server power (CPUs, NICs, fans, PSU losses) as a fraction of GPU power.")
     pue: float = F(1.2, unit="-", ge=1.0, le=3.0,
                    description="Power usage effectiveness: site power / IT power on average.")
-    cooling_tau_s: float = F(30.0, unit="s", ge=0, le=3600.0, description=(
-        "Time constant of the first-order lag of cooling power behind IT power (chillers and "
-        "fans do not follow 1 Hz swings); 0 = cooling follows IT power instantly."))
+    cooling_tau_s: float = F(0.0, unit="s", ge=0, le=3600.0, description=(
+        "Time constant of the first-order lag of cooling power behind IT power. 0 (default) = "
+        "cooling follows IT power instantly, so p_site = p_gpu (1 + non_gpu_frac) pue exactly; "
+        "about 30 s is realistic (chillers and fans do not follow 1 Hz swings)."))
     base_load_mw: float = F(0.0, unit="MW", ge=0, le=10_000.0,
                             description="Constant site load outside the GPU servers (offices, storage, network core).")
 
