@@ -93,6 +93,17 @@ def _storage_first(scenario: Scenario) -> Scenario:
     return scenario.model_copy(update={"gpu_smoothing": gs, "firefly": ff})
 
 
+def _load_after_gpu_controls(scenario: Scenario, profile, n_feeders: int, raw=None) -> np.ndarray:
+    """Site power after the scenario's GPU-side controls (the raw site power when none is on). [MW]"""
+    from facility.workload import site_power
+
+    if not gpu_controls_active(scenario):
+        return (raw if raw is not None else site_power(profile, profile.p_gpu_w, scenario.site, n_feeders)).p_site_mw
+    from facility.gpu import apply_gpu_controls
+
+    return site_power(profile, apply_gpu_controls(profile, scenario).p_gpu_w, scenario.site, n_feeders).p_site_mw
+
+
 def generate_trace(scenario: Scenario) -> pd.DataFrame:
     """Load generator only (``facility trace``): GPU power with GPU controls, and raw site power.
 
@@ -109,13 +120,7 @@ def generate_trace(scenario: Scenario) -> pd.DataFrame:
     raw = site_power(profile, profile.p_gpu_w, scenario.site, n_feeders)
     data = {"t_s": profile.t_s, "p_gpu_mw": raw.p_gpu_mw, "p_it_mw": raw.p_it_mw,
             "p_cooling_mw": raw.p_cooling_mw, "p_site_mw": raw.p_site_mw}
-    if gpu_controls_active(scenario):
-        from facility.gpu import apply_gpu_controls
-
-        ctl = apply_gpu_controls(profile, scenario)
-        data["p_load_mw"] = site_power(profile, ctl.p_gpu_w, scenario.site, n_feeders).p_site_mw
-    else:
-        data["p_load_mw"] = raw.p_site_mw
+    data["p_load_mw"] = _load_after_gpu_controls(scenario, profile, n_feeders, raw)
     per_group = profile.group_power_mw()
     for job_index, job in enumerate(scenario.jobs):
         rows = (profile.groups["job_index"] == job_index).to_numpy()
@@ -373,16 +378,10 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
     (SizingResult, Results)
     """
     from facility.optimize import size_storage, sizing_to_json
-    from facility.workload import default_n_feeders, generate_load, site_power
+    from facility.workload import default_n_feeders, generate_load
 
     profile = generate_load(scenario)
-    n_feeders = default_n_feeders(scenario)
-    p_gpu_w = profile.p_gpu_w
-    if gpu_controls_active(scenario):
-        from facility.gpu import apply_gpu_controls
-
-        p_gpu_w = apply_gpu_controls(profile, scenario).p_gpu_w
-    p_load = site_power(profile, p_gpu_w, scenario.site, n_feeders).p_site_mw
+    p_load = _load_after_gpu_controls(scenario, profile, default_n_feeders(scenario))
     sol = size_storage(p_load, scenario.time.dt_s, scenario.storages(), scenario.spec,
                        scenario.optimize, t_s=profile.t_s)
     ratings = {n: {"p_rated_mw": float(sol.p_rated_mw_opt[n]), "e_rated_mwh": float(sol.e_rated_mwh_opt[n])}

@@ -186,16 +186,22 @@ def check_spec(s: "Scenario") -> list[str]:
     return out
 
 
+def _job_gpus(s: "Scenario"):
+    """``(index, job, GpuModel)`` of every job whose GPU model exists (unknown ones are
+    reported by :func:`check_jobs`)."""
+    for i, job in enumerate(s.jobs):
+        try:
+            yield i, job, load_gpu(job.gpu)
+        except ScenarioError:
+            continue
+
+
 def check_gpu_controls(s: "Scenario") -> list[str]:
     """GPU smoothing floor inside each GPU's programmable range; firefly target above trigger."""
     out = []
     gs = s.gpu_smoothing
     if gs.enabled:
-        for i, job in enumerate(s.jobs):
-            try:
-                gpu = load_gpu(job.gpu)
-            except ScenarioError:
-                continue
+        for i, job, gpu in _job_gpus(s):
             if not gpu.supports_power_smoothing:
                 log.warning(
                     "jobs.%d.gpu = %r has no hardware power smoothing: gpu_smoothing is not applied to job %r",
@@ -226,11 +232,7 @@ def check_gpu_controls(s: "Scenario") -> list[str]:
             )
     pc = s.power_cap
     if pc.enabled:
-        for i, job in enumerate(s.jobs):
-            try:
-                gpu = load_gpu(job.gpu)
-            except ScenarioError:
-                continue
+        for i, job, gpu in _job_gpus(s):
             if pc.cap_frac * gpu.tdp_w <= gpu.idle_w:
                 out.append(
                     f"power_cap.cap_frac = {pc.cap_frac:g} [frac of TDP] is at or below the idle "

@@ -42,6 +42,18 @@ def _plot_series(ax, t, y, label, color, alpha=0.35, n_bins=_MAX_POINTS // 2):
         ax.fill_between(tt, lo, hi, color=color, alpha=alpha, lw=0, label=f"{label} (min–max)")
 
 
+def _finish(fig, ax, path: Path, title: str, xlabel: str, ylabel: str, log_grid: bool = False) -> None:
+    """Label, legend, grid, save as PNG and close one figure."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(loc="best", fontsize=8)
+    ax.grid(alpha=0.3, which="both" if log_grid else "major")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def _zoom_slice(res: "Results") -> slice:
     ts = res.timeseries
     dt = res.scenario.time.dt_s
@@ -72,14 +84,8 @@ def write_plots(res: "Results", out: Path) -> list[tuple[str, str]]:
         eng = ts["gpu_engaged"].to_numpy()
         ax.fill_between(t, 0, 1, where=eng, transform=ax.get_xaxis_transform(), color="tab:orange",
                         alpha=0.12, lw=0, label="GPU controls engaged")
-    ax.set_xlabel("time [s]")
-    ax.set_ylabel("power [MW]")
-    ax.set_title("Power at the point of common coupling: raw vs mitigated")
-    ax.legend(loc="best", fontsize=8)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(out / "power.png", dpi=110)
-    plt.close(fig)
+    _finish(fig, ax, out / "power.png", "Power at the point of common coupling: raw vs mitigated",
+            "time [s]", "power [MW]")
     images.append(("power.png", "PCC power over the horizon, raw (every mitigation off) and mitigated."))
 
     sl = _zoom_slice(res)
@@ -87,14 +93,7 @@ def write_plots(res: "Results", out: Path) -> list[tuple[str, str]]:
     ax.plot(t[sl], raw[sl], color="tab:red", lw=0.9, label="raw PCC")
     ax.plot(t[sl], ts["p_load_mw"].to_numpy()[sl], color="tab:green", lw=0.8, ls="--", label="site load after GPU controls (before network losses)")
     ax.plot(t[sl], pcc[sl], color="tab:blue", lw=1.2, label="PCC (mitigated)")
-    ax.set_xlabel("time [s]")
-    ax.set_ylabel("power [MW]")
-    ax.set_title("Zoom on a few iterations")
-    ax.legend(loc="best", fontsize=8)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(out / "zoom.png", dpi=110)
-    plt.close(fig)
+    _finish(fig, ax, out / "zoom.png", "Zoom on a few iterations", "time [s]", "power [MW]")
     images.append(("zoom.png", "A few iterations: raw PCC, site load after GPU controls and mitigated PCC."))
 
     dt = res.scenario.time.dt_s
@@ -107,14 +106,8 @@ def write_plots(res: "Results", out: Path) -> list[tuple[str, str]]:
                label=f"spec band {spec.band_min_hz:g}–{spec.band_max_hz:g} Hz")
     if spec.max_band_peak_mw:
         ax.axhline(spec.max_band_peak_mw, color="k", ls=":", lw=1, label="max_band_peak_mw")
-    ax.set_xlabel("frequency [Hz]")
-    ax.set_ylabel("FFT-bin amplitude [MW]")
-    ax.set_title("Spectrum of PCC power (single-sided amplitude)")
-    ax.legend(loc="best", fontsize=8)
-    ax.grid(alpha=0.3, which="both")
-    fig.tight_layout()
-    fig.savefig(out / "spectrum.png", dpi=110)
-    plt.close(fig)
+    _finish(fig, ax, out / "spectrum.png", "Spectrum of PCC power (single-sided amplitude)",
+            "frequency [Hz]", "FFT-bin amplitude [MW]", log_grid=True)
     images.append(("spectrum.png", "Single-sided FFT amplitude of the PCC power with the spec band shaded."))
 
     soc_cols = [c for c in ts.columns if c.startswith("soc_")]
