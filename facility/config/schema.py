@@ -439,7 +439,12 @@ class OptimizeConfig(StrictModel):
     time_limit_s: float = F(600.0, unit="s", gt=0, le=86400.0, description="Solver time limit.")
     mip_rel_gap: float = F(1e-6, unit="frac", ge=0, le=1, description="Relative optimality tolerance (LP: unused).")
     periodic: bool | None = F(None, description=(
-        "Use the periodic steady-state reduction when the load repeats exactly; none = automatic."))
+        "Periodic steady-state reduction where the load repeats exactly (a few periods stand "
+        "for many, with a proven bound on the gap): none = whenever it shortens the horizon, "
+        "false = never (always the full LP), true = as none, with a warning when it cannot apply."))
+    max_gap_frac: float = F(1e-4, unit="frac", ge=0, le=0.1, description=(
+        "Largest proven relative gap to the full LP's optimum a reduced solve may leave; "
+        "otherwise its margin grows and finally the full LP is solved."))
     allow_slack: bool = F(False, description="Solve with penalized slacks instead of hard limits (diagnosis mode).")
     limit_margin_frac: float = F(0.0, unit="frac", ge=0, lt=1, description=(
         "Tighten every window / dynamic-range limit by this share in the optimizer, so that the "

@@ -16,7 +16,7 @@ from typing import Mapping
 import numpy as np
 
 from facility.errors import InfeasibleError, ScenarioError
-from facility.optimize.formulation import S_PER_H, Model, build_model, resolve_storage
+from facility.optimize.formulation import S_PER_H, Model, build_model, plan_cost_kusd, resolve_storage
 from facility.optimize.lp import LinearProgram, LpSolution, resolve_with_zero_upper, solve_highs
 
 __all__ = ["SolveInfo", "SizingResult", "size_storage", "solve_dispatch", "sizing_to_json",
@@ -45,6 +45,21 @@ class SolveInfo:
         Size of the LP handed to the solver.
     slack : dict
         Largest violation per limit family in slack mode (empty otherwise). [MW or MWh]
+    n_repaired_steps : int
+        Steps whose simultaneous charge and discharge were repaired (see
+        ``_repair_complementarity``).
+    relaxed_objective_usd : float
+        Optimum of the LP before that repair. [USD]
+    method : str
+        ``"full"`` (one LP over the horizon) or ``"periodic"`` (the reduction of
+        :mod:`facility.optimize.periodic`).
+    lower_bound_usd : float
+        Proven lower bound on the optimum of the full LP (its own optimum for ``"full"``). [USD]
+    gap_frac : float
+        (objective - lower bound) / objective: how far the returned plan can be from the
+        optimum at most. [frac]
+    period_steps : int
+        Period of the reduced stretch (``"periodic"``), else 0. [steps]
     """
 
     status: str
@@ -58,6 +73,10 @@ class SolveInfo:
     n_repaired_steps: int = 0
     relaxed_objective_usd: float = float("nan")
     repair_solve_s: float = 0.0
+    method: str = "full"
+    lower_bound_usd: float = float("nan")
+    gap_frac: float = float("nan")
+    period_steps: int = 0
 
 
 @dataclass
@@ -218,19 +237,16 @@ def _repair_complementarity(m: Model, first: LpSolution, optimize, tol_mw: float
     return sol.x, n_bad, sol.solve_s
 
 
-def _run(load, dt_s, data, spec, optimize, hist) -> SizingResult:
-    _warn_unsupported(spec)
+def _solve_built(m: Model, build, optimize, dt_s: float, build_s: float):
+    """Solve a built model: raise with a diagnosis when it fails, repair complementarity.
 
-    def build() -> Model:
-        return build_model(load, dt_s, data, spec, optimize.energy_price_usd_per_mwh,
-                           p_pcc_history_mw=hist, margin_frac=optimize.limit_margin_frac)
-
-    t0 = time.perf_counter()
-    m = build()
+    Returns
+    -------
+    (x, info) : the primal values and a :class:`SolveInfo` (objective of the LP's own columns).
+    """
     n_orig = m.lp.n_cols
     if optimize.allow_slack:
         _soften(m.lp)
-    build_s = time.perf_counter() - t0
     sol, pyomo_build_s = _solve(m.lp, optimize)
     build_s += pyomo_build_s
     if sol.status != "ok":
@@ -247,21 +263,58 @@ def _run(load, dt_s, data, spec, optimize, hist) -> SizingResult:
     x, n_rep, rep_s = _repair_complementarity(m, sol, optimize)
     solve_s += rep_s
     slack = _slack_report(m.lp, x, dt_s) if optimize.allow_slack else {}
+    obj = 1000.0 * float(cost[:n_orig] @ x[:n_orig])
     info = SolveInfo(status="slack" if slack else "optimal", termination=sol.termination,
-                     objective_usd=1000.0 * float(cost[:n_orig] @ x[:n_orig]), build_s=build_s,
-                     solve_s=solve_s, n_variables=m.lp.n_cols, n_constraints=m.lp.n_rows,
-                     slack=slack, n_repaired_steps=n_rep, relaxed_objective_usd=relaxed,
-                     repair_solve_s=rep_s)
+                     objective_usd=obj, build_s=build_s, solve_s=solve_s, n_variables=m.lp.n_cols,
+                     n_constraints=m.lp.n_rows, slack=slack, n_repaired_steps=n_rep,
+                     relaxed_objective_usd=relaxed, repair_solve_s=rep_s,
+                     lower_bound_usd=relaxed, gap_frac=_gap(obj, relaxed))
+    return x, info
+
+
+def _gap(obj: float, lower: float) -> float:
+    return max(obj - lower, 0.0) / max(abs(obj), 1e-9)
+
+
+def _result(load, data, plan: dict, info: SolveInfo) -> SizingResult:
+    """Pack per-storage arrays ``{name: (p_rated, e_rated, ch, dis, e)}`` into a result."""
     res = SizingResult({}, {}, {}, {}, {}, {}, load.copy(), info)
-    for n, c in m.cols.items():
-        p_r, e_r = max(float(x[c["p_rated"][0]]), 0.0), max(float(x[c["e_rated"][0]]), 0.0)
-        ch, dis = np.maximum(x[c["ch"]], 0.0), np.maximum(x[c["dis"]], 0.0)
+    for n, (p_r, e_r, ch, dis, e) in plan.items():
+        p_r, e_r = max(float(p_r), 0.0), max(float(e_r), 0.0)
+        ch, dis = np.maximum(ch, 0.0), np.maximum(dis, 0.0)
         res.p_rated_mw_opt[n], res.e_rated_mwh_opt[n] = p_r, e_r
         res.p_charge_mw[n], res.p_discharge_mw[n] = ch, dis
         res.p_storage_mw[n] = ch - dis
-        res.soc_frac[n] = (x[c["e"]] / e_r if e_r > 1e-12 else np.full(load.size + 1, data[n].soc0))
+        res.soc_frac[n] = (e / e_r if e_r > 1e-12 else np.full(load.size + 1, data[n].soc0))
         res.p_pcc_mw = res.p_pcc_mw + res.p_storage_mw[n]
     return res
+
+
+def _plan(m: Model, x: np.ndarray) -> dict:
+    return {n: (x[c["p_rated"][0]], x[c["e_rated"][0]], x[c["ch"]], x[c["dis"]], x[c["e"]])
+            for n, c in m.cols.items()}
+
+
+def _run_full(load, dt_s, data, spec, optimize, hist) -> SizingResult:
+    def build() -> Model:
+        return build_model(load, dt_s, data, spec, optimize.energy_price_usd_per_mwh,
+                           p_pcc_history_mw=hist, margin_frac=optimize.limit_margin_frac)
+
+    t0 = time.perf_counter()
+    m = build()
+    x, info = _solve_built(m, build, optimize, dt_s, time.perf_counter() - t0)
+    return _result(load, data, _plan(m, x), info)
+
+
+def _run(load, dt_s, data, spec, optimize, hist) -> SizingResult:
+    _warn_unsupported(spec)
+    if hist is None and optimize.periodic is not False and not optimize.allow_slack:
+        from facility.optimize.periodic import run_periodic
+
+        res = run_periodic(load, dt_s, data, spec, optimize)
+        if res is not None:
+            return res
+    return _run_full(load, dt_s, data, spec, optimize, hist)
 
 
 def size_storage(p_load_mw: np.ndarray, dt_s: float, storages: Mapping, spec, optimize, *,

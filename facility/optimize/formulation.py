@@ -21,7 +21,8 @@ from facility.errors import ScenarioError
 from facility.optimize.lp import LinearProgram
 from facility.optimize.windows import add_lag_bound_rows, lag_bounds
 
-__all__ = ["StorageData", "Model", "resolve_storage", "capex_factor", "build_model"]
+__all__ = ["StorageData", "Model", "resolve_storage", "capex_factor", "build_model",
+           "op_cost_coefficients", "plan_cost_kusd"]
 
 S_PER_H = 3600.0
 
@@ -131,6 +132,13 @@ class Model:
     cols: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
     pcc_terms: list = field(default_factory=list)
     price_kusd_per_mwh: float = 0.0
+    #: weight of each step's operating cost (1 = the step itself; a reduced model weights the
+    #: steps that stand for several repetitions of a period, see facility.optimize.periodic)
+    op_weight: np.ndarray | None = None
+    #: contiguous step ranges [start, stop) inside which the window limits apply
+    window_segments: list = field(default_factory=list)
+    #: steps b at which the stored energy is not carried over from step b - 1 (relaxations)
+    soc_breaks: tuple = ()
 
 
 def add_storage_variables(m: Model, s: StorageData) -> dict[str, np.ndarray]:
@@ -145,19 +153,45 @@ def add_storage_variables(m: Model, s: StorageData) -> dict[str, np.ndarray]:
     the conversion losses at the energy price π [k$/MWh] and the degradation cost of the
     discharge throughput.
     """
-    T, h = m.n_steps, m.dt_s / S_PER_H
-    price = m.price_kusd_per_mwh
+    T = m.n_steps
+    w = np.ones(T) if m.op_weight is None else np.asarray(m.op_weight, dtype=float)
+    c_ch, c_dis = op_cost_coefficients(s, m.dt_s, m.price_kusd_per_mwh)
     lp = m.lp
     c = {
         "p_rated": lp.add_columns(f"{s.name}:p_rated", 1, s.p_lo, s.p_hi, s.c_p),
         "e_rated": lp.add_columns(f"{s.name}:e_rated", 1, s.e_lo, s.e_hi, s.c_e),
-        "ch": lp.add_columns(f"{s.name}:ch", T, 0.0, np.inf, h * price * (1 - s.eta_c)),
-        "dis": lp.add_columns(f"{s.name}:dis", T, 0.0, np.inf,
-                              h * (price * (1 / s.eta_d - 1) + s.c_deg)),
+        "ch": lp.add_columns(f"{s.name}:ch", T, 0.0, np.inf, w * c_ch),
+        "dis": lp.add_columns(f"{s.name}:dis", T, 0.0, np.inf, w * c_dis),
         "e": lp.add_columns(f"{s.name}:e", T + 1, 0.0, np.inf),
     }
     m.cols[s.name] = c
     return c
+
+
+def op_cost_coefficients(s: StorageData, dt_s: float, price_kusd_per_mwh: float) -> tuple[float, float]:
+    r"""Operating cost of one MW of charge and of discharge held for one step. [k$/MW]
+
+    .. math::  c^{ch} = \Delta t_h\, \pi (1 - \eta_c),\qquad
+               c^{dis} = \Delta t_h\, [\pi (1/\eta_d - 1) + c_{deg}]
+    """
+    h = dt_s / S_PER_H
+    return (h * price_kusd_per_mwh * (1 - s.eta_c),
+            h * (price_kusd_per_mwh * (1 / s.eta_d - 1) + s.c_deg))
+
+
+def plan_cost_kusd(storages: dict[str, StorageData], p_rated_mw: dict, e_rated_mwh: dict,
+                   p_charge_mw: dict, p_discharge_mw: dict, dt_s: float,
+                   price_usd_per_mwh: float) -> float:
+    r"""Objective of a plan, evaluated on its arrays (the LP's objective, outside the LP). [k$]
+
+    .. math::  \sum_s c_P \hat P_s + c_E \hat E_s + \sum_t c^{ch} p^{ch}_{s,t} + c^{dis} p^{dis}_{s,t}
+    """
+    total = 0.0
+    for n, s in storages.items():
+        c_ch, c_dis = op_cost_coefficients(s, dt_s, price_usd_per_mwh / 1000.0)
+        total += (s.c_p * p_rated_mw[n] + s.c_e * e_rated_mwh[n]
+                  + c_ch * float(np.sum(p_charge_mw[n])) + c_dis * float(np.sum(p_discharge_mw[n])))
+    return total
 
 
 def pcc_expression(m: Model) -> None:
@@ -197,7 +231,14 @@ def add_soc_dynamics(m: Model, s: StorageData) -> None:
     c, T, h = m.cols[s.name], m.n_steps, m.dt_s / S_PER_H
     a = 1.0 - s.sigma_per_h * h
     t = np.arange(T)
-    m.lp.add_rows("soc_dynamics", [(c["e"][1:], 1.0), (c["e"][:-1], -a), (c["ch"], -s.eta_c * h),
+    nxt = c["e"][1:].copy()
+    if m.soc_breaks:
+        # a break at b: step b-1 ends in its own energy column, e_b starts afresh (relaxation)
+        b = np.asarray(m.soc_breaks, dtype=np.int64)
+        z = m.lp.add_columns(f"{s.name}:e_break", b.size, 0.0, np.inf)
+        nxt[b - 1] = z
+        c["e_break"] = z
+    m.lp.add_rows("soc_dynamics", [(nxt, 1.0), (c["e"][:-1], -a), (c["ch"], -s.eta_c * h),
                                    (c["dis"], h / s.eta_d)], 0.0, 0.0, t=t, soft=False, unit="MWh")
     m.lp.add_rows("initial_soc", [(c["e"][:1], 1.0), (c["e_rated"], -s.soc0)], 0.0, 0.0, t=0,
                   soft=False, unit="MWh")
@@ -206,11 +247,12 @@ def add_soc_dynamics(m: Model, s: StorageData) -> None:
 def add_soc_bounds(m: Model, s: StorageData) -> None:
     """SoC window: :math:`s_{min} \\hat E \\le e_t \\le s_{max} \\hat E` for t = 0..T. [MWh]"""
     c, T = m.cols[s.name], m.n_steps
-    er = np.full(T + 1, c["e_rated"][0])
-    t = np.arange(T + 1)
-    m.lp.add_rows("soc_max", [(c["e"], 1.0), (er, -s.soc_max)], -np.inf, 0.0, t=t, soft=False,
+    e = np.concatenate([c["e"], c.get("e_break", np.zeros(0, np.int64))])
+    er = np.full(e.size, c["e_rated"][0])
+    t = np.concatenate([np.arange(T + 1), np.asarray(m.soc_breaks, dtype=np.int64)])
+    m.lp.add_rows("soc_max", [(e, 1.0), (er, -s.soc_max)], -np.inf, 0.0, t=t, soft=False,
                   unit="MWh")
-    m.lp.add_rows("soc_min", [(c["e"], 1.0), (er, -s.soc_min)], 0.0, np.inf, t=t, soft=False,
+    m.lp.add_rows("soc_min", [(e, 1.0), (er, -s.soc_min)], 0.0, np.inf, t=t, soft=False,
                   unit="MWh")
 
 
@@ -232,8 +274,9 @@ def add_storage_ramp(m: Model, s: StorageData) -> None:
         return
     c = m.cols[s.name]
     r = s.max_ramp_mw_per_s * m.dt_s
-    m.lp.add_rows("storage_ramp", [(c["ch"][1:], 1.0), (c["dis"][1:], -1.0), (c["ch"][:-1], -1.0),
-                                   (c["dis"][:-1], 1.0)], -r, r, t=np.arange(1, m.n_steps), soft=False)
+    t = np.setdiff1d(np.arange(1, m.n_steps), np.asarray(m.soc_breaks, dtype=np.int64))
+    m.lp.add_rows("storage_ramp", [(c["ch"][t], 1.0), (c["dis"][t], -1.0), (c["ch"][t - 1], -1.0),
+                                   (c["dis"][t - 1], 1.0)], -r, r, t=t, soft=False)
 
 
 def add_window_limits(m: Model, spec, p_hist_mw: np.ndarray | None, margin_frac: float = 0.0) -> None:
@@ -244,11 +287,13 @@ def add_window_limits(m: Model, spec, p_hist_mw: np.ndarray | None, margin_frac:
     minima. With a PCC history (receding horizon), its samples precede t = 0 as constants.
     """
     hist = np.zeros(0) if p_hist_mw is None else np.asarray(p_hist_mw, dtype=float).ravel()
-    H = hist.size
-    const = np.concatenate([hist, m.load_mw])
-    terms = [(np.concatenate([np.full(H, -1), col]), v) for col, v in m.pcc_terms]
-    for lb in lag_bounds(spec, m.dt_s, margin_frac):
-        add_lag_bound_rows(m.lp, lb, terms, const, H)
+    segments = m.window_segments or [(0, m.n_steps)]
+    for a, b in segments:
+        H = hist.size if a == 0 else 0
+        const = np.concatenate([hist[:H], m.load_mw[a:b]])
+        terms = [(np.concatenate([np.full(H, -1), col[a:b]]), v) for col, v in m.pcc_terms]
+        for lb in lag_bounds(spec, m.dt_s, margin_frac):
+            add_lag_bound_rows(m.lp, lb, terms, const, H)
 
 
 def add_dynamic_range(m: Model, spec, margin_frac: float = 0.0) -> None:
@@ -271,16 +316,22 @@ def add_dynamic_range(m: Model, spec, margin_frac: float = 0.0) -> None:
 
 def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageData], spec,
                 price_usd_per_mwh: float, *, p_pcc_history_mw: np.ndarray | None = None,
-                margin_frac: float = 0.0) -> Model:
+                margin_frac: float = 0.0, op_weight: np.ndarray | None = None,
+                window_segments: list | None = None, soc_breaks=()) -> Model:
     """Assemble the LP in the fixed order of the named steps.
 
     Minimize capex + loss cost + degradation cost (see :func:`add_storage_variables`)
     subject to SoC dynamics, power limits, SoC bounds, terminal SoC, converter ramps, the
     window limits and the dynamic range on the PCC power.
+
+    ``op_weight``, ``window_segments`` and ``soc_breaks`` serve the reduced models of
+    :mod:`facility.optimize.periodic` (weighted steps, windows only inside segments, stored
+    energy not carried across a break); left at their defaults the model is the full LP.
     """
     load = np.asarray(p_load_mw, dtype=float).ravel()
     m = Model(LinearProgram(), load.size, float(dt_s), load, dict(storages),
-              price_kusd_per_mwh=price_usd_per_mwh / 1000.0)
+              price_kusd_per_mwh=price_usd_per_mwh / 1000.0, op_weight=op_weight,
+              window_segments=list(window_segments or []), soc_breaks=tuple(int(b) for b in soc_breaks))
     for s in storages.values():
         add_storage_variables(m, s)
     pcc_expression(m)
