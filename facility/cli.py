@@ -166,7 +166,10 @@ def _cmd_size(args) -> int:
                              plots=not args.no_plots)
     sizes = ", ".join(f"{n}: {_nonneg(sol.p_rated_mw_opt[n]):.4g} MW / {_nonneg(sol.e_rated_mwh_opt[n]):.4g} MWh"
                       for n in sol.p_rated_mw_opt)
-    print(f"sized {sizes}; objective {sol.info.objective_usd:,.0f} USD")
+    how = (f"periodic reduction, period {sol.info.period_steps} steps"
+           if sol.info.method == "periodic" else "full LP")
+    print(f"sized {sizes}; objective {sol.info.objective_usd:,.0f} USD "
+          f"({how}; proven within {sol.info.gap_frac:.2g} of the optimum)")
     print(_summary(res, args.out, time.perf_counter() - t0))
     if not res.compliant and _lossless_compliant(res):
         print("note: the planned dispatch meets every limit on the site power (the sizing LP is "

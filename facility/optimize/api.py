@@ -390,12 +390,15 @@ def solve_dispatch(p_load_mw: np.ndarray, dt_s: float, storages: Mapping, spec, 
 def sizing_to_json(result: SizingResult) -> dict:
     """The ``sizing.json`` layout of ``shared/design.md``: per storage
     ``p_rated_mw_opt``/``e_rated_mwh_opt``, then ``objective_usd``, ``solver_status``,
-    ``build_s``, ``solve_s``, ``n_variables``, ``n_constraints``."""
+    ``build_s``, ``solve_s``, ``n_variables``, ``n_constraints``; extended with ``method``,
+    ``lower_bound_usd``, ``gap_frac`` and ``period_steps`` (see :class:`SolveInfo`)."""
     out: dict = {n: {"p_rated_mw_opt": float(result.p_rated_mw_opt[n]),
                      "e_rated_mwh_opt": float(result.e_rated_mwh_opt[n])}
                  for n in result.p_rated_mw_opt}
     i = result.info
     out.update(objective_usd=float(i.objective_usd), solver_status=i.status, build_s=float(i.build_s),
                solve_s=float(i.solve_s), n_variables=int(i.n_variables),
-               n_constraints=int(i.n_constraints))
+               n_constraints=int(i.n_constraints), method=i.method,
+               lower_bound_usd=float(i.lower_bound_usd), gap_frac=float(i.gap_frac),
+               period_steps=int(i.period_steps))
     return out

@@ -40,6 +40,10 @@ def test_size_cli_writes_sizing_json(tmp_path):
     assert main(["size", str(f), "--out", str(tmp_path / "out")]) == 0
     js = json.loads((tmp_path / "out" / "sizing.json").read_text())
     assert js["bess"]["p_rated_mw_opt"] > 0 and js["solver_status"] == "optimal"
+    for key in ("objective_usd", "build_s", "solve_s", "n_variables", "n_constraints"):
+        assert key in js
+    assert js["method"] in ("full", "periodic")
+    assert js["lower_bound_usd"] <= js["objective_usd"] * (1 + 1e-9) and 0 <= js["gap_frac"] <= 1e-4
 
 
 def test_size_cli_exit_3_with_diagnosis(tmp_path, capsys):
