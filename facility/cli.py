@@ -168,6 +168,8 @@ def _cmd_size(args) -> int:
                       for n in sol.p_rated_mw_opt)
     how = (f"periodic reduction, period {sol.info.period_steps} steps"
            if sol.info.method == "periodic" else "full LP")
+    if sol.info.step_factor > 1:
+        how += f", on steps {sol.info.step_factor}x dt_s (exact)"
     print(f"sized {sizes}; objective {sol.info.objective_usd:,.0f} USD "
           f"({how}; proven within {sol.info.gap_frac:.2g} of the optimum)")
     print(_summary(res, args.out, time.perf_counter() - t0))

@@ -438,6 +438,10 @@ class OptimizeConfig(StrictModel):
     solver: str = F("highs", description="Solver name (HiGHS through Pyomo).")
     time_limit_s: float = F(600.0, unit="s", gt=0, le=86400.0, description="Solver time limit.")
     mip_rel_gap: float = F(1e-6, unit="frac", ge=0, le=1, description="Relative optimality tolerance (LP: unused).")
+    coarsen: bool = F(True, description=(
+        "Solve on a coarser step where that is exact (same optimum): the load is constant on groups of "
+        "g steps, every window limit spans a multiple of g steps, no storage has self-discharge or a "
+        "converter ramp limit; false = always on time.dt_s."))
     periodic: bool | None = F(None, description=(
         "Periodic steady-state reduction where the load repeats exactly (a few periods stand "
         "for many, with a proven bound on the gap): none = whenever it shortens the horizon, "

@@ -60,6 +60,9 @@ class SolveInfo:
         optimum at most. [frac]
     period_steps : int
         Period of the reduced stretch (``"periodic"``), else 0. [steps]
+    step_factor : int
+        The LP was solved on steps this many times longer, exactly
+        (:mod:`facility.optimize.coarsen`); 1 = on the given grid.
     """
 
     status: str
@@ -77,6 +80,7 @@ class SolveInfo:
     lower_bound_usd: float = float("nan")
     gap_frac: float = float("nan")
     period_steps: int = 0
+    step_factor: int = 1
 
 
 @dataclass
@@ -307,7 +311,20 @@ def _run_full(load, dt_s, data, spec, optimize, hist) -> SizingResult:
 
 
 def _run(load, dt_s, data, spec, optimize, hist) -> SizingResult:
+    """Solve on the coarsest exact grid (:mod:`facility.optimize.coarsen`), there through the
+    periodic reduction where it applies, else the full LP."""
     _warn_unsupported(spec)
+    if hist is None and optimize.coarsen and not optimize.allow_slack:
+        from facility.optimize.coarsen import run_coarsened
+
+        res = run_coarsened(load, dt_s, data, spec, optimize)
+        if res is not None:
+            return res
+    return _run_grid(load, dt_s, data, spec, optimize, hist)
+
+
+def _run_grid(load, dt_s, data, spec, optimize, hist) -> SizingResult:
+    """Solve on the given grid: the periodic reduction where it applies, else the full LP."""
     if hist is None and optimize.periodic is not False and not optimize.allow_slack:
         from facility.optimize.periodic import run_periodic
 
@@ -391,7 +408,7 @@ def sizing_to_json(result: SizingResult) -> dict:
     """The ``sizing.json`` layout of ``shared/design.md``: per storage
     ``p_rated_mw_opt``/``e_rated_mwh_opt``, then ``objective_usd``, ``solver_status``,
     ``build_s``, ``solve_s``, ``n_variables``, ``n_constraints``; extended with ``method``,
-    ``lower_bound_usd``, ``gap_frac`` and ``period_steps`` (see :class:`SolveInfo`)."""
+    ``lower_bound_usd``, ``gap_frac``, ``period_steps`` and ``step_factor`` (see :class:`SolveInfo`)."""
     out: dict = {n: {"p_rated_mw_opt": float(result.p_rated_mw_opt[n]),
                      "e_rated_mwh_opt": float(result.e_rated_mwh_opt[n])}
                  for n in result.p_rated_mw_opt}
@@ -400,5 +417,5 @@ def sizing_to_json(result: SizingResult) -> dict:
                solve_s=float(i.solve_s), n_variables=int(i.n_variables),
                n_constraints=int(i.n_constraints), method=i.method,
                lower_bound_usd=float(i.lower_bound_usd), gap_frac=float(i.gap_frac),
-               period_steps=int(i.period_steps))
+               period_steps=int(i.period_steps), step_factor=int(i.step_factor))
     return out

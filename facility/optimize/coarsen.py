@@ -1,0 +1,113 @@
+"""Exact time coarsening of the sizing / dispatch LP.
+
+A square-wave training load sampled at 10 ms changes value only at a few instants per
+iteration, and the window limits span whole multiples of some step count. Where that holds,
+the LP on the fine grid and the LP on a grid g times coarser have the same optimum, so the
+coarse one is solved and its plan expanded (each coarse step held for g fine steps).
+
+**Conditions** (:func:`coarsening_factor`): the load is constant on every group of g
+consecutive steps (g divides every index where the load changes, and the horizon), every lag
+bound of the spec spans k = g·k_c steps (:mod:`facility.optimize.windows`), no storage has
+self-discharge or a converter ramp limit, and there is no PCC history.
+
+**Proof.** *Restriction:* a coarse plan held constant over each group is a fine plan with the
+same cost (the cost is linear in the step powers and Δt). Its PCC power is constant on groups;
+two fine steps t1 < t2 with t2 − t1 ≤ k lie in groups i1 ≤ i2 with i2 − i1 ≤ ⌈k/g⌉ = k_c, so
+the coarse lag bounds imply the fine ones. Without self-discharge the stored energy is linear
+within a group, so its bounds at the group boundaries hold in between. *Relaxation:* average a
+feasible fine plan over each group. Ratings, costs and the stored energy at group boundaries
+are unchanged (the recursion is a sum when σ = 0). For groups i < j with j − i ≤ ⌊k/g⌋ = k_c,
+pair every fine step t of group i with t + (j − i) g (a lag ≤ k): each pair meets the bound,
+so their averages do. The dynamic range holds for averages. So the averaged plan is feasible
+for the coarse LP at the same cost, and both optima are equal. The expanded plan is still
+checked step by step on the fine grid (:func:`facility.optimize.periodic.verify_plan`).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from facility.optimize.windows import lag_bounds
+
+__all__ = ["coarsening_factor", "expand_steps", "run_coarsened"]
+
+
+def _lag_signature(spec, dt_s: float, margin_frac: float):
+    return [(b.limit, b.direction, b.k, b.bound_mw) for b in lag_bounds(spec, dt_s, margin_frac)]
+
+
+def coarsening_factor(load: np.ndarray, dt_s: float, data: dict, spec, margin_frac: float = 0.0) -> int:
+    """Largest g for which the LP on steps of g·dt_s has the fine LP's optimum (1 = none).
+
+    Parameters
+    ----------
+    load : numpy.ndarray (T,)
+        Load seen by the optimizer. [MW]
+    dt_s : float
+        Fine step. [s]
+    data : dict of name -> StorageData
+    spec : SpecConfig
+    margin_frac : float
+        ``optimize.limit_margin_frac``. [frac]
+    """
+    x = np.asarray(load, dtype=float)
+    if x.size < 2 or any(s.sigma_per_h > 0 or s.max_ramp_mw_per_s is not None for s in data.values()):
+        return 1
+    g = x.size
+    for i in np.flatnonzero(x[1:] != x[:-1]) + 1:
+        g = math.gcd(g, int(i))
+        if g == 1:
+            return 1
+    fine = _lag_signature(spec, dt_s, margin_frac)
+    for _, _, k, _ in fine:
+        g = math.gcd(g, k)
+    # the coarse grid must give exactly k / g for every bound (window_steps rounds down)
+    for d in sorted((d for d in range(2, g + 1) if g % d == 0), reverse=True):
+        coarse = _lag_signature(spec, dt_s * d, margin_frac)
+        if coarse == [(n, dr, k // d, b) for n, dr, k, b in fine]:
+            return d
+    return 1
+
+
+def expand_steps(values: np.ndarray, g: int, boundaries: bool = False) -> np.ndarray:
+    """Fine-grid array of a coarse one: step values held g times; boundary values (T_c + 1
+    stored energies) interpolated linearly, which is exact without self-discharge."""
+    v = np.asarray(values, dtype=float)
+    if not boundaries:
+        return np.repeat(v, g)
+    frac = np.arange(g) / g
+    inner = (v[:-1, None] * (1.0 - frac) + v[1:, None] * frac).ravel()
+    return np.concatenate([inner, v[-1:]])
+
+
+def run_coarsened(load, dt_s, data, spec, optimize):
+    """Solve on the coarsest exact grid and expand; None when no coarsening applies.
+
+    Returns
+    -------
+    facility.optimize.api.SizingResult or None
+    """
+    from dataclasses import replace
+
+    from facility.optimize import api
+    from facility.optimize.periodic import verify_plan
+
+    g = coarsening_factor(load, dt_s, data, spec, optimize.limit_margin_frac)
+    if g == 1:
+        return None
+    coarse = api._run_grid(load[::g], dt_s * g, data, spec, optimize, None)
+    plan = {}
+    for n in coarse.p_rated_mw_opt:
+        p_r, e_r = coarse.p_rated_mw_opt[n], coarse.e_rated_mwh_opt[n]
+        plan[n] = (p_r, e_r, expand_steps(coarse.p_charge_mw[n], g),
+                   expand_steps(coarse.p_discharge_mw[n], g),
+                   expand_steps(coarse.soc_frac[n] * e_r, g, boundaries=True))
+    bad = verify_plan(load, dt_s, data, spec, plan, optimize.limit_margin_frac)
+    if bad is not None:
+        warnings.warn(f"the plan of the {g}x coarser grid breaks {bad} on the fine grid; the "
+                      f"fine LP is solved instead", stacklevel=4)
+        return None
+    return api._result(load, data, plan, replace(coarse.info, step_factor=g))
