@@ -10,7 +10,8 @@ at 120 s and a stop 5 minutes before the end, whose slow per-minute transients s
 Prints one JSON line per case, ``{"name", "baseline_s", "facility_s", "ratio",
 "objective_rel_diff", ...}``: ``objective_rel_diff`` compares facility's LP optimum (before its
 complementarity repair, which the baseline lacks) with the baseline's; ``gap_frac`` is the gap
-facility proves on its own (periodic method: upper minus lower bound). A side that hits
+facility proves on its own (periodic method: upper minus lower bound); ``step_factor`` > 1 when
+it solved on an exactly equivalent coarser grid. A side that hits
 ``--time-limit-s`` reports ``null`` times. Usage::
 
     python benchmarks/bench_sizing.py                     # 36,000 steps with baseline, then
@@ -52,9 +53,9 @@ def case(horizon_s: float, dt_s: float, start_stop: bool = False):
 
 
 def run_case(horizon_s: float, dt_s: float, *, start_stop: bool, baseline: bool,
-             time_limit_s: float, periodic: bool | None) -> dict:
+             time_limit_s: float, periodic: bool | None, coarsen: bool = True) -> dict:
     load, storages, spec = case(horizon_s, dt_s, start_stop)
-    opt = OptimizeConfig(time_limit_s=time_limit_s, periodic=periodic)
+    opt = OptimizeConfig(time_limit_s=time_limit_s, periodic=periodic, coarsen=coarsen)
     out = {"name": f"sizing_{load.size}_steps_dt{dt_s:g}s" + ("_start_stop" if start_stop else ""),
            "n_steps": int(load.size)}
     t0 = time.perf_counter()
@@ -64,7 +65,8 @@ def run_case(horizon_s: float, dt_s: float, *, start_stop: bool, baseline: bool,
         fac_s = time.perf_counter() - t0
         i = res.info
         fac_obj = i.relaxed_objective_usd / 1000.0
-        out.update(method=i.method, period_steps=i.period_steps, gap_frac=i.gap_frac,
+        out.update(method=i.method, period_steps=i.period_steps, step_factor=i.step_factor,
+                   gap_frac=i.gap_frac,
                    objective_usd=i.objective_usd, lp_objective_usd=i.relaxed_objective_usd,
                    lower_bound_usd=i.lower_bound_usd, facility_build_s=i.build_s,
                    facility_solve_s=i.solve_s, n_variables=i.n_variables,
@@ -100,12 +102,14 @@ def main() -> None:
     ap.add_argument("--time-limit-s", type=float, default=3600.0)
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--full", action="store_true", help="facility without the periodic reduction")
+    ap.add_argument("--no-coarsen", action="store_true", help="facility without the exact time coarsening")
     a = ap.parse_args()
     periodic = False if a.full else None
     cases = [(a.dt_s, not a.no_baseline)] if a.dt_s else [(0.1, not a.no_baseline), (0.01, False)]
     for dt_s, baseline in cases:
         print(json.dumps(run_case(a.horizon_s, dt_s, start_stop=a.start_stop, baseline=baseline,
-                                  time_limit_s=a.time_limit_s, periodic=periodic)), flush=True)
+                                  time_limit_s=a.time_limit_s, periodic=periodic,
+                                  coarsen=not a.no_coarsen)), flush=True)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,6 @@ checked step by step on the fine grid (:func:`facility.optimize.periodic.verify_
 
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
@@ -56,14 +55,9 @@ def coarsening_factor(load: np.ndarray, dt_s: float, data: dict, spec, margin_fr
     x = np.asarray(load, dtype=float)
     if x.size < 2 or any(s.sigma_per_h > 0 or s.max_ramp_mw_per_s is not None for s in data.values()):
         return 1
-    g = x.size
-    for i in np.flatnonzero(x[1:] != x[:-1]) + 1:
-        g = math.gcd(g, int(i))
-        if g == 1:
-            return 1
     fine = _lag_signature(spec, dt_s, margin_frac)
-    for _, _, k, _ in fine:
-        g = math.gcd(g, k)
+    changes = np.flatnonzero(x[1:] != x[:-1]) + 1
+    g = int(np.gcd.reduce(np.concatenate([[x.size], [k for _, _, k, _ in fine], changes]).astype(np.int64)))
     # the coarse grid must give exactly k / g for every bound (window_steps rounds down)
     for d in sorted((d for d in range(2, g + 1) if g % d == 0), reverse=True):
         coarse = _lag_signature(spec, dt_s * d, margin_frac)
