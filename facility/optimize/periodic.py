@@ -485,6 +485,7 @@ def run_periodic(load, dt_s, data, spec, optimize):
                          n_constraints=iu.n_constraints, n_repaired_steps=iu.n_repaired_steps,
                          relaxed_objective_usd=iu.relaxed_objective_usd,
                          repair_solve_s=iu.repair_solve_s, method="periodic",
-                         lower_bound_usd=lower, gap_frac=api._gap(obj, lower),
+                         # a bound above the plan's cost is solver tolerance: clip it
+                         lower_bound_usd=min(lower, obj), gap_frac=api._gap(obj, lower),
                          period_steps=red.stretch.period)
     return api._result(load, data, plan, info)

@@ -167,3 +167,14 @@ def test_full_method_reports_its_own_bound():
         r = size_storage(training_load(100.0, 0.5), 0.5, {"bess": bess()}, SPEC,
                          OptimizeConfig(periodic=False))
     assert r.info.lower_bound_usd == pytest.approx(r.info.relaxed_objective_usd, rel=1e-12)
+
+
+def test_auto_mode_reduces_a_long_steady_job():
+    # 2,400 steps (over MIN_AUTO_STEPS) of an exactly repeating load: the default picks the
+    # reduction, proves its gap within optimize.max_gap_frac, and returns full-length arrays
+    load = training_load(1200.0, 0.5)
+    r = size_storage(load, 0.5, {"bess": bess()}, SPEC, OptimizeConfig(coarsen=False))
+    assert r.info.method == "periodic" and r.info.period_steps == 8
+    assert r.info.gap_frac <= 1e-4 and r.info.lower_bound_usd <= r.info.objective_usd
+    assert r.p_pcc_mw.size == load.size
+    assert lag_bound_violation_mw(r.p_pcc_mw, SPEC, 0.5) <= 1e-5
