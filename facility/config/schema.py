@@ -443,12 +443,14 @@ class OptimizeConfig(StrictModel):
         "g steps, every window limit spans a multiple of g steps, no storage has self-discharge or a "
         "converter ramp limit; false = always on time.dt_s."))
     periodic: bool | None = F(None, description=(
-        "Periodic steady-state reduction where the load repeats exactly (a few periods stand "
-        "for many, with a proven bound on the gap): none = whenever it shortens the horizon, "
-        "false = never (always the full LP), true = as none, with a warning when it cannot apply."))
+        "Periodic steady-state reduction where the load repeats exactly (a few periods stand for "
+        "many, bracketed by a proven lower bound): none = tried once on horizons of >= 2000 steps "
+        "when it at least halves the LP, the full LP when its gap is above max_gap_frac; "
+        "true = tried on any horizon, widening the explicit margin until the gap is met, else the "
+        "best bracket with a warning stating its gap; false = never (always the full LP)."))
     max_gap_frac: float = F(1e-4, unit="frac", ge=0, le=0.1, description=(
-        "Largest proven relative gap to the full LP's optimum a reduced solve may leave; "
-        "otherwise its margin grows and finally the full LP is solved."))
+        "Largest proven relative gap (upper minus lower bound) to the full LP's optimum that the "
+        "periodic reduction may leave."))
     allow_slack: bool = F(False, description="Solve with penalized slacks instead of hard limits (diagnosis mode).")
     limit_margin_frac: float = F(0.0, unit="frac", ge=0, lt=1, description=(
         "Tighten every window / dynamic-range limit by this share in the optimizer, so that the "
