@@ -16,7 +16,7 @@ from typing import Mapping
 import numpy as np
 
 from facility.errors import InfeasibleError, ScenarioError
-from facility.optimize.formulation import S_PER_H, Model, build_model, plan_cost_kusd, resolve_storage
+from facility.optimize.formulation import S_PER_H, Model, build_model, resolve_storage
 from facility.optimize.lp import LinearProgram, LpSolution, resolve_with_zero_upper, solve_highs
 
 __all__ = ["SolveInfo", "SizingResult", "size_storage", "solve_dispatch", "sizing_to_json",

@@ -179,18 +179,21 @@ def op_cost_coefficients(s: StorageData, dt_s: float, price_kusd_per_mwh: float)
             h * (price_kusd_per_mwh * (1 / s.eta_d - 1) + s.c_deg))
 
 
-def plan_cost_kusd(storages: dict[str, StorageData], p_rated_mw: dict, e_rated_mwh: dict,
-                   p_charge_mw: dict, p_discharge_mw: dict, dt_s: float,
+def plan_cost_kusd(storages: dict[str, StorageData], plan: dict, dt_s: float,
                    price_usd_per_mwh: float) -> float:
     r"""Objective of a plan, evaluated on its arrays (the LP's objective, outside the LP). [k$]
+
+    ``plan`` maps each storage to ``(p_rated_mw, e_rated_mwh, p_charge_mw (T,),
+    p_discharge_mw (T,), e_mwh (T+1,))``.
 
     .. math::  \sum_s c_P \hat P_s + c_E \hat E_s + \sum_t c^{ch} p^{ch}_{s,t} + c^{dis} p^{dis}_{s,t}
     """
     total = 0.0
-    for n, s in storages.items():
+    for n, (p_r, e_r, ch, dis, _) in plan.items():
+        s = storages[n]
         c_ch, c_dis = op_cost_coefficients(s, dt_s, price_usd_per_mwh / 1000.0)
-        total += (s.c_p * p_rated_mw[n] + s.c_e * e_rated_mwh[n]
-                  + c_ch * float(np.sum(p_charge_mw[n])) + c_dis * float(np.sum(p_discharge_mw[n])))
+        total += (s.c_p * p_r + s.c_e * e_r
+                  + c_ch * float(np.sum(ch)) + c_dis * float(np.sum(dis)))
     return total
 
 

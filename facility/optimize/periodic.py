@@ -49,8 +49,8 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.ndimage import maximum_filter1d, minimum_filter1d
 
+from facility.metrics import rolling_min_max
 from facility.optimize.formulation import S_PER_H, Model, build_model, plan_cost_kusd
 from facility.optimize.windows import add_lag_bound_rows, lag_bounds
 
@@ -340,8 +340,8 @@ def build_lower(load, dt_s, data, spec, optimize, red: Reduction) -> Model:
 def lag_bound_violation_mw(p_pcc_mw: np.ndarray, spec, dt_s: float, margin_frac: float = 0.0) -> float:
     """Largest violation of any window limit by a PCC power series (≤ 0 when compliant). [MW]
 
-    Uses the lag-bound form of :mod:`facility.optimize.windows` with trailing sliding minima
-    and maxima (``scipy.ndimage``), O(N) per limit.
+    Uses the lag-bound form of :mod:`facility.optimize.windows` with the trailing extrema of
+    :func:`facility.metrics.rolling_min_max`, O(N) per limit.
     """
     x = np.asarray(p_pcc_mw, dtype=float)
     worst = -np.inf
@@ -349,13 +349,9 @@ def lag_bound_violation_mw(p_pcc_mw: np.ndarray, spec, dt_s: float, margin_frac:
         if x.size < 2:
             break
         k = min(lb.k, x.size - 1)
-        # ref[i] = extreme of x[i-k+1 .. i], the trailing window of step i + 1
-        if lb.direction == "up":
-            ref = minimum_filter1d(x, size=k, origin=(k - 1) // 2, mode="nearest")
-            v = x[1:] - ref[:-1]
-        else:
-            ref = maximum_filter1d(x, size=k, origin=(k - 1) // 2, mode="nearest")
-            v = ref[:-1] - x[1:]
+        # lo/hi[i] = extreme of x[i-k+1 .. i]: every step that step i + 1 is compared with
+        lo, hi = rolling_min_max(x, k - 1)
+        v = x[1:] - lo[:-1] if lb.direction == "up" else hi[:-1] - x[1:]
         worst = max(worst, float(np.max(v - lb.bound_mw)))
     return worst if np.isfinite(worst) else 0.0
 
@@ -475,11 +471,7 @@ def run_periodic(load, dt_s, data, spec, optimize):
         warnings.warn(f"the periodic reduction's plan breaks {bad} on the full horizon; the full "
                       f"LP is solved instead", stacklevel=4)
         return None
-    obj = 1000.0 * plan_cost_kusd(data, {n: v[0] for n, v in plan.items()},
-                                  {n: v[1] for n, v in plan.items()},
-                                  {n: v[2] for n, v in plan.items()},
-                                  {n: v[3] for n, v in plan.items()}, dt_s,
-                                  optimize.energy_price_usd_per_mwh)
+    obj = 1000.0 * plan_cost_kusd(data, plan, dt_s, optimize.energy_price_usd_per_mwh)
     info = api.SolveInfo(status="optimal", termination=iu.termination, objective_usd=obj,
                          build_s=build_s, solve_s=solve_s, n_variables=iu.n_variables,
                          n_constraints=iu.n_constraints, n_repaired_steps=iu.n_repaired_steps,
