@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from facility.metrics import _LIMITS
 
 if TYPE_CHECKING:
-    from facility.simulate import Results
+    from facility.results import Results
 
 __all__ = ["render_report", "compliance_rows"]
 

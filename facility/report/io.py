@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Iterator
 import numpy as np
 
 if TYPE_CHECKING:
-    from facility.simulate import Results
+    from facility.results import Results
 
 __all__ = ["atomic_dir", "write_json", "write_outputs", "manifest", "git_revision"]
 

@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 from facility.metrics import spectrum  # noqa: E402
 
 if TYPE_CHECKING:
-    from facility.simulate import Results
+    from facility.results import Results
 
 __all__ = ["envelope", "write_plots"]
 
