@@ -18,45 +18,46 @@ A strategy returns None when it does not apply, and the next one is tried.
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from typing import Mapping
 
 import numpy as np
 
-from facility.errors import ScenarioError
+from facility.errors import InfeasibleError, ScenarioError
 from facility.optimize.coarsen import coarsen, expand_result
 from facility.optimize.formulation import S_PER_H, resolve_storage
 from facility.optimize.full import solve_full
+from facility.optimize.levers import LeverInputs, lever_pieces, site_response_mw
 from facility.optimize.periodic import solve_periodic
 from facility.optimize.problem import Problem
 from facility.optimize.result import SizingResult, SolveInfo, sizing_to_json
 from facility.optimize.solve import SLACK_PENALTY_KUSD
 
 __all__ = ["SolveInfo", "SizingResult", "size_storage", "solve_dispatch", "sizing_to_json",
-           "solve", "SLACK_PENALTY_KUSD"]
+           "solve", "solve_levers", "SLACK_PENALTY_KUSD"]
 
 #: Strategies tried in order on one grid; the last one always answers.
 GRID_STRATEGIES = (solve_periodic,)
 
 
-def _check_inputs(p_load_mw, dt_s, storages) -> np.ndarray:
+def _check_inputs(p_load_mw, dt_s, storages, allow_none: bool = False) -> np.ndarray:
     load = np.asarray(p_load_mw, dtype=float).ravel()
     if load.size < 1 or not np.all(np.isfinite(load)):
         raise ScenarioError("p_load_mw must be a non-empty array of finite numbers [MW]")
     if not (np.isfinite(dt_s) and dt_s > 0):
         raise ScenarioError(f"dt_s = {dt_s!r} s must be > 0")
-    if not storages:
+    if not storages and not allow_none:
         raise ScenarioError("the optimizer needs at least one enabled storage "
                             "([rack_storage], [ups] or [bess] with enabled = true)")
     return load
 
 
-def _warn_unsupported(spec) -> None:
-    keys = [k for k in ("max_band_energy_frac", "max_band_peak_mw") if getattr(spec, k) is not None]
-    if spec.bands:
-        keys.append("bands")
-    if keys:
-        warnings.warn(f"spec limits {', '.join(keys)} are not constraints of the LP (spectral "
-                      f"limits are not linear); the verification run checks them", stacklevel=3)
+def _note_verification_only(spec) -> None:
+    if spec.max_band_energy_frac is not None:
+        warnings.warn("spec.max_band_energy_frac is checked by the verification run only: the "
+                      "in-band share of the AC energy is a ratio of two quadratic forms of the PCC "
+                      "power, not a convex limit (max_band_peak_mw and [[bands]] are LP rows)",
+                      stacklevel=3)
 
 
 def solve_on_grid(pb: Problem) -> SizingResult:
@@ -71,7 +72,7 @@ def solve_on_grid(pb: Problem) -> SizingResult:
 
 def solve(pb: Problem) -> SizingResult:
     """Solve a problem: on the coarsest exact grid where one exists, else on its own grid."""
-    _warn_unsupported(pb.spec)
+    _note_verification_only(pb.spec)
     c = coarsen(pb)
     if c is not None:
         coarse_pb, g = c
@@ -82,24 +83,28 @@ def solve(pb: Problem) -> SizingResult:
 
 
 def size_storage(p_load_mw: np.ndarray, dt_s: float, storages: Mapping, spec, optimize, *,
-                 t_s: np.ndarray | None = None) -> SizingResult:
-    """Optimal ratings and dispatch of the storages under the spec's limits on the PCC power.
+                 t_s: np.ndarray | None = None, levers: LeverInputs | None = None) -> SizingResult:
+    """Optimal ratings and dispatch of the storages (and GPU levers) under the spec's limits.
 
     Parameters
     ----------
     p_load_mw : numpy.ndarray (T,)
-        Site power after the GPU-side controls. [MW]
+        Site power after the GPU-side controls that are not decisions. [MW]
     dt_s : float
         Uniform time step. [s]
     storages : mapping of name -> StorageConfig
         ``rack_storage``, ``ups``, ``bess``; each extendable (ratings chosen in
-        ``[min_*, max_*]``) or fixed.
+        ``[min_*, max_*]``) or fixed. May be empty when GPU levers are given.
     spec : SpecConfig
-        Limits on the PCC power; every window limit that is set is a hard constraint.
+        Limits on the PCC power; every window, dynamic-range and band peak limit that is set is
+        a hard constraint.
     optimize : OptimizeConfig
         Economics and solver options.
     t_s : numpy.ndarray (T,), optional
         Time stamps; only checked for a uniform step equal to ``dt_s``. [s]
+    levers : LeverInputs, optional
+        The jobs' GPU levers that are decisions (:mod:`facility.optimize.levers`): one LP per
+        combination of floor / cap pieces, the cheapest kept.
 
     Returns
     -------
@@ -110,14 +115,50 @@ def size_storage(p_load_mw: np.ndarray, dt_s: float, storages: Mapping, spec, op
     InfeasibleError
         No rating within the bounds meets the limits; the message says which limit by how much.
     """
-    load = _check_inputs(p_load_mw, dt_s, storages)
+    load = _check_inputs(p_load_mw, dt_s, storages, allow_none=levers is not None)
     if t_s is not None:
         t = np.asarray(t_s, dtype=float)
         if t.size != load.size or (t.size > 1 and not np.allclose(np.diff(t), dt_s, rtol=1e-6, atol=1e-9)):
             raise ScenarioError(f"t_s must have {load.size} samples spaced dt_s = {dt_s:g} s apart")
     horizon_h = load.size * dt_s / S_PER_H
     data = {n: resolve_storage(n, c, optimize, horizon_h) for n, c in storages.items()}
-    return solve(Problem(load, float(dt_s), data, spec, optimize))
+    pb = Problem(load, float(dt_s), data, spec, optimize)
+    if levers is None:
+        return solve(pb)
+    return solve_levers(pb, levers)
+
+
+def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
+    """Solve a problem with GPU levers: every floor / cap piece combination
+    (:func:`facility.optimize.levers.lever_pieces`), the cheapest plan kept.
+
+    The load of each piece is ``pb.load_mw`` plus the site response of the piece's constant
+    GPU power change; objectives compare because each includes its piece's constant cost.
+    """
+    if not pb.optimize.annualize:
+        raise ScenarioError("optimize.levers with GPU levers weigh storage capex against energy and "
+                            "slowdown over the horizon: set optimize.annualize = true (capex annuity "
+                            "per horizon), else the full capex competes with a few minutes of energy")
+    pieces, n_total = lever_pieces(levers, pb.dt_s)
+    if len(pieces) < n_total:
+        warnings.warn(f"optimize.levers: {n_total} floor / cap piece combinations; the {len(pieces)} "
+                      f"that contain an even grid of floor and cap values are searched (a restriction)",
+                      stacklevel=3)
+    best, first_err = None, None
+    for ls, d in pieces:
+        load = pb.load_mw + site_response_mw(d, pb.dt_s, ls.it_per_gpu, ls.cooling_per_gpu,
+                                             ls.cooling_tau_s)
+        try:
+            res = solve(replace(pb, load_mw=load, levers=ls))
+        except InfeasibleError as exc:
+            first_err = first_err or exc
+            continue
+        if best is None or res.info.objective_usd < best.info.objective_usd:
+            best = res
+    if best is None:
+        raise first_err
+    best.info = replace(best.info, n_lever_pieces=len(pieces))
+    return best
 
 
 def solve_dispatch(p_load_mw: np.ndarray, dt_s: float, storages: Mapping, spec, optimize, *,

@@ -10,6 +10,20 @@ consecutive steps (g divides every index where the load changes, and the horizon
 bound of the spec spans k = g·k_c steps (:mod:`facility.optimize.windows`), no storage has
 self-discharge or a converter ramp limit, and there is no PCC history.
 
+**GPU levers** (:mod:`facility.optimize.levers`) keep the proof when every per-step datum of
+theirs (headroom, floor and cap coefficients) is constant on the groups too, which
+:func:`coarsen` demands of all of them (:meth:`Problem.step_data`): their columns are a scalar
+(F, C and the cap's chord segments, like the ratings) or one per step (the burn, like a
+storage's charge), their rows are linear per step with data constant on groups, their cost
+linear in Δt, so holding a coarse plan and averaging a fine one both keep feasibility and
+cost. A lagging cooling plant (one state per step with a decay, like self-discharge) breaks
+the averaging step: no coarsening then.
+
+**Spectral limits** break it too: averaging a fine plan over groups mixes each FFT bin with
+its aliases, so the average of a compliant plan need not be compliant (a fine plan can shape
+the edges inside a group to remove high-frequency content a held plan cannot). With
+``max_band_peak_mw`` or ``[[bands]]`` set the LP is solved on the given grid.
+
 **Proof.** *Restriction:* a coarse plan held constant over each group is a fine plan with the
 same cost (the cost is linear in the step powers and Δt). Its PCC power is constant on groups;
 two fine steps t1 < t2 with t2 − t1 ≤ k lie in groups i1 ≤ i2 with i2 − i1 ≤ ⌈k/g⌉ = k_c, so
@@ -46,8 +60,9 @@ def coarsening_factor(load: np.ndarray, dt_s: float, data: dict, spec, margin_fr
 
     Parameters
     ----------
-    load : numpy.ndarray (T,)
-        Load seen by the optimizer. [MW]
+    load : numpy.ndarray (T,) or (K, T)
+        Load seen by the optimizer [MW], or every per-step input stacked (all must be
+        constant on the groups).
     dt_s : float
         Fine step. [s]
     data : dict of name -> StorageData
@@ -55,12 +70,12 @@ def coarsening_factor(load: np.ndarray, dt_s: float, data: dict, spec, margin_fr
     margin_frac : float
         ``optimize.limit_margin_frac``. [frac]
     """
-    x = np.asarray(load, dtype=float)
-    if x.size < 2 or any(s.sigma_per_h > 0 or s.max_ramp_mw_per_s is not None for s in data.values()):
+    x = np.atleast_2d(np.asarray(load, dtype=float))
+    if x.shape[1] < 2 or any(s.sigma_per_h > 0 or s.max_ramp_mw_per_s is not None for s in data.values()):
         return 1
     fine = _lag_signature(spec, dt_s, margin_frac)
-    changes = np.flatnonzero(x[1:] != x[:-1]) + 1
-    g = int(np.gcd.reduce(np.concatenate([[x.size], [k for _, _, k, _ in fine], changes]).astype(np.int64)))
+    changes = np.flatnonzero(np.any(x[:, 1:] != x[:, :-1], axis=0)) + 1
+    g = int(np.gcd.reduce(np.concatenate([[x.shape[1]], [k for _, _, k, _ in fine], changes]).astype(np.int64)))
     # the coarse grid must give exactly k / g for every bound (window_steps rounds down)
     for d in sorted((d for d in range(2, g + 1) if g % d == 0), reverse=True):
         coarse = _lag_signature(spec, dt_s * d, margin_frac)
@@ -89,10 +104,12 @@ def coarsen(pb):
     """
     if pb.p_pcc_history_mw is not None or pb.optimize.allow_slack or not pb.optimize.coarsen:
         return None
-    g = coarsening_factor(pb.load_mw, pb.dt_s, pb.storages, pb.spec, pb.margin_frac)
+    if pb.has_spectral or (pb.levers is not None and pb.levers.lagged):
+        return None  # the relaxation step of the proof fails (module docstring)
+    g = coarsening_factor(pb.step_data(), pb.dt_s, pb.storages, pb.spec, pb.margin_frac)
     if g == 1:
         return None
-    return pb.with_load(pb.load_mw[::g], pb.dt_s * g), g
+    return pb.on_steps(slice(None, None, g), pb.dt_s * g), g
 
 
 def expand_result(pb, coarse, g: int):
@@ -113,9 +130,14 @@ def expand_result(pb, coarse, g: int):
         plan[n] = (p_r, e_r, expand_steps(coarse.p_charge_mw[n], g),
                    expand_steps(coarse.p_discharge_mw[n], g),
                    expand_steps(coarse.soc_frac[n] * e_r, g, boundaries=True))
-    bad = verify_plan(pb.load_mw, pb.dt_s, pb.storages, pb.spec, plan, pb.margin_frac)
+    lever_plan = {j: {"floor": d["floor_frac"], "cap": d["cap_frac"],
+                      "burn": None if d["burn_mw"] is None else expand_steps(d["burn_mw"], g)}
+                  for j, d in coarse.levers.items()}
+    bad = verify_plan(pb.load_mw, pb.dt_s, pb.storages, pb.spec, plan, pb.margin_frac,
+                      levers=pb.levers, lever_plan=lever_plan)
     if bad is not None:
         warnings.warn(f"the plan of the {g}x coarser grid breaks {bad} on the fine grid; the "
                       f"fine LP is solved instead", stacklevel=4)
         return None
-    return pack_result(pb.load_mw, pb.storages, plan, replace(coarse.info, step_factor=g))
+    return pack_result(pb.load_mw, pb.storages, plan, replace(coarse.info, step_factor=g),
+                       levers=pb.levers, lever_plan=lever_plan, dt_s=pb.dt_s)

@@ -139,6 +139,19 @@ class Model:
     window_segments: list = field(default_factory=list)
     #: steps b at which the stored energy is not carried over from step b - 1 (relaxations)
     soc_breaks: tuple = ()
+    #: constant part of the objective that no column carries (GPU lever pieces) [k$]
+    objective_offset_kusd: float = 0.0
+    #: the GPU levers of the model (:class:`facility.optimize.levers.LeverSet`) or None
+    levers: object = None
+    #: columns of the GPU levers per job (:mod:`facility.optimize.levers`)
+    lever_cols: dict = field(default_factory=dict)
+
+    def pcc_of(self, x: np.ndarray) -> np.ndarray:
+        """PCC power on the model's axis at the column values ``x``. [MW]"""
+        p = self.load_mw.astype(float).copy()
+        for col, coef in self.pcc_terms:
+            p += coef * x[col]
+        return p
 
 
 def add_storage_variables(m: Model, s: StorageData) -> dict[str, np.ndarray]:
@@ -201,11 +214,13 @@ def pcc_expression(m: Model) -> None:
     """PCC power balance (lossless): :math:`P_t = P^{load}_t + \\sum_s (p^{ch}_{s,t} - p^{dis}_{s,t})`.
 
     Kept as an affine expression (column terms + the load), substituted into every limit on
-    P instead of a separate variable and equality row.
+    P instead of a separate variable and equality row: ``m.pcc_terms`` is a list of
+    ``(col (T,), coef (T,))``; the GPU levers (:mod:`facility.optimize.levers`) add theirs.
     """
     m.pcc_terms = []
+    one = np.ones(m.n_steps)
     for c in m.cols.values():
-        m.pcc_terms += [(c["ch"], 1.0), (c["dis"], -1.0)]
+        m.pcc_terms += [(c["ch"], one), (c["dis"], -one)]
 
 
 def add_power_limits(m: Model, s: StorageData) -> None:
@@ -294,7 +309,9 @@ def add_window_limits(m: Model, spec, p_hist_mw: np.ndarray | None, margin_frac:
     for a, b in segments:
         H = hist.size if a == 0 else 0
         const = np.concatenate([hist[:H], m.load_mw[a:b]])
-        terms = [(np.concatenate([np.full(H, -1), col[a:b]]), v) for col, v in m.pcc_terms]
+        terms = [(np.concatenate([np.full(H, -1), col[a:b]]),
+                  np.concatenate([np.zeros(H), np.broadcast_to(v, col.shape)[a:b]]))
+                 for col, v in m.pcc_terms]
         for lb in lag_bounds(spec, m.dt_s, margin_frac):
             add_lag_bound_rows(m.lp, lb, terms, const, H)
 
@@ -320,7 +337,7 @@ def add_dynamic_range(m: Model, spec, margin_frac: float = 0.0) -> None:
 def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageData], spec,
                 price_usd_per_mwh: float, *, p_pcc_history_mw: np.ndarray | None = None,
                 margin_frac: float = 0.0, op_weight: np.ndarray | None = None,
-                window_segments: list | None = None, soc_breaks=()) -> Model:
+                window_segments: list | None = None, soc_breaks=(), levers=None) -> Model:
     """Assemble the LP in the fixed order of the named steps.
 
     Minimize capex + loss cost + degradation cost (see :func:`add_storage_variables`)
@@ -330,6 +347,10 @@ def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageD
     ``op_weight``, ``window_segments`` and ``soc_breaks`` serve the reduced models of
     :mod:`facility.optimize.periodic` (weighted steps, windows only inside segments, stored
     energy not carried across a break); left at their defaults the model is the full LP.
+    ``levers`` (a :class:`facility.optimize.levers.LeverSet` on this axis) adds the GPU levers'
+    columns and their PCC terms (:func:`facility.optimize.levers.add_lever_columns`) before
+    the limits. The spectral rows are added lazily by the solve
+    (:mod:`facility.optimize.spectral`).
     """
     load = np.asarray(p_load_mw, dtype=float).ravel()
     m = Model(LinearProgram(), load.size, float(dt_s), load, dict(storages),
@@ -338,6 +359,11 @@ def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageD
     for s in storages.values():
         add_storage_variables(m, s)
     pcc_expression(m)
+    if levers is not None:
+        from facility.optimize.levers import add_lever_columns
+
+        m.levers = levers
+        add_lever_columns(m, levers)
     for s in storages.values():
         add_power_limits(m, s)
         add_soc_dynamics(m, s)

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["LinearProgram", "RowBlock", "LpSolution", "solve_highs"]
+__all__ = ["LinearProgram", "RowBlock", "LpSolution", "solve_highs", "extend_highs",
+           "resolve_with_zero_upper", "restore_upper"]
 
 
 @dataclass
@@ -107,6 +108,27 @@ class LinearProgram:
         self.n_rows += m
         return blk
 
+    def add_row(self, family: str, cols, vals, lo: float, hi: float, *, t: int = -1,
+                soft: bool = True, unit: str = "MW") -> RowBlock:
+        """Append one row ``lo <= sum_i vals_i * x[cols_i] <= hi`` with any number of entries
+        (a dense row, e.g. a DFT bin of the PCC power)."""
+        cols = np.asarray(cols, dtype=np.int64)
+        vals = np.asarray(vals, dtype=float)
+        keep = (cols >= 0) & (vals != 0.0)
+        self.row_i.append(np.full(int(keep.sum()), self.n_rows, dtype=np.int64))
+        self.row_j.append(cols[keep])
+        self.row_v.append(vals[keep])
+        self.row_lo.append(np.array([lo], dtype=float))
+        self.row_hi.append(np.array([hi], dtype=float))
+        blk = RowBlock(family, self.n_rows, self.n_rows + 1, np.array([t]), soft, unit)
+        self.blocks.append(blk)
+        self.n_rows += 1
+        return blk
+
+    def mark(self) -> tuple[int, int, int]:
+        """Position ``(n_cols, n_rows, n_chunks)`` to hand to :func:`extend_highs` later."""
+        return self.n_cols, self.n_rows, len(self.row_i)
+
     def assemble(self):
         """Return ``(A csc, cost, col_lb, col_ub, row_lo, row_hi)`` as numpy arrays."""
         cat = (lambda xs, dt=float: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dt))
@@ -195,6 +217,48 @@ def solve_highs(lp: LinearProgram, *, time_limit_s: float = 600.0, options: dict
     x = np.asarray(h.getSolution().col_value, dtype=float) if ok else np.full(A.shape[1], np.nan)
     obj = float(h.getInfo().objective_function_value) if ok else float("nan")
     return LpSolution("ok" if ok else "failed", term, obj, x, solve_s, h)
+
+
+def extend_highs(sol: LpSolution, lp: LinearProgram, mark: tuple[int, int, int]) -> LpSolution:
+    """Pass the columns and rows added to ``lp`` since ``mark`` to a solved ``highspy`` model and
+    solve again from its basis (new rows only cut the old optimum off: dual simplex restarts
+    from a dual feasible basis, a warm start)."""
+    import highspy
+
+    h = sol.handle
+    c0, r0, k0 = mark
+    cat = (lambda xs: np.concatenate(xs) if xs else np.zeros(0))
+    if lp.n_cols > c0:
+        cost, lb, ub = (cat(v)[c0:] for v in (lp.cost, lp.col_lb, lp.col_ub))
+        h.addCols(int(cost.size), cost, lb, ub, 0, np.zeros(0, np.int32), np.zeros(0, np.int32),
+                  np.zeros(0))
+    if lp.n_rows > r0:
+        ri = cat(lp.row_i[k0:]).astype(np.int64) - r0
+        rj = cat(lp.row_j[k0:]).astype(np.int32)
+        rv = cat(lp.row_v[k0:]).astype(float)
+        A = sp.csr_matrix((rv, (ri, rj)), shape=(lp.n_rows - r0, lp.n_cols))
+        A.sum_duplicates()
+        lo = cat(lp.row_lo)[r0:]
+        hi = cat(lp.row_hi)[r0:]
+        h.addRows(int(A.shape[0]), lo, hi, int(A.nnz), A.indptr.astype(np.int32),
+                  A.indices.astype(np.int32), A.data)
+    t0 = time.perf_counter()
+    h.run()
+    solve_s = time.perf_counter() - t0
+    ms = h.getModelStatus()
+    ok = ms == highspy.HighsModelStatus.kOptimal
+    x = np.asarray(h.getSolution().col_value, dtype=float) if ok else np.full(lp.n_cols, np.nan)
+    obj = float(h.getInfo().objective_function_value) if ok else float("nan")
+    return LpSolution("ok" if ok else "failed", h.modelStatusToString(ms), obj, x, solve_s, h)
+
+
+def restore_upper(sol: LpSolution, cols: np.ndarray, ub: np.ndarray) -> None:
+    """Give columns of a solved ``highspy`` model back their upper bounds (undo
+    :func:`resolve_with_zero_upper`); nothing is solved."""
+    h = sol.handle
+    cols = np.asarray(cols, dtype=np.int32)
+    lo = np.asarray(h.getLp().col_lower_)[cols]
+    h.changeColsBounds(cols.size, cols, lo, np.asarray(ub, dtype=float))
 
 
 def resolve_with_zero_upper(sol: LpSolution, cols: np.ndarray) -> LpSolution:

@@ -52,6 +52,7 @@ import numpy as np
 
 from facility.errors import InfeasibleError
 from facility.optimize.formulation import Model, build_model, plan_cost_kusd
+from facility.optimize.levers import lever_cost_kusd, lever_plan_from_columns, lever_site_mw
 from facility.optimize.problem import Problem
 from facility.optimize.result import SizingResult, SolveInfo, gap_frac, pack_result, plan_from_columns
 from facility.optimize.solve import solve_lp, solve_model
@@ -280,7 +281,7 @@ def expand(red: Reduction, values: np.ndarray, drift: float = 0.0) -> np.ndarray
 
 
 
-def build_upper(load, dt_s, data, spec, optimize, red: Reduction) -> Model:
+def build_upper(load, dt_s, data, spec, optimize, red: Reduction, levers=None) -> Model:
     """The restriction: core of two tied copies of one period (first and last of the middle).
 
     Rows added to :func:`facility.optimize.formulation.build_model` on the restricted axis
@@ -289,12 +290,17 @@ def build_upper(load, dt_s, data, spec, optimize, red: Reduction) -> Model:
     :math:`e_{a + p} = z + (r - 2)(z - e_a)` without self-discharge (a drift δ = z - e_a per
     period), :math:`z = e_a` and :math:`e_{a + p} = e_a` with it (cyclic).
     """
-    lv = load[red.upper_index(load.size)]
+    idx = red.upper_index(load.size)
+    lv = load[idx]
     p, a = red.stretch.period, red.a
     m = build_model(lv, dt_s, data, spec, optimize.energy_price_usd_per_mwh,
                     margin_frac=optimize.limit_margin_frac, op_weight=red.weights_upper(lv.size),
-                    soc_breaks=(a + p,))
+                    soc_breaks=(a + p,), levers=None if levers is None else levers.take(idx))
     i = np.arange(p)
+    for name, c in m.lever_cols.items():  # burned power tied like the storage power
+        if "burn" in c:
+            m.lp.add_rows("periodic_core", [(c["burn"][a + p + i], 1.0), (c["burn"][a + i], -1.0)],
+                          0.0, 0.0, t=a + p + i, soft=False)
     for name, c in m.cols.items():
         for key in ("ch", "dis"):
             m.lp.add_rows("periodic_core", [(c[key][a + p + i], 1.0), (c[key][a + i], -1.0)],
@@ -311,25 +317,28 @@ def build_upper(load, dt_s, data, spec, optimize, red: Reduction) -> Model:
     return m
 
 
-def build_lower(load, dt_s, data, spec, optimize, red: Reduction) -> Model:
+def build_lower(load, dt_s, data, spec, optimize, red: Reduction, levers=None) -> Model:
     """The relaxation on head | q | Y_1 | x̄ | Y_B | q | tail (see the module docstring).
 
     Windows apply inside [0, x̄), inside x̄ and inside [Y_B, end), and on the junction average
     W = [(B x̄ - Y_B), (B x̄ - Y_1)] / (B - 1); the stored energy restarts at x̄ and at Y_B, with
     :math:`B (\\bar e_{end} - \\bar e_{start}) = e(Y_B\\ end) - e(Y_1\\ start)`.
     """
-    lv = load[red.lower_index(load.size)]
+    idx = red.lower_index(load.size)
+    lv = load[idx]
     a, k, B = red.a, red.block, float(red.n_blocks)
     x0, y0 = a + k, a + 2 * k  # first steps of x̄ and of Y_B
     m = build_model(lv, dt_s, data, spec, optimize.energy_price_usd_per_mwh,
                     margin_frac=optimize.limit_margin_frac, op_weight=red.weights_lower(lv.size),
-                    window_segments=[(0, x0), (x0, y0), (y0, lv.size)], soc_breaks=(x0, y0))
+                    window_segments=[(0, x0), (x0, y0), (y0, lv.size)], soc_breaks=(x0, y0),
+                    levers=None if levers is None else levers.take(idx))
     # junction average W: PCC expression of x̄ and Y_B (first half), x̄ and Y_1 (second half)
     xs, y1, yb = np.arange(x0, y0), np.arange(a, x0), np.arange(y0, y0 + k)
     terms = []
     for col, v in m.pcc_terms:
-        terms += [(np.concatenate([col[xs], col[xs]]), v * B / (B - 1.0)),
-                  (np.concatenate([col[yb], col[y1]]), -v / (B - 1.0))]
+        v = np.broadcast_to(v, col.shape)
+        terms += [(np.concatenate([col[xs], col[xs]]), np.concatenate([v[xs], v[xs]]) * B / (B - 1.0)),
+                  (np.concatenate([col[yb], col[y1]]), -np.concatenate([v[yb], v[y1]]) / (B - 1.0))]
     const = np.concatenate([lv[xs], lv[xs]])
     for lb in lag_bounds(spec, dt_s, optimize.limit_margin_frac):
         add_lag_bound_rows(m.lp, lb, terms, const, 0)
@@ -355,6 +364,8 @@ def solve_periodic(pb: Problem) -> SizingResult | None:
     optimize = pb.optimize
     if pb.p_pcc_history_mw is not None or optimize.allow_slack or optimize.periodic is False:
         return None
+    if pb.levers is not None and pb.levers.lagged:
+        return None  # a cooling state per step: neither copy nor average is exact
     load, dt_s, data, spec = pb.load_mw, pb.dt_s, pb.storages, pb.spec
     if optimize.periodic is None and load.size < MIN_AUTO_STEPS:
         return None
@@ -370,25 +381,35 @@ def solve_periodic(pb: Problem) -> SizingResult | None:
             warnings.warn("optimize.periodic = true, but the load repeats over no stretch long "
                           "enough to halve the horizon; another method solves it", stacklevel=4)
         return None
+    levers = pb.levers
+    if levers is not None and not _repeats(pb.step_data(), st):
+        return None  # the levers' data do not repeat with the load
     build_s = solve_s = 0.0
     best = None
     while red is not None:
         t0 = time.perf_counter()
-        mu = build_upper(load, dt_s, data, spec, optimize, red)
+        mu = build_upper(load, dt_s, data, spec, optimize, red, levers)
+        up_sp = upper_spectral(pb, red)
         try:
-            xu, iu = solve_model(mu, lambda red=red: build_upper(load, dt_s, data, spec, optimize, red),
-                                 optimize, dt_s, time.perf_counter() - t0)
+            xu, iu = solve_model(mu, lambda red=red: build_upper(load, dt_s, data, spec, optimize, red, levers),
+                                 optimize, dt_s, time.perf_counter() - t0, spectral=up_sp)
         except InfeasibleError:
             return None  # the restriction fails: another strategy decides (and diagnoses)
         t0 = time.perf_counter()
-        ml = build_lower(load, dt_s, data, spec, optimize, red)
+        ml = build_lower(load, dt_s, data, spec, optimize, red, levers)
+        lo_sp = lower_spectral(pb, red)
+        dense = lo_sp is not None and up_sp is not None and bool(up_sp.rows.cuts)
+        if dense:  # the upper's bins (those the relaxation can carry)
+            lo_sp.carry(up_sp, ml)
         build_s += iu.build_s + time.perf_counter() - t0
-        sol, pyomo_s = solve_lp(ml.lp, optimize)
+        # dense DFT rows: HiGHS' interior point (with crossover) measured 5x faster than its
+        # dual simplex on this relaxation, cold or warm-started
+        sol, pyomo_s = solve_lp(ml.lp, optimize, options={"solver": "ipm"} if dense else None)
         build_s += pyomo_s
         solve_s += iu.solve_s + sol.solve_s
         if sol.status != "ok":
             return None
-        lower = 1000.0 * float(np.concatenate(ml.lp.cost) @ sol.x)
+        lower = 1000.0 * (float(np.concatenate(ml.lp.cost) @ sol.x) + ml.objective_offset_kusd)
         gap = gap_frac(iu.relaxed_objective_usd, lower)
         if best is None or gap < best[0]:
             best = (gap, red, mu, xu, iu, lower)
@@ -403,16 +424,17 @@ def solve_periodic(pb: Problem) -> SizingResult | None:
                       f"above optimize.max_gap_frac = {optimize.max_gap_frac:g} (the horizon is "
                       f"too short for a tighter bracket; periodic = false solves the full LP)",
                       stacklevel=4)
-    plan = {}
-    for n, (p_r, e_r, ch, dis, e) in plan_from_columns(mu, xu).items():
-        drift = float(xu[mu.cols[n]["e_break"][0]] - e[red.a])
-        plan[n] = (p_r, e_r, expand(red, ch), expand(red, dis), expand(red, e, drift))
-    bad = verify_plan(load, dt_s, data, spec, plan, optimize.limit_margin_frac)
+    plan, lever_plan = expand_plan(mu, xu, red)
+    bad = verify_plan(load, dt_s, data, spec, plan, optimize.limit_margin_frac, levers=levers,
+                      lever_plan=lever_plan)
     if bad is not None:
         warnings.warn(f"the periodic reduction's plan breaks {bad} on the full horizon; another "
                       f"method solves it", stacklevel=4)
         return None
     obj = 1000.0 * plan_cost_kusd(data, plan, dt_s, optimize.energy_price_usd_per_mwh)
+    if levers is not None:
+        obj += 1000.0 * sum(lever_cost_kusd(levers, lever_plan, dt_s,
+                                            optimize.energy_price_usd_per_mwh).values())
     info = SolveInfo(status="optimal", termination=iu.termination, objective_usd=obj,
                      build_s=build_s, solve_s=solve_s, n_variables=iu.n_variables,
                      n_constraints=iu.n_constraints, n_repaired_steps=iu.n_repaired_steps,
@@ -420,5 +442,61 @@ def solve_periodic(pb: Problem) -> SizingResult | None:
                      repair_solve_s=iu.repair_solve_s, method="periodic",
                      # a bound above the plan's cost is solver tolerance: clip it
                      lower_bound_usd=min(lower, obj), gap_frac=gap_frac(obj, lower),
-                     period_steps=red.stretch.period)
-    return pack_result(load, data, plan, info)
+                     period_steps=red.stretch.period, n_spectral_bins=iu.n_spectral_bins,
+                     n_spectral_rounds=iu.n_spectral_rounds)
+    return pack_result(load, data, plan, info, levers=levers, lever_plan=lever_plan, dt_s=dt_s)
+
+
+def _repeats(d: np.ndarray, st: PeriodicStretch) -> bool:
+    """Whether every row of ``d`` (K, T) repeats with the stretch's period over it."""
+    a, b, p = st.start, st.stop, st.period
+    x = d[:, a:b]
+    tol = 1e-9 * max(float(np.max(np.abs(d))), 1.0)
+    return bool(np.all(np.abs(x[:, p:] - x[:, :-p]) <= tol))
+
+
+def expand_plan(mu: Model, xu: np.ndarray, red: Reduction) -> tuple[dict, dict]:
+    """Storage plan and lever plan of the restriction's solution, on the full horizon."""
+    plan = {}
+    for n, (p_r, e_r, ch, dis, e) in plan_from_columns(mu, xu).items():
+        drift = float(xu[mu.cols[n]["e_break"][0]] - e[red.a])
+        plan[n] = (p_r, e_r, expand(red, ch), expand(red, dis), expand(red, e, drift))
+    lever_plan = {j: {**d, "burn": None if d["burn"] is None else expand(red, d["burn"])}
+                  for j, d in lever_plan_from_columns(mu, xu).items()}
+    return plan, lever_plan
+
+
+def upper_spectral(pb: Problem, red: Reduction):
+    """Lazy spectral rows of the restriction: the full-horizon DFT in its columns."""
+    from facility.optimize.spectral import LazySpectral, full_spectral, tiled_phasor
+
+    lazy = full_spectral(pb.spec, pb.load_mw, pb.dt_s, pb.margin_frac)
+    if lazy is None:
+        return None
+    n = pb.n_steps
+    lazy.phasor = tiled_phasor(red.upper_index(n), red.a, red.stretch.period, red.r, n)
+
+    def pcc_full(m, x):
+        plan, lever_plan = expand_plan(m, x, red)
+        p = pb.load_mw.copy()
+        for _, _, ch, dis, _ in plan.values():
+            p += ch - dis
+        if pb.levers is not None:
+            p += lever_site_mw(pb.levers, lever_plan, pb.dt_s)
+        return p
+
+    return LazySpectral(lazy.limits, lazy.const_dft, lazy.phasor, pcc_full)
+
+
+def lower_spectral(pb: Problem, red: Reduction):
+    """Spectral rows of the relaxation: the bins where every block has the same phase
+    (k K / N whole), on which X_k = explicit parts + B x̄'s (see the module docstring)."""
+    from facility.optimize.spectral import LazySpectral, block_average_phasor, full_spectral
+
+    lazy = full_spectral(pb.spec, pb.load_mw, pb.dt_s, pb.margin_frac)
+    if lazy is None:
+        return None
+    n, K = pb.n_steps, red.block
+    ph = block_average_phasor(red.lower_index(n), red.a, K, red.n_blocks, n)
+    return LazySpectral(lazy.limits, lazy.const_dft, ph, None,
+                        allowed=lambda k: (k * K) % n == 0)

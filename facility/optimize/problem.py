@@ -35,6 +35,9 @@ class Problem:
         Economics and solver options.
     p_pcc_history_mw : numpy.ndarray or None
         PCC power of the steps just before t = 0 (receding horizon), or None. [MW]
+    levers : LeverSet or None
+        The GPU levers that are decisions, on one piece (:mod:`facility.optimize.levers`);
+        ``load_mw`` then holds the piece's constant part. None = storage only.
     """
 
     load_mw: np.ndarray
@@ -43,6 +46,7 @@ class Problem:
     spec: object
     optimize: object
     p_pcc_history_mw: np.ndarray | None = None
+    levers: object = None
 
     @property
     def n_steps(self) -> int:
@@ -59,10 +63,29 @@ class Problem:
         """Share by which every window / dynamic-range limit is tightened. [frac]"""
         return float(self.optimize.limit_margin_frac)
 
+    @property
+    def has_spectral(self) -> bool:
+        """Whether band peak limits are set (rows of :mod:`facility.optimize.spectral`)."""
+        from facility.optimize.spectral import has_spectral_limits
+
+        return has_spectral_limits(self.spec)
+
     def with_load(self, load_mw: np.ndarray, dt_s: float | None = None) -> "Problem":
-        """The same problem on another load (and step)."""
+        """The same problem on another load (and step); the levers must have the same length."""
         return replace(self, load_mw=np.asarray(load_mw, dtype=float),
                        dt_s=self.dt_s if dt_s is None else float(dt_s))
+
+    def on_steps(self, idx, dt_s: float | None = None) -> "Problem":
+        """The problem on the steps ``idx`` of its grid (every per-step array indexed)."""
+        return replace(self, load_mw=np.asarray(self.load_mw[idx], dtype=float),
+                       dt_s=self.dt_s if dt_s is None else float(dt_s),
+                       levers=None if self.levers is None else self.levers.take(idx))
+
+    def step_data(self) -> np.ndarray:
+        """Every per-step input stacked, shape (K, T): the load and the levers' arrays (for the
+        coarsening and periodicity checks, which must hold for all of them)."""
+        rows = [self.load_mw] + ([] if self.levers is None else list(self.levers.step_arrays()))
+        return np.vstack([np.asarray(r, dtype=float) for r in rows])
 
     def storage_data(self, name: str) -> StorageData:
         """Parameters of one storage."""

@@ -58,6 +58,13 @@ class SolveInfo:
         (:mod:`facility.optimize.coarsen`); 1 = on the given grid.
     iterations : int
         Outer iterations of an iterative method (``"blocks"``), else 0.
+    n_spectral_bins : int
+        FFT bins that carry spectral rows at the end (lazy rows,
+        :mod:`facility.optimize.spectral`).
+    n_spectral_rounds : int
+        Re-solves that added spectral rows.
+    n_lever_pieces : int
+        Floor / cap piece combinations solved (one LP each), 0 without GPU levers.
     """
 
     status: str
@@ -77,6 +84,9 @@ class SolveInfo:
     period_steps: int = 0
     step_factor: int = 1
     iterations: int = 0
+    n_spectral_bins: int = 0
+    n_spectral_rounds: int = 0
+    n_lever_pieces: int = 0
 
 
 @dataclass
@@ -96,8 +106,16 @@ class SizingResult:
         SoC at the step *boundaries*: soc_frac[n][0] is the initial SoC, [t+1] the SoC after
         step t, [T] the end of the horizon. [frac]
     p_pcc_mw : (T,) array
-        Lossless PCC power = load + sum of storage powers. [MW]
+        Lossless PCC power = load + sum of storage powers (+ the site response of the GPU
+        levers). [MW]
     info : SolveInfo
+    levers : dict
+        Per job with GPU levers: ``floor_frac`` / ``cap_frac`` (None where not a decision),
+        ``burn_mw`` (T,) planned burn on top of the floor, ``floor_burn_mw`` (T,) what the floor
+        burns, ``curtail_mw`` (T,) what the cap removes (all GPU side) [MW] and ``extra_s``,
+        the job's extra running time under the cap [s]. Empty with storage only.
+    lever_piece : str
+        Which floor / cap piece the plan lies on (:func:`facility.optimize.levers.lever_pieces`).
     """
 
     p_rated_mw_opt: dict
@@ -108,6 +126,8 @@ class SizingResult:
     soc_frac: dict
     p_pcc_mw: np.ndarray
     info: SolveInfo
+    levers: dict = field(default_factory=dict)
+    lever_piece: str = ""
 
 
 def gap_frac(obj: float, lower: float) -> float:
@@ -121,11 +141,14 @@ def plan_from_columns(m, x: np.ndarray) -> dict:
             for n, c in m.cols.items()}
 
 
-def pack_result(load_mw: np.ndarray, storages: dict, plan: dict, info: SolveInfo) -> SizingResult:
+def pack_result(load_mw: np.ndarray, storages: dict, plan: dict, info: SolveInfo, *,
+                levers=None, lever_plan: dict | None = None, dt_s: float | None = None) -> SizingResult:
     """A :class:`SizingResult` of a plan ``{name: (p_rated, e_rated, ch, dis, e)}``.
 
     Ratings and powers are clipped at 0 (solver tolerance); the SoC of a storage with a zero
-    energy rating is its initial SoC throughout.
+    energy rating is its initial SoC throughout. With ``levers`` (the problem's
+    :class:`~facility.optimize.levers.LeverSet`) and ``lever_plan`` (its decisions) the
+    levers' per-job arrays are filled in and their site response added to ``p_pcc_mw``.
     """
     load = np.asarray(load_mw, dtype=float)
     res = SizingResult({}, {}, {}, {}, {}, {}, load.copy(), info)
@@ -138,6 +161,19 @@ def pack_result(load_mw: np.ndarray, storages: dict, plan: dict, info: SolveInfo
         res.soc_frac[n] = (np.asarray(e) / e_r if e_r > 1e-12
                            else np.full(load.size + 1, storages[n].soc0))
         res.p_pcc_mw = res.p_pcc_mw + res.p_storage_mw[n]
+    if levers is not None and lever_plan:
+        from facility.optimize.levers import lever_delta_mw, lever_site_mw
+
+        res.p_pcc_mw = res.p_pcc_mw + lever_site_mw(levers, lever_plan, dt_s)
+        for jl in levers.jobs:
+            fb, b, cu = lever_delta_mw(levers, lever_plan)[jl.name]
+            d = lever_plan.get(jl.name, {})
+            C = d.get("cap")
+            res.levers[jl.name] = {
+                "floor_frac": d.get("floor"), "cap_frac": C,
+                "burn_mw": b if jl.burn else None, "floor_burn_mw": fb, "curtail_mw": cu,
+                "extra_s": float(np.interp(C, jl.cap_grid, jl.cap_extra_s)) if C is not None else 0.0}
+        res.lever_piece = levers.piece
     return res
 
 

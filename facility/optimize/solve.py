@@ -16,11 +16,12 @@ import warnings
 import numpy as np
 
 from facility.errors import InfeasibleError, ScenarioError
-from facility.optimize.lp import LinearProgram, LpSolution, resolve_with_zero_upper, solve_highs
+from facility.optimize.lp import (LinearProgram, LpSolution, extend_highs, resolve_with_zero_upper,
+                                  restore_upper, solve_highs)
 from facility.optimize.result import SolveInfo, gap_frac
 
-__all__ = ["SLACK_PENALTY_KUSD", "solve_lp", "soften", "slack_report", "diagnose",
-           "repair_complementarity", "solve_model", "is_time_limit"]
+__all__ = ["SLACK_PENALTY_KUSD", "solve_lp", "soften", "soften_new", "slack_report", "diagnose",
+           "burn_overlap", "repair_complementarity", "undo_repair", "solve_model", "is_time_limit"]
 
 #: Penalty of one MW (MWh) of violation of one soft row in the diagnosis solve. [k$]
 SLACK_PENALTY_KUSD = 1.0e4
@@ -54,12 +55,14 @@ def is_time_limit(termination: str) -> bool:
     return "time limit" in t or "timelimit" in t
 
 
-def soften(lp: LinearProgram) -> int:
-    """Add one penalized slack column per soft row bound; return the first slack column."""
+def soften(lp: LinearProgram, first_block: int = 0) -> int:
+    """Add one penalized slack column per soft row bound; return the first slack column.
+
+    ``first_block``: soften only the row blocks from this index on (rows added later)."""
     first = lp.n_cols
     lo_all = np.concatenate(lp.row_lo)
     hi_all = np.concatenate(lp.row_hi)
-    for b in list(lp.blocks):
+    for b in list(lp.blocks[first_block:]):
         if not b.soft:
             continue
         rows = np.arange(b.start, b.stop)
@@ -74,6 +77,12 @@ def soften(lp: LinearProgram) -> int:
             lp.row_v.append(np.full(sel.size, sign))
             lp.slack_map.append((b, sel, cols))
     return first
+
+
+def soften_new(lp: LinearProgram, mark: tuple[int, int, int]) -> None:
+    """Soften the blocks whose rows start at or after ``mark`` (see :meth:`LinearProgram.mark`)."""
+    first = next((i for i, b in enumerate(lp.blocks) if b.start >= mark[1]), len(lp.blocks))
+    soften(lp, first)
 
 
 def slack_report(lp: LinearProgram, x: np.ndarray, dt_s: float) -> dict:
@@ -118,43 +127,140 @@ def diagnose(build, optimize, dt_s: float, first: LpSolution) -> InfeasibleError
     return InfeasibleError(msg, {"termination": first.termination, "slack": rep})
 
 
+def burn_overlap(m, x: np.ndarray, tol_mw: float = 1e-6) -> tuple[np.ndarray, int]:
+    r"""Turn simultaneous charge and discharge into a complementary plan plus burned power.
+
+    With the burn lever, a step that charges p^ch and discharges p^dis one storage at once is
+    realized exactly by one direction and a burn b ≥ 0 on the site bus (η = η_c η_d):
+
+    .. math::
+        p^{ch} \eta \le p^{dis}:\ p^{dis\prime} = p^{dis} - \eta p^{ch},\ p^{ch\prime} = 0,\
+        b = p^{ch} (1 - \eta);\qquad
+        \text{else}:\ p^{ch\prime} = p^{ch} - p^{dis} / \eta,\ p^{dis\prime} = 0,\
+        b = p^{dis} (1/\eta - 1).
+
+    The PCC power (p' + b = p^ch − p^dis), the stored energy (η_c p^ch' − p^dis'/η_d equals
+    η_c p^ch − p^dis/η_d) and the energy cost (the loss π((1−η_c)p^ch + (1/η_d − 1)p^dis)
+    equals π((1−η_c)p^ch' + (1/η_d − 1)p^dis' + b)) are unchanged, the degradation does not grow
+    and the ratings still hold, so the converted columns are an optimal solution of the same LP
+    (zero gap). b is burned by the jobs with the burn lever, in proportion to the headroom they
+    have left (b / κ of GPU power, κ = site MW per GPU MW); steps where it does not fit, storages
+    with a converter ramp limit (the net power changes) and a lagging cooling plant (the site
+    would not see b at once) are left to :func:`repair_complementarity`.
+
+    Returns
+    -------
+    (x, n_steps) : the converted columns and the number of (storage, step) pairs converted.
+    """
+    lv = getattr(m, "levers", None)
+    if lv is None or not lv.has_burn or lv.lagged:
+        return x, 0
+    x = x.copy()
+    T = m.n_steps
+    slack = {}
+    for jl in lv.jobs:
+        c = m.lever_cols.get(jl.name, {})
+        if "burn" not in c:
+            continue
+        F = x[c["floor"][0]] if "floor" in c else None
+        C = x[c["cap"][0]] if "cap" in c else None
+        fb = np.maximum(F * jl.floor_coef_mw + jl.floor_const_mw, 0.0) if F is not None else 0.0
+        head = jl.head_const_mw + (C * jl.head_coef_mw if C is not None else 0.0)
+        slack[jl.name] = np.where(jl.running > 0, np.maximum(head - fb - x[c["burn"]], 0.0), 0.0)
+    room_site = lv.site_per_gpu * sum(slack.values(), np.zeros(T))
+    need = np.zeros(T)
+    conv = {}
+    for n, c in m.cols.items():
+        s = m.storages[n]
+        if s.max_ramp_mw_per_s is not None:
+            continue
+        ch, dis = x[c["ch"]], x[c["dis"]]
+        eta = s.eta_c * s.eta_d
+        over = np.minimum(ch, dis) > tol_mw
+        b = np.where(ch * eta <= dis, ch * (1 - eta), dis * (1 / eta - 1))
+        conv[n] = (over, b)
+        need += np.where(over, b, 0.0)
+    ok = need <= room_site * (1 - 1e-9)
+    if not conv or not np.any(ok & (need > 0)):
+        return x, 0
+    n_done = 0
+    for n, (over, b) in conv.items():
+        c, s = m.cols[n], m.storages[n]
+        sel = over & ok
+        ch, dis = x[c["ch"]].copy(), x[c["dis"]].copy()
+        eta = s.eta_c * s.eta_d
+        d_case = sel & (ch * eta <= dis)
+        c_case = sel & ~(ch * eta <= dis)
+        dis[d_case] -= eta * ch[d_case]
+        ch[d_case] = 0.0
+        ch[c_case] -= dis[c_case] / eta
+        dis[c_case] = 0.0
+        x[c["ch"]], x[c["dis"]] = ch, dis
+        n_done += int(sel.sum())
+    total_room = sum(slack.values(), np.zeros(T))
+    gpu_need = np.where(ok, need, 0.0) / lv.site_per_gpu
+    share = np.divide(gpu_need, total_room, out=np.zeros(T), where=total_room > 0)
+    for name, sl in slack.items():
+        e = m.lever_cols[name]["burn"]
+        x[e] = x[e] + share * sl
+    return x, n_done
+
+
 def repair_complementarity(m, first: LpSolution, optimize, tol_mw: float = 1e-6):
     """Make charge and discharge complementary (p_ch · p_dis = 0) where the LP was not.
 
     With losses the LP may charge and discharge one storage at once to burn energy (it pays
     only the loss price), which no converter can do and the simulator would not reproduce.
-    Where that happens, the direction of each step is fixed to the sign of the LP's net power
-    (p_dis <= 0 where p_ch - p_dis >= 0, else p_ch <= 0) and the LP solved again: a
-    restriction, so its optimum is feasible for the physics and at least the first one.
+    With the burn lever that overlap is first turned into burned power at zero gap
+    (:func:`burn_overlap`). Where overlap remains, the direction of each step is fixed to the
+    sign of the LP's net power (p_dis <= 0 where p_ch - p_dis >= 0, else p_ch <= 0) and the LP
+    solved again: a restriction, so its optimum is feasible for the physics and at least the
+    first one.
 
     Returns
     -------
-    (x, n_steps_repaired, extra_solve_s)
+    (x, n_steps_repaired, extra_solve_s, zeroed) : ``zeroed`` = (columns whose upper bound was
+        set to 0, their previous upper bounds), to undo with :func:`undo_repair`; None when no
+        bound changed.
     """
-    x = first.x
+    x, n_burn = burn_overlap(m, first.x, tol_mw)
     bad = {n: np.minimum(x[c["ch"]], x[c["dis"]]) > tol_mw for n, c in m.cols.items()}
     n_bad = int(sum(b.sum() for b in bad.values()))
     if n_bad == 0:
-        return x, 0, 0.0
+        return x, n_burn, 0.0, None
     zero = []
     for n, c in m.cols.items():
         net = x[c["ch"]] - x[c["dis"]]
         zero += [c["dis"][net >= 0], c["ch"][net < 0]]
+    zero = np.concatenate(zero)
+    ub_old = np.concatenate(m.lp.col_ub)[zero]
     if first.handle is not None:  # highspy: change bounds, warm-started dual simplex
-        sol = resolve_with_zero_upper(first, np.concatenate(zero))
+        sol = resolve_with_zero_upper(first, zero)
     else:
-        m.lp.ub_zero.extend(zero)
+        m.lp.ub_zero.append(zero)
         sol, _ = solve_lp(m.lp, optimize)
     if sol.status != "ok":
         warnings.warn(f"{n_bad} steps charge and discharge a storage at once and fixing the "
                       f"direction made the LP {sol.termination}; the plan keeps them", stacklevel=4)
-        return x, 0, sol.solve_s
-    return sol.x, n_bad, sol.solve_s
+        return x, n_burn, sol.solve_s, (zero, ub_old, first)
+    return sol.x, n_bad + n_burn, sol.solve_s, (zero, ub_old, first)
+
+
+def undo_repair(m, zeroed) -> None:
+    """Give back the upper bounds :func:`repair_complementarity` set to 0."""
+    if zeroed is None:
+        return
+    zero, ub_old, sol = zeroed
+    if sol.handle is not None:
+        restore_upper(sol, zero, ub_old)
+    else:
+        m.lp.ub_zero = [z for z in m.lp.ub_zero if z is not zero]
 
 
 def solve_model(m, build, optimize, dt_s: float, build_s: float, *,
-                time_limit_s: float | None = None):
-    """Solve a built model: raise with a diagnosis when it fails, repair complementarity.
+                time_limit_s: float | None = None, spectral=None):
+    """Solve a built model: raise with a diagnosis when it fails, add the violated spectral
+    rows and solve again until none is violated, repair complementarity.
 
     Parameters
     ----------
@@ -168,34 +274,77 @@ def solve_model(m, build, optimize, dt_s: float, build_s: float, *,
         Time spent building ``m``. [s]
     time_limit_s : float, optional
         Solver time limit (default ``optimize.time_limit_s``). [s]
+    spectral : LazySpectral, optional
+        The band limits of the full horizon (:class:`facility.optimize.spectral.LazySpectral`):
+        after each solve the plan's full-horizon PCC power is checked bin by bin and the
+        violated bins get their rows (:mod:`facility.optimize.spectral`).
 
     Returns
     -------
-    (x, info) : the primal values and a :class:`SolveInfo` (objective of the LP's own columns).
+    (x, info) : the primal values and a :class:`SolveInfo` (objective of the LP's own columns
+        plus its constant offset).
     """
     n_orig = m.lp.n_cols
     if optimize.allow_slack:
         soften(m.lp)
+    rows = spectral.attach(m) if spectral is not None else None
     sol, pyomo_build_s = solve_lp(m.lp, optimize, time_limit_s=time_limit_s)
     build_s += pyomo_build_s
-    if sol.status != "ok":
-        if is_time_limit(sol.termination):
-            raise InfeasibleError(
-                f"the solver stopped at optimize.time_limit_s = {optimize.time_limit_s:g} s before "
-                f"proving optimality ({m.lp.n_cols} variables, {m.lp.n_rows} constraints); raise "
-                f"the limit or shorten the horizon / coarsen dt_s", {"termination": sol.termination})
-        raise diagnose(build, optimize, dt_s, sol)
-    x = sol.x
-    cost = np.concatenate(m.lp.cost)
-    relaxed = 1000.0 * float(cost[:n_orig] @ x[:n_orig])
-    solve_s = sol.solve_s
-    x, n_rep, rep_s = repair_complementarity(m, sol, optimize)
+    solve_s = rep_s = 0.0
+    n_cut = 0
+    first_sol = sol
+    while True:
+        if sol.status != "ok":
+            if is_time_limit(sol.termination):
+                raise InfeasibleError(
+                    f"the solver stopped at optimize.time_limit_s = {optimize.time_limit_s:g} s before "
+                    f"proving optimality ({m.lp.n_cols} variables, {m.lp.n_rows} constraints); raise "
+                    f"the limit or shorten the horizon / coarsen dt_s", {"termination": sol.termination})
+            raise diagnose(lambda: spectral.replay(build()) if rows is not None else build(),
+                           optimize, dt_s, sol)
+        solve_s += sol.solve_s
+        if rows is not None:
+            k, _, ang = spectral.violations(m, sol.x)
+            new = rows.directions_for(k, ang)
+            if new:
+                sol = _add_and_resolve(m, rows, new, sol, optimize, time_limit_s)
+                n_cut += 1
+                continue
+        relaxed_x = sol.x
+        x, n_rep, r_s, zeroed = repair_complementarity(m, sol, optimize)
+        rep_s += r_s
+        if rows is not None and zeroed is not None:
+            k, _, ang = spectral.violations(m, x)
+            new = rows.directions_for(k, ang)
+            if new:
+                undo_repair(m, zeroed)
+                sol = _add_and_resolve(m, rows, new, zeroed[2], optimize, time_limit_s)
+                n_cut += 1
+                continue
+        break
     solve_s += rep_s
+    cost = np.concatenate(m.lp.cost)
+    off = 1000.0 * m.objective_offset_kusd
+    relaxed = 1000.0 * float(cost[:n_orig] @ relaxed_x[:n_orig]) + off
     slack = slack_report(m.lp, x, dt_s) if optimize.allow_slack else {}
-    obj = 1000.0 * float(cost[:n_orig] @ x[:n_orig])
-    info = SolveInfo(status="slack" if slack else "optimal", termination=sol.termination,
+    obj = 1000.0 * float(cost[:n_orig] @ x[:n_orig]) + off
+    info = SolveInfo(status="slack" if slack else "optimal", termination=first_sol.termination,
                      objective_usd=obj, build_s=build_s, solve_s=solve_s, n_variables=m.lp.n_cols,
                      n_constraints=m.lp.n_rows, slack=slack, n_repaired_steps=n_rep,
                      relaxed_objective_usd=relaxed, repair_solve_s=rep_s,
-                     lower_bound_usd=relaxed, gap_frac=gap_frac(obj, relaxed))
+                     lower_bound_usd=relaxed, gap_frac=gap_frac(obj, relaxed),
+                     n_spectral_bins=len(rows.cuts) if rows is not None else 0,
+                     n_spectral_rounds=n_cut)
     return x, info
+
+
+def _add_and_resolve(m, rows, new, sol, optimize, time_limit_s):
+    """Add spectral rows and solve again (warm on the highspy path)."""
+    mark = m.lp.mark()
+    rows.add(m.lp, new)
+    if sol.handle is not None and not optimize.allow_slack:
+        return extend_highs(sol, m.lp, mark)
+    if optimize.allow_slack:
+        soften_new(m.lp, mark)
+    out, _ = solve_lp(m.lp, optimize, time_limit_s=time_limit_s)
+    return out

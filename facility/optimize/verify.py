@@ -10,6 +10,7 @@ import numpy as np
 
 from facility.metrics import rolling_min_max
 from facility.optimize.formulation import S_PER_H
+from facility.optimize.spectral import bin_limits, has_spectral_limits, spectral_violations
 from facility.optimize.windows import lag_bounds
 
 __all__ = ["lag_bound_violation_mw", "verify_plan"]
@@ -42,12 +43,16 @@ def lag_bound_violation_mw(p_pcc_mw: np.ndarray, spec, dt_s: float, margin_frac:
 
 
 def verify_plan(load, dt_s, data, spec, plan: dict, margin_frac: float = 0.0,
-                p_hist_mw: np.ndarray | None = None) -> str | None:
+                p_hist_mw: np.ndarray | None = None, *, levers=None,
+                lever_plan: dict | None = None) -> str | None:
     """Check a plan on the full horizon against every constraint of the full LP.
 
     Parameters
     ----------
     plan : dict of name -> (p_rated, e_rated, p_ch (T,), p_dis (T,), e (T+1,))
+    levers, lever_plan : LeverSet and its decisions, optional
+        The GPU levers (:mod:`facility.optimize.levers`): their bounds are checked and their
+        site response is part of the PCC power.
 
     Returns
     -------
@@ -59,6 +64,13 @@ def verify_plan(load, dt_s, data, spec, plan: dict, margin_frac: float = 0.0,
 
     pcc = np.asarray(load, dtype=float).copy()
     h = dt_s / S_PER_H
+    if levers is not None and lever_plan:
+        from facility.optimize.levers import check_lever_plan, lever_site_mw
+
+        bad = check_lever_plan(levers, lever_plan)
+        if bad is not None:
+            return bad
+        pcc = pcc + lever_site_mw(levers, lever_plan, dt_s)
     for n, (p_r, e_r, ch, dis, e) in plan.items():
         s = data[n]
         pcc = pcc + ch - dis
@@ -86,4 +98,9 @@ def verify_plan(load, dt_s, data, spec, plan: dict, margin_frac: float = 0.0,
     if (spec.max_dynamic_range_mw is not None
             and np.ptp(pcc) > spec.max_dynamic_range_mw * (1 - margin_frac) + 1e-5):
         return "the dynamic range"
+    if has_spectral_limits(spec):
+        k, amp, _ = spectral_violations(pcc, bin_limits(spec, pcc.size, dt_s, margin_frac),
+                                        sides=None, tol_mw=1e-6)
+        if k.size:
+            return f"a spectral limit ({k.size} FFT bins, worst {amp.max():.4g} MW)"
     return None

@@ -1,0 +1,510 @@
+"""GPU-side levers as decisions of the LP, beside storage: burned power, the power floor, a cap.
+
+Per job j (groups g of n_g GPUs, TDP c [W], base power p_g(t) [W per GPU] after the GPU
+controls that are not decisions), the levers change the job's GPU power by ΔP_j(t) [MW]:
+
+* **floor** F_j [frac of TDP] in the GPU's programmable range [F_min, F_max]
+  (``models/gpus``): while the floor holds (the job runs, or within ``stop_delay_s`` after),
+  the GPU burns up to it, b^F_j(t) = Σ_g n_g max(F_j c − p_g(t), 0);
+* **burn** e_j(t) ≥ 0: power burned on top of it (a dummy load that follows a planned
+  trajectory: firefly's fill-in with a time-varying target), while the job runs, within the
+  headroom under the GPU's ceiling: e_j(t) + b^F_j(t) ≤ Σ_g n_g (c' − p_g(t))^+ (c' = TDP, or the
+  cap);
+* **cap** C_j [frac of TDP] in [C_min, 1]: a static power limit clips the job,
+  r_j(t) = Σ_g n_g max(p_g(t) − C_j c, 0), and slows its compute phases (the slowest group
+  gates the job): extra time φ_j(C) = max_g Σ_{t ∈ compute} ((p_g / (C c))^κ − 1)^+ Δt
+  (``power_cap.perf_exponent`` κ, as :mod:`facility.gpu.power_cap`).
+
+ΔP_j = b^F_j + e_j − r_j. b^F and r are piecewise linear in F and C, with breakpoints at the
+levels p_g(t) / c of the job's power. Between two consecutive levels (a *piece*), the sets
+{p_g(t) ≤ F c} and {p_g(t) ≥ C c} are fixed, so
+
+.. math::  b^F_j(t) = F_j\\, a^F_j(t) + d^F_j(t),\\qquad r_j(t) = d^C_j(t) - C_j\\, a^C_j(t)
+
+with a^F = Σ_{g: p_g ≤ F_lo c} n_g c, d^F = −Σ_{same g} n_g p_g, a^C = Σ_{g: p_g ≥ C_hi c} n_g c,
+d^C = Σ_{same g} n_g p_g (the held / running masks included): exact and linear. The driver
+(:func:`facility.optimize.api.size_storage`) solves one LP per combination of pieces and keeps
+the cheapest (:func:`lever_pieces`); with the burn lever only the lowest floor piece is needed
+(a higher floor burns more everywhere, which the burn can do as well, at the same price).
+
+The site sees ΔP through the site model of :mod:`facility.workload.site`: IT power
+κ_it ΔP (κ_it = 1 + ``non_gpu_frac``) and cooling lag_τ[(pue − 1) κ_it ΔP]; with
+``cooling_tau_s`` = 0 the PCC power gains κ ΔP, κ = κ_it · pue; with a lag, one state column per
+step carries the first-order lag (y_t = a y_{t−1} + (1 − a) x_t, a = exp(−Δt/τ), started at
+the mean of x over min(T, 5τ/Δt) steps, exactly as the simulator).
+
+Costs per horizon [k$], beside the storage's: burned energy at the energy price π,
+π Δt_h κ Σ_t (b^F_j + e_j) (with a lag the steady-state factor κ, which the lag preserves
+up to its end effect); the cap's slowdown at ``optimize.slowdown_usd_per_gpu_h`` × n_j × φ_j(C)
+/ 3600, with φ_j replaced by its chords between :data:`CAP_SEGMENTS` + 1 points of the piece
+(φ is convex in C, so the chords lie above it: the LP never under-prices the slowdown). The
+energy a cap saves in the nominal schedule is not credited: the stretched job spends it later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from itertools import product
+
+import numpy as np
+
+from facility.errors import ScenarioError
+
+__all__ = ["LEVER_NAMES", "JobInput", "LeverInputs", "JobLever", "LeverSet", "lever_pieces",
+           "add_lever_columns", "lever_plan_from_columns", "lever_delta_mw", "lever_site_mw",
+           "lever_cost_kusd",
+           "site_response_mw", "check_lever_plan", "CAP_SEGMENTS", "MAX_PIECES"]
+
+LEVER_NAMES = ("storage", "floor", "burn", "cap")
+S_PER_H = 3600.0
+#: Chords of the slowdown curve per cap piece.
+CAP_SEGMENTS = 8
+#: Most LPs the piece enumeration solves; beyond it the pieces containing an even grid of
+#: floor / cap values are searched (a restriction, reported).
+MAX_PIECES = 16
+_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class JobInput:
+    """What the levers of one job act on (the driver fills it from the scenario).
+
+    Attributes
+    ----------
+    name : str
+        Job name.
+    n_gpus : numpy.ndarray (G,)
+        GPUs per rack group of the job.
+    p_gpu_w : numpy.ndarray (G, T)
+        Power of one GPU per group after the GPU controls that are not decisions. [W]
+    tdp_w : float
+        TDP c. [W]
+    ceiling_w : float
+        Highest power the burn may fill up to without a cap lever (TDP, or a fixed cap). [W]
+    running, held, compute : numpy.ndarray of bool (G, T)
+        Job running (burn allowed), floor held (running + stop delay), compute phase.
+    floor_range : (float, float) or None
+        Programmable floor range [frac of TDP]; None = the floor is not a decision.
+    cap_range : (float, float) or None
+        Programmable cap range [frac of TDP]; None = no cap decision.
+    burn : bool
+        Whether burned power is a decision.
+    perf_exponent : float
+        Throughput ~ power^κ under a cap. [-]
+    """
+
+    name: str
+    n_gpus: np.ndarray
+    p_gpu_w: np.ndarray
+    tdp_w: float
+    ceiling_w: float
+    running: np.ndarray
+    held: np.ndarray
+    compute: np.ndarray
+    floor_range: tuple | None = None
+    cap_range: tuple | None = None
+    burn: bool = False
+    perf_exponent: float = 0.5
+
+
+@dataclass(frozen=True)
+class LeverInputs:
+    """The jobs' lever data and the site response.
+
+    Attributes
+    ----------
+    jobs : tuple of JobInput
+    it_per_gpu : float
+        κ_it = 1 + non_gpu_frac: IT MW per GPU MW. [-]
+    cooling_per_gpu : float
+        (pue − 1) κ_it: cooling MW per GPU MW in steady state. [-]
+    cooling_tau_s : float
+        Cooling lag τ. [s]
+    slowdown_usd_per_gpu_h : float
+        Value of lost training time. [USD per GPU-hour]
+    """
+
+    jobs: tuple
+    it_per_gpu: float
+    cooling_per_gpu: float
+    cooling_tau_s: float
+    slowdown_usd_per_gpu_h: float
+
+
+@dataclass(frozen=True)
+class JobLever:
+    """One job's levers on one piece, on the problem's grid (arrays (T,), MW GPU side).
+
+    ``floor_coef_mw`` a^F, ``floor_const_mw`` d^F, ``cap_coef_mw`` a^C, ``cap_const_mw`` d^C,
+    headroom H(t) = ``head_const_mw`` + C ``head_coef_mw`` on running steps (0 elsewhere);
+    ``cap_grid`` (K+1,) caps [frac] and ``cap_extra_s`` (K+1,) the job's extra time φ at them
+    [s].
+    """
+
+    name: str
+    n_gpus: float
+    burn: bool
+    floor: tuple | None
+    cap: tuple | None
+    floor_coef_mw: np.ndarray
+    floor_const_mw: np.ndarray
+    cap_coef_mw: np.ndarray
+    cap_const_mw: np.ndarray
+    head_const_mw: np.ndarray
+    head_coef_mw: np.ndarray
+    running: np.ndarray
+    cap_grid: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    cap_extra_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def take(self, idx) -> "JobLever":
+        """The same lever on the steps ``idx`` (another axis: coarse grid, reduced model)."""
+        return replace(self, **{k: getattr(self, k)[idx] for k in _STEP_FIELDS})
+
+    def step_arrays(self) -> list:
+        """Per-step data (for the periodicity and coarsening checks)."""
+        return [getattr(self, k) for k in _STEP_FIELDS]
+
+
+_STEP_FIELDS = ("floor_coef_mw", "floor_const_mw", "cap_coef_mw", "cap_const_mw", "head_const_mw",
+                "head_coef_mw", "running")
+
+
+@dataclass(frozen=True)
+class LeverSet:
+    """The levers of every job on one piece combination, and the site response."""
+
+    jobs: tuple
+    it_per_gpu: float
+    cooling_per_gpu: float
+    cooling_tau_s: float
+    slowdown_usd_per_gpu_h: float
+    #: label of the piece combination (for reports)
+    piece: str = ""
+
+    @property
+    def site_per_gpu(self) -> float:
+        """κ = κ_it · pue: site MW per GPU MW in steady state. [-]"""
+        return self.it_per_gpu + self.cooling_per_gpu
+
+    @property
+    def lagged(self) -> bool:
+        """Whether the cooling lags (one state column per step)."""
+        return self.cooling_tau_s > 0 and self.cooling_per_gpu > 0
+
+    @property
+    def has_burn(self) -> bool:
+        """Whether some job has the burn lever."""
+        return any(j.burn for j in self.jobs)
+
+    def take(self, idx) -> "LeverSet":
+        """The same levers on the steps ``idx``."""
+        return replace(self, jobs=tuple(j.take(idx) for j in self.jobs))
+
+    def step_arrays(self) -> list:
+        """Every per-step array of every job."""
+        return [a for j in self.jobs for a in j.step_arrays()]
+
+
+def site_response_mw(delta_gpu_mw: np.ndarray, dt_s: float, it_per_gpu: float,
+                     cooling_per_gpu: float, cooling_tau_s: float) -> np.ndarray:
+    """Site power change of a GPU power change, as :func:`facility.workload.site_power`. [MW]"""
+    from facility.workload.site import cooling_lag
+
+    x = np.asarray(delta_gpu_mw, dtype=float)
+    return it_per_gpu * x + cooling_lag(cooling_per_gpu * x, dt_s, cooling_tau_s)
+
+
+def _levels(p_frac: np.ndarray, mask: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    v = np.unique(np.round(p_frac[mask], 12))
+    return v[(v > lo + _TOL) & (v < hi - _TOL)]
+
+
+def _pieces(lo: float, hi: float, levels: np.ndarray) -> list[tuple[float, float]]:
+    edges = np.concatenate([[lo], levels, [hi]])
+    return [(float(a), float(b)) for a, b in zip(edges[:-1], edges[1:])]
+
+
+def _thin(pieces: list, n: int) -> list:
+    """The pieces that contain an even grid of n values (a subset, in order)."""
+    if len(pieces) <= n:
+        return pieces
+    lo, hi = pieces[0][0], pieces[-1][1]
+    grid = np.linspace(lo, hi, n)
+    keep = sorted({next(i for i, (a, b) in enumerate(pieces) if a - _TOL <= v <= b + _TOL) for v in grid})
+    return [pieces[i] for i in keep]
+
+
+def _job_piece(j: JobInput, fp, cp, dt_s: float) -> JobLever:
+    c = j.tdp_w
+    n = j.n_gpus.astype(float)[:, None] / 1e6  # MW per W
+    p = j.p_gpu_w
+    T = p.shape[1]
+    z = np.zeros(T)
+    a_f = d_f = a_c = d_c = z
+    capped = np.zeros(p.shape, dtype=bool)
+    if fp is not None:
+        A = j.held & (p <= fp[0] * c + _TOL * c)
+        a_f = (n * c * A).sum(axis=0)
+        d_f = -(n * p * A).sum(axis=0)
+    grid = extra = np.zeros(0)
+    if cp is not None:
+        capped = p >= cp[1] * c - _TOL * c
+        a_c = (n * c * capped).sum(axis=0)
+        d_c = (n * p * capped).sum(axis=0)
+        grid = np.linspace(cp[0], cp[1], CAP_SEGMENTS + 1)
+        extra = cap_extra_s(j, grid, capped, dt_s)
+    run = j.running.any(axis=0)
+    free = j.running & ~capped
+    if cp is not None:
+        h0 = -(n * p * free).sum(axis=0)
+        h1 = (n * c * free).sum(axis=0)
+    else:
+        h0 = (n * np.maximum(j.ceiling_w - p, 0.0) * j.running).sum(axis=0)
+        h1 = z
+    return JobLever(j.name, float(j.n_gpus.sum()), j.burn, fp, cp, a_f, d_f, a_c, d_c, h0, h1,
+                    run.astype(float), grid, extra)
+
+
+def cap_extra_s(j: JobInput, caps: np.ndarray, capped: np.ndarray, dt_s: float) -> np.ndarray:
+    """Extra running time φ of a job at each cap (slowest group), :mod:`facility.gpu.power_cap`.
+
+    On a piece the capped steps are fixed, so φ(C) = Δt max_g [Σ_t p^κ (C c)^{-κ} − n_t]. [s]
+    """
+    m = capped & j.compute
+    e = j.perf_exponent
+    s = np.where(m, np.power(np.maximum(j.p_gpu_w, 0.0), e), 0.0).sum(axis=1)  # (G,)
+    cnt = m.sum(axis=1)
+    caps = np.asarray(caps, dtype=float)
+    per = s[None, :] * np.power(caps[:, None] * j.tdp_w, -e) - cnt[None, :]
+    return dt_s * np.maximum(per, 0.0).max(axis=1) if per.size else np.zeros(caps.size)
+
+
+def lever_pieces(inp: LeverInputs, dt_s: float) -> tuple[list[tuple[LeverSet, np.ndarray]], int]:
+    """Every piece combination as a :class:`LeverSet` and its constant GPU power change.
+
+    Returns
+    -------
+    (pieces, n_total) : list of (LeverSet, d (T,) = Σ_j d^F_j + d^C_j [MW GPU side]) and the
+        number of combinations before thinning (:data:`MAX_PIECES`).
+    """
+    per_job = []
+    n_total = 1
+    for j in inp.jobs:
+        pf = [None]
+        if j.floor_range is not None and j.floor_range[1] > j.floor_range[0] + _TOL:
+            lo, hi = j.floor_range
+            pf = _pieces(lo, hi, _levels(j.p_gpu_w / j.tdp_w, j.held, lo, hi))
+            if j.burn:
+                pf = pf[:1]  # a higher floor burns more everywhere: the burn does the same
+        elif j.floor_range is not None:
+            pf = [(j.floor_range[0], j.floor_range[0])] if j.floor_range[0] > 0 else [None]
+        pc = [None]
+        if j.cap_range is not None:
+            lo, hi = j.cap_range
+            pc = _pieces(lo, hi, _levels(j.p_gpu_w / j.tdp_w, np.ones_like(j.held), lo, hi))
+        n_total *= len(pf) * len(pc)
+        per_job.append((j, pf, pc))
+    if n_total > MAX_PIECES:
+        k = max(2, int(np.floor(MAX_PIECES ** (1.0 / max(1, 2 * len(inp.jobs))))))
+        per_job = [(j, _thin(pf, k) if pf[0] is not None else pf, _thin(pc, k) if pc[0] is not None else pc)
+                   for j, pf, pc in per_job]
+    out = []
+    choices = [list(product(pf, pc)) for _, pf, pc in per_job]
+    for combo in product(*choices):
+        jobs, labels = [], []
+        for (j, _, _), (fp, cp) in zip(per_job, combo):
+            if fp is not None and cp is not None and fp[0] > cp[1] + _TOL:
+                break  # floor above the cap on the whole piece
+            jobs.append(_job_piece(j, fp, cp, dt_s))
+            labels.append(f"{j.name}: floor {fp[0]:.3g}-{fp[1]:.3g}" if fp else f"{j.name}")
+            if cp:
+                labels[-1] += f", cap {cp[0]:.3g}-{cp[1]:.3g}"
+        else:
+            ls = LeverSet(tuple(jobs), inp.it_per_gpu, inp.cooling_per_gpu, inp.cooling_tau_s,
+                          inp.slowdown_usd_per_gpu_h, "; ".join(labels))
+            d = sum((jl.floor_const_mw + jl.cap_const_mw for jl in jobs), np.zeros(inp.jobs[0].p_gpu_w.shape[1]))
+            out.append((ls, d))
+    if not out:
+        raise ScenarioError("optimize.levers: no floor / cap combination within the GPUs' ranges "
+                            "keeps the floor below the cap")
+    return out, n_total
+
+
+def add_lever_columns(m, lv: LeverSet) -> None:
+    """Columns, rows, PCC terms and costs of the levers (a step of
+    :func:`facility.optimize.formulation.build_model`).
+
+    .. math::
+        F_j \\in [F_{lo}, F_{hi}],\\quad C_j = C_{lo} + \\sum_i \\delta_{j,i},\\
+        \\delta_{j,i} \\in [0, C_{i+1} - C_i],\\quad F_j \\le C_j,
+
+        0 \\le e_{j,t},\\quad e_{j,t} + F_j a^F_{j,t} - C_j a^H_{j,t} \\le H^0_{j,t} - d^F_{j,t}
+        \\ (\\text{running } t),\\quad e_{j,t} = 0\\ (\\text{else}),
+
+        P_t \\mathrel{+}= \\kappa_{it} \\Delta P_t + y_t\\ \\text{(lag) or } \\kappa\\,\\Delta P_t,\\quad
+        \\Delta P_t = \\sum_j F_j a^F_{j,t} + e_{j,t} - C_j a^C_{j,t}
+
+    (the constants d^F, d^C are in the load). Objective [k$]: π Δt_h κ Σ_t w_t (F a^F + d^F + e)
+    + v n_j/3600 [φ(C_lo) + Σ_i s_i δ_i], s_i the chord slopes of φ [s per unit C], v the
+    value of lost time [k$ per GPU-hour], w_t the step weights of a reduced model.
+    """
+    T = m.n_steps
+    lp = m.lp
+    w = np.ones(T) if m.op_weight is None else np.asarray(m.op_weight, dtype=float)
+    h = m.dt_s / S_PER_H
+    pi = m.price_kusd_per_mwh
+    kappa = lv.site_per_gpu
+    k_pcc = lv.it_per_gpu if lv.lagged else kappa
+    delta = []  # (col (T,), coef (T,)) terms of ΔP
+    for jl in lv.jobs:
+        c: dict = {}
+        if jl.floor is not None:
+            f = lp.add_columns(f"{jl.name}:floor", 1, jl.floor[0], jl.floor[1],
+                               pi * h * kappa * float(np.sum(w * jl.floor_coef_mw)))
+            m.objective_offset_kusd += pi * h * kappa * float(np.sum(w * jl.floor_const_mw))
+            c["floor"] = f
+            delta.append((np.full(T, f[0]), jl.floor_coef_mw))
+        if jl.cap is not None:
+            g, phi = jl.cap_grid, jl.cap_extra_s
+            v = lv.slowdown_usd_per_gpu_h / 1000.0 * jl.n_gpus / S_PER_H  # k$ per s of job time
+            slopes = np.diff(phi) / np.maximum(np.diff(g), 1e-15)
+            cap = lp.add_columns(f"{jl.name}:cap", 1, g[0], g[-1])
+            seg = lp.add_columns(f"{jl.name}:cap_seg", g.size - 1, 0.0, np.diff(g), v * slopes)
+            lp.add_row("cap_pieces", np.concatenate([cap, seg]), np.concatenate([[1.0], -np.ones(seg.size)]),
+                       g[0], g[0], soft=False)  # C - sum of the segments = C_lo
+            m.objective_offset_kusd += v * float(phi[0])
+            c["cap"], c["cap_seg"] = cap, seg
+            delta.append((np.full(T, cap[0]), -jl.cap_coef_mw))
+            if jl.floor is not None:
+                lp.add_rows("floor_below_cap", [(c["floor"], 1.0), (cap, -1.0)], -np.inf, 0.0, t=-1,
+                            soft=False)
+        if jl.burn:
+            run = jl.running > 0
+            ub = np.where(run, np.inf, 0.0)
+            simple = jl.floor is None and jl.cap is None
+            if simple:
+                ub = np.where(run, np.maximum(jl.head_const_mw, 0.0), 0.0)
+            e = lp.add_columns(f"{jl.name}:burn", T, 0.0, ub, pi * h * kappa * w)
+            c["burn"] = e
+            delta.append((e, np.ones(T)))
+            if not simple:
+                t = np.flatnonzero(run)
+                terms = [(e[t], 1.0)]
+                if jl.floor is not None:
+                    terms.append((np.full(t.size, c["floor"][0]), jl.floor_coef_mw[t]))
+                if jl.cap is not None:
+                    terms.append((np.full(t.size, c["cap"][0]), -jl.head_coef_mw[t]))
+                lp.add_rows("burn_headroom", terms, -np.inf, jl.head_const_mw[t] - jl.floor_const_mw[t],
+                            t=t, soft=False)
+        m.lever_cols[jl.name] = c
+    if not delta:
+        return
+    m.pcc_terms += [(col, k_pcc * np.broadcast_to(coef, (T,))) for col, coef in delta]
+    if lv.lagged:
+        _add_cooling_lag(m, lv, delta)
+
+
+def _add_cooling_lag(m, lv: LeverSet, delta: list) -> None:
+    """Cooling state y_t of the levers' change, as :func:`facility.workload.site.cooling_lag`:
+    y_t − a y_{t−1} − (1 − a) x_t = 0 (t ≥ 1), y_0 − (1 − a) x_0 − (a / n_0) Σ_{t<n_0} x_t = 0,
+    x_t = (pue − 1) κ_it ΔP_t."""
+    T, lp = m.n_steps, m.lp
+    a = float(np.exp(-m.dt_s / lv.cooling_tau_s))
+    kc = lv.cooling_per_gpu
+    y = lp.add_columns("cooling_lag", T, -np.inf, np.inf)
+    t = np.arange(1, T)
+    terms = [(y[t], 1.0), (y[t - 1], -a)] + [(col[t], -(1 - a) * kc * np.broadcast_to(cf, (T,))[t])
+                                              for col, cf in delta]
+    lp.add_rows("cooling_lag", terms, 0.0, 0.0, t=t, soft=False)
+    n0 = max(1, min(T, int(np.ceil(5.0 * lv.cooling_tau_s / m.dt_s))))
+    cols, vals = [y[:1]], [np.ones(1)]
+    for col, cf in delta:
+        cf = np.broadcast_to(cf, (T,)).astype(float)
+        v = -(a / n0) * kc * cf[:n0]
+        v = v.copy()
+        v[0] += -(1 - a) * kc * cf[0]
+        cols.append(col[:n0])
+        vals.append(v)
+    lp.add_row("cooling_lag", np.concatenate(cols), np.concatenate(vals), 0.0, 0.0, t=0, soft=False)
+    m.lever_cols["_cooling"] = {"y": y}
+    m.pcc_terms.append((y, np.ones(T)))
+
+
+def lever_plan_from_columns(m, x: np.ndarray) -> dict:
+    """Lever decisions of a solved model: ``{job: {"floor": F | None, "cap": C | None,
+    "burn": e (T,) | None}}``."""
+    out = {}
+    for name, c in m.lever_cols.items():
+        if name.startswith("_"):
+            continue
+        out[name] = {"floor": float(x[c["floor"][0]]) if "floor" in c else None,
+                     "cap": float(x[c["cap"][0]]) if "cap" in c else None,
+                     "burn": np.maximum(x[c["burn"]], 0.0) if "burn" in c else None}
+    return out
+
+
+def lever_delta_mw(lv: LeverSet, plan: dict) -> dict:
+    """Per job the GPU power change of a lever plan: ``{job: (floor_burn, burn, curtail)}``
+    (T,) each [MW GPU side]; the constants of the piece included."""
+    out = {}
+    for jl in lv.jobs:
+        d = plan.get(jl.name, {})
+        T = jl.floor_coef_mw.size
+        fb = (d["floor"] * jl.floor_coef_mw + jl.floor_const_mw) if d.get("floor") is not None else np.zeros(T)
+        cu = (jl.cap_const_mw - d["cap"] * jl.cap_coef_mw) if d.get("cap") is not None else np.zeros(T)
+        b = d["burn"] if d.get("burn") is not None else np.zeros(T)
+        out[jl.name] = (np.maximum(fb, 0.0), np.asarray(b, dtype=float), np.maximum(cu, 0.0))
+    return out
+
+
+def lever_site_mw(lv: LeverSet, plan: dict, dt_s: float) -> np.ndarray:
+    """Site power change of the plan's variable parts (F a^F + e − C a^C; the piece's
+    constants are in the problem's load), through the site model. [MW]"""
+    T = lv.jobs[0].floor_coef_mw.size if lv.jobs else 0
+    var = np.zeros(T)
+    for jl in lv.jobs:
+        d = plan.get(jl.name, {})
+        if d.get("floor") is not None:
+            var += d["floor"] * jl.floor_coef_mw
+        if d.get("cap") is not None:
+            var -= d["cap"] * jl.cap_coef_mw
+        if d.get("burn") is not None:
+            var += d["burn"]
+    if lv.lagged:
+        return site_response_mw(var, dt_s, lv.it_per_gpu, lv.cooling_per_gpu, lv.cooling_tau_s)
+    return lv.site_per_gpu * var
+
+
+def lever_cost_kusd(lv: LeverSet, plan: dict, dt_s: float, price_usd_per_mwh: float) -> dict:
+    """Cost of a lever plan over the horizon [k$], as the LP prices it:
+    ``{"burn": energy of floor burn + burn, "slowdown": chord value of the cap's slowdown}``."""
+    h = dt_s / S_PER_H
+    energy = slow = 0.0
+    for jl in lv.jobs:
+        fb, b, _ = lever_delta_mw(lv, plan)[jl.name]
+        energy += price_usd_per_mwh / 1000.0 * h * lv.site_per_gpu * float(np.sum(fb + b))
+        C = plan.get(jl.name, {}).get("cap")
+        if C is not None and jl.cap_grid.size:
+            slow += (lv.slowdown_usd_per_gpu_h / 1000.0 * jl.n_gpus / S_PER_H
+                     * float(np.interp(C, jl.cap_grid, jl.cap_extra_s)))
+    return {"burn": energy, "slowdown": slow}
+
+
+def check_lever_plan(lv: LeverSet, plan: dict, tol_mw: float = 1e-5) -> str | None:
+    """Bounds of a lever plan (ranges, burn within the headroom on running steps); None if met."""
+    for jl in lv.jobs:
+        d = plan.get(jl.name, {})
+        F, C, b = d.get("floor"), d.get("cap"), d.get("burn")
+        if F is not None and not jl.floor[0] - 1e-9 <= F <= jl.floor[1] + 1e-9:
+            return f"{jl.name}: floor outside its piece"
+        if C is not None and not jl.cap[0] - 1e-9 <= C <= jl.cap[1] + 1e-9:
+            return f"{jl.name}: cap outside its piece"
+        if b is not None:
+            fb, _, _ = lever_delta_mw(lv, plan)[jl.name]
+            head = jl.head_const_mw + (C * jl.head_coef_mw if C is not None else 0.0)
+            run = jl.running > 0
+            if b.min() < -tol_mw or np.any(b[~run] > tol_mw):
+                return f"{jl.name}: burn negative or outside the running steps"
+            if np.any((b + fb - head)[run] > tol_mw):
+                return f"{jl.name}: burn above the headroom"
+    return None

@@ -1,0 +1,359 @@
+"""Spectral limits on the PCC power as linear rows, generated lazily.
+
+``facility.metrics`` measures a band limit on the single-sided spectrum of P − mean(P) over the
+whole horizon (N samples, no window, ``numpy.fft.rfft``):
+
+.. math::  a_k = \\frac{w_k}{N} |X_k|,\\qquad X_k = \\sum_{t=0}^{N-1} P_t\\, e^{-j 2\\pi k t / N},
+
+w_k = 2 (1 at k = 0 and at the Nyquist bin of an even N), bin frequency f_k = k / (N Δt). A limit
+``a_k ≤ A`` holds for every bin of a band [f_min, f_max] (``spec.max_band_peak_mw`` on
+[band_min_hz, band_max_hz] and each ``[[bands]]`` ``max_peak_mw``; a bin in several bands gets
+the smallest limit). Subtracting the mean changes only X_0, and every band starts above 0 Hz,
+so the rows act on P itself. X_k is linear in the LP's columns; |X_k| ≤ R is a disk, written
+as the regular M-gon inscribed in it:
+
+.. math::  \\mathrm{Re}(X_k)\\cos\\theta_m + \\mathrm{Im}(X_k)\\sin\\theta_m \\le \\frac{N}{w_k} A \\cos(\\pi/M),
+           \\qquad \\theta_m = 2\\pi m / M,
+
+whose corners lie on the circle of radius N A / w_k: any X_k that meets all M rows has a_k ≤ A
+exactly as ``facility.metrics`` computes it (M = :data:`SIDES` = 256, so the polygon gives up at
+most 1 − cos(π/M) = 7.5e-5 of the limit). Each bin with rows gets two columns, its scaled real
+and imaginary parts r_k = (w_k/N) Re X_k and i_k = (w_k/N) Im X_k [MW], tied to the PCC power
+by two equality rows; the direction rows then have two entries each.
+
+**Lazy rows.** Most bins are far below their limit. :func:`spectral_violations` takes a PCC
+series and returns the bins above A cos(π/M); the solver adds, for each such bin, the polygon's
+direction nearest to arg X_k (and, the first time, every (M/8)-th direction, so the bin's region
+is bounded) and solves again, warm-started (:func:`facility.optimize.solve.solve_model`). The
+loop ends when no bin is above A cos(π/M): the plan then lies in the full polygon of every bin
+(bins without rows sit inside its inscribed circle), so it is feasible for the LP with all
+M rows of all bins, and the LP with the rows found so far is a relaxation of that LP, whose
+optimum is the reported lower bound.
+
+**Other grids.** A strategy that solves on another axis (:mod:`facility.optimize.periodic`)
+supplies, per bin, the complex weight of each of its steps in X_k (:class:`SpectralRows`'
+``phasor``): the full-horizon DFT written in its own columns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+__all__ = ["SIDES", "BinLimits", "bin_limits", "has_spectral_limits", "spectral_violations",
+           "SpectralRows", "LazySpectral", "amplitude_weight", "full_spectral", "tiled_phasor",
+           "block_average_phasor"]
+
+#: Sides M of the inscribed polygon.
+SIDES = 256
+#: Directions added the first time a bin is cut (every SIDES / FIRST_FAN-th one).
+FIRST_FAN = 8
+
+
+def has_spectral_limits(spec) -> bool:
+    """Whether the spec sets a band peak limit (``max_band_peak_mw`` or ``[[bands]]``)."""
+    return spec.max_band_peak_mw is not None or bool(spec.bands)
+
+
+@dataclass(frozen=True)
+class BinLimits:
+    """Amplitude limit of every limited bin of a horizon.
+
+    Attributes
+    ----------
+    k : numpy.ndarray of int
+        Bin indices (1 ≤ k ≤ N/2).
+    limit_mw : numpy.ndarray
+        Largest allowed single-sided amplitude a_k, margin included. [MW]
+    family : list of str
+        Spec key of the band that sets each bin's limit (``max_band_peak_mw`` or
+        ``band_<name>``).
+    n_steps : int
+        N, samples of the horizon.
+    dt_s : float
+        Step. [s]
+    """
+
+    k: np.ndarray
+    limit_mw: np.ndarray
+    family: list
+    n_steps: int
+    dt_s: float
+
+    def limit_of(self, k: int) -> tuple[float, str]:
+        """Limit [MW] and family of one bin."""
+        i = int(np.searchsorted(self.k, k))
+        return float(self.limit_mw[i]), self.family[i]
+
+
+def bin_limits(spec, n_steps: int, dt_s: float, margin_frac: float = 0.0) -> BinLimits:
+    """The limited bins of a horizon of ``n_steps`` samples, with the masks of facility.metrics.
+
+    Parameters
+    ----------
+    spec : SpecConfig
+    n_steps : int
+        Samples N of the horizon.
+    dt_s : float
+        Step. [s]
+    margin_frac : float
+        ``optimize.limit_margin_frac``: every limit times (1 - margin). [frac]
+    """
+    f = np.fft.rfftfreq(int(n_steps), dt_s)
+    lim = np.full(f.size, np.inf)
+    fam = np.full(f.size, "", dtype=object)
+    bands = []
+    if spec.max_band_peak_mw is not None:
+        bands.append(("max_band_peak_mw", spec.band_min_hz, spec.band_max_hz, spec.max_band_peak_mw))
+    bands += [(f"band_{b.name}", b.min_hz, b.max_hz, b.max_peak_mw) for b in spec.bands]
+    for name, lo, hi, a in bands:
+        mask = (f >= lo - 1e-12) & (f <= hi + 1e-12)  # facility.metrics._band_mask
+        better = mask & (a < lim)
+        lim[better] = a
+        fam[better] = name
+    k = np.flatnonzero(np.isfinite(lim) & (np.arange(f.size) > 0))
+    return BinLimits(k, lim[k] * (1.0 - margin_frac), [str(v) for v in fam[k]], int(n_steps), float(dt_s))
+
+
+def amplitude_weight(k: np.ndarray, n_steps: int) -> np.ndarray:
+    """w_k / N: single-sided amplitude per unit |X_k| (facility.metrics.spectrum). [1]"""
+    k = np.asarray(k)
+    w = np.where((k == 0) | ((n_steps % 2 == 0) & (k == n_steps // 2)), 1.0, 2.0)
+    return w / n_steps
+
+
+def spectral_violations(p_pcc_mw: np.ndarray, limits: BinLimits, sides: int | None = SIDES,
+                        tol_mw: float = 1e-9) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bins whose amplitude exceeds its limit times cos(π/M) (the limit itself: sides = None).
+
+    Parameters
+    ----------
+    p_pcc_mw : numpy.ndarray (N,)
+        PCC power over the horizon the limits were made for. [MW]
+    limits : BinLimits
+    sides : int or None
+        Polygon sides M; None compares with the limit itself (a compliance check).
+    tol_mw : float
+        Absolute tolerance. [MW]
+
+    Returns
+    -------
+    (k, amp_mw, angle_rad) : the violated bins, their amplitudes [MW] and arg X_k [rad].
+    """
+    p = np.asarray(p_pcc_mw, dtype=float)
+    if p.size != limits.n_steps:
+        raise ValueError(f"PCC series of {p.size} samples, limits for {limits.n_steps}")
+    if limits.k.size == 0:
+        e = np.zeros(0)
+        return np.zeros(0, np.int64), e, e
+    x = np.fft.rfft(p - p.mean())[limits.k]
+    amp = np.abs(x) * amplitude_weight(limits.k, limits.n_steps)
+    shrink = 1.0 if sides is None else np.cos(np.pi / sides)
+    bad = amp > limits.limit_mw * shrink + tol_mw
+    return limits.k[bad], amp[bad], np.angle(x[bad])
+
+
+@dataclass
+class SpectralRows:
+    """The spectral rows of one model and the bins / directions it already holds.
+
+    Parameters
+    ----------
+    limits : BinLimits
+        Bins of the full horizon.
+    const_dft : numpy.ndarray (N // 2 + 1,) complex
+        ``rfft`` of the constant part of the full-horizon PCC power (the load). [MW]
+    phasor : callable k -> numpy.ndarray (U,) complex
+        Weight of each step of the model's axis in X_k (``exp(-2πj k u / N)`` on the full
+        axis).
+    pcc_terms : list of (col (U,), coef (U,))
+        The model's PCC power terms (:attr:`facility.optimize.formulation.Model.pcc_terms`).
+    allowed : callable k -> bool, optional
+        Bins this model may carry rows for (a relaxation drops the others); all by default.
+    sides : int
+        Polygon sides M.
+    """
+
+    limits: BinLimits
+    const_dft: np.ndarray
+    phasor: Callable[[int], np.ndarray]
+    pcc_terms: list
+    allowed: Callable[[int], bool] | None = None
+    sides: int = SIDES
+    cuts: dict = field(default_factory=dict)
+    cols: dict = field(default_factory=dict)
+
+    def directions_for(self, k: np.ndarray, angle: np.ndarray) -> dict[int, list[int]]:
+        """New directions for violated bins: the nearest to arg X_k (plus a first fan)."""
+        out: dict[int, list[int]] = {}
+        M = self.sides
+        for kk, th in zip(np.asarray(k, dtype=np.int64), angle):
+            kk = int(kk)
+            if self.allowed is not None and not self.allowed(kk):
+                continue
+            m0 = int(np.round(th / (2 * np.pi / M))) % M
+            have = self.cuts.get(kk, set())
+            new = {m0, (m0 + 1) % M, (m0 - 1) % M}
+            if not have:
+                new |= {(m0 + i * M // FIRST_FAN) % M for i in range(FIRST_FAN)}
+            new -= have
+            if new:
+                out[kk] = sorted(new)
+        return out
+
+    def add(self, lp, directions: dict[int, list[int]]) -> int:
+        """Append the rows (and, for new bins, the two columns and equality rows). Returns the
+        number of direction rows added."""
+        n_rows = 0
+        N = self.limits.n_steps
+        for k, ms in directions.items():
+            if k not in self.cols:
+                self._add_bin(lp, k)
+            limit, fam = self.limits.limit_of(k)
+            re, im = self.cols[k]
+            th = 2 * np.pi * np.asarray(ms, dtype=float) / self.sides
+            nm = th.size
+            lp.add_rows(fam, [(np.full(nm, re), np.cos(th)), (np.full(nm, im), np.sin(th))],
+                        -np.inf, limit * np.cos(np.pi / self.sides), t=np.full(nm, -1), soft=True,
+                        unit=f"MW at {k / (N * self.limits.dt_s):.4g} Hz")
+            self.cuts.setdefault(k, set()).update(ms)
+            n_rows += nm
+        return n_rows
+
+    def _add_bin(self, lp, k: int) -> None:
+        scale = float(amplitude_weight(np.array([k]), self.limits.n_steps)[0])
+        ph = self.phasor(k) * scale
+        cols, vals = [], []
+        for col, coef in self.pcc_terms:
+            cols.append(np.asarray(col, dtype=np.int64))
+            vals.append(np.broadcast_to(coef, np.shape(col)) * ph)
+        c = np.concatenate(cols)
+        v = np.concatenate(vals)
+        keep = c >= 0
+        c, v = c[keep], v[keep]
+        uc, inv = np.unique(c, return_inverse=True)
+        vr = np.bincount(inv, weights=v.real, minlength=uc.size)
+        vi = np.bincount(inv, weights=v.imag, minlength=uc.size)
+        x0 = self.const_dft[k] * scale
+        re = lp.add_columns(f"spectral:{k}:re", 1, -np.inf, np.inf)
+        im = lp.add_columns(f"spectral:{k}:im", 1, -np.inf, np.inf)
+        # r_k - sum Re(w) x = Re(X0), i_k - sum Im(w) x = Im(X0)
+        lp.add_row("spectral_bin", np.concatenate([re, uc]), np.concatenate([[1.0], -vr]),
+                   x0.real, x0.real, soft=False)
+        lp.add_row("spectral_bin", np.concatenate([im, uc]), np.concatenate([[1.0], -vi]),
+                   x0.imag, x0.imag, soft=False)
+        self.cols[k] = (int(re[0]), int(im[0]))
+
+
+@dataclass
+class LazySpectral:
+    """The lazy spectral rows of one solve: what :func:`facility.optimize.solve.solve_model`
+    needs to check a plan and add rows.
+
+    Parameters
+    ----------
+    limits : BinLimits
+    const_dft : numpy.ndarray complex
+        ``rfft`` of the full-horizon constant PCC power (the load). [MW]
+    phasor : callable k -> (U,) complex
+        Weight of each model step in X_k.
+    pcc_full : callable (model, x) -> (N,)
+        Full-horizon PCC power of a solution of the model. [MW]
+    allowed : callable k -> bool, optional
+        Bins the model may carry (a relaxation drops the others).
+    """
+
+    limits: BinLimits
+    const_dft: np.ndarray
+    phasor: Callable[[int], np.ndarray]
+    pcc_full: Callable
+    allowed: Callable[[int], bool] | None = None
+    sides: int = SIDES
+    rows: SpectralRows | None = None
+
+    def attach(self, m) -> SpectralRows:
+        """Start the rows of a model (none yet)."""
+        self.rows = SpectralRows(self.limits, self.const_dft, self.phasor, m.pcc_terms,
+                                 self.allowed, self.sides)
+        return self.rows
+
+    def violations(self, m, x: np.ndarray):
+        """Violated bins of a solution: ``(k, amp_mw, angle_rad)``."""
+        return spectral_violations(self.pcc_full(m, x), self.limits, self.sides)
+
+    def replay(self, m):
+        """A fresh build of the same model with the rows found so far (for the diagnosis)."""
+        r = SpectralRows(self.limits, self.const_dft, self.phasor, m.pcc_terms, self.allowed,
+                         self.sides)
+        if self.rows is not None:
+            r.add(m.lp, {k: sorted(v) for k, v in self.rows.cuts.items()})
+        return m
+
+    def carry(self, other: "LazySpectral", m) -> SpectralRows:
+        """Attach to a model and add the bins another solve found (those this one allows)."""
+        rows = self.attach(m)
+        if other is not None and other.rows is not None:
+            cuts = {k: sorted(v) for k, v in other.rows.cuts.items()
+                    if self.allowed is None or self.allowed(k)}
+            rows.add(m.lp, cuts)
+        return rows
+
+
+def full_axis_phasor(n_steps: int) -> Callable[[int], np.ndarray]:
+    """Phasor of the model that is the full horizon itself: exp(-2πj k u / N)."""
+    u = np.arange(n_steps)
+
+    def phasor(k: int) -> np.ndarray:
+        return np.exp(-2j * np.pi * k * u / n_steps)
+
+    return phasor
+
+
+__all__.append("full_axis_phasor")
+
+
+def full_spectral(spec, load_mw: np.ndarray, dt_s: float, margin_frac: float = 0.0) -> LazySpectral | None:
+    """The lazy spectral rows of the full LP over ``load_mw``'s horizon (None without limits)."""
+    if not has_spectral_limits(spec):
+        return None
+    load = np.asarray(load_mw, dtype=float)
+    lim = bin_limits(spec, load.size, dt_s, margin_frac)
+    if lim.k.size == 0:
+        return None
+    return LazySpectral(lim, np.fft.rfft(load), full_axis_phasor(load.size),
+                        lambda m, x: m.pcc_of(x))
+
+
+def tiled_phasor(index: np.ndarray, a: int, p: int, r: int, n_steps: int) -> Callable[[int], np.ndarray]:
+    """Phasor of the periodic restriction (:func:`facility.optimize.periodic.build_upper`):
+    its explicit steps at their full-horizon instants ``index``; copy 1 of the core (steps
+    a .. a+p−1) stands for the r tiled periods of the middle, weight
+    e^{−2πjk(a+i)/N} Σ_{q<r} e^{−2πjkqp/N}; copy 2 is tied to it and weighs 0."""
+    idx = np.asarray(index)
+
+    def phasor(k: int) -> np.ndarray:
+        w = np.exp(-2j * np.pi * k * idx / n_steps)
+        g = np.exp(-2j * np.pi * k * p * np.arange(r) / n_steps).sum()
+        w[a:a + p] = np.exp(-2j * np.pi * k * (a + np.arange(p)) / n_steps) * g
+        w[a + p:a + 2 * p] = 0.0
+        return w
+
+    return phasor
+
+
+def block_average_phasor(index: np.ndarray, a: int, K: int, B: int, n_steps: int) -> Callable[[int], np.ndarray]:
+    """Phasor of the periodic relaxation (:func:`facility.optimize.periodic.build_lower`) for a
+    bin with k K / N whole: every block b of the middle then contributes
+    Σ_i x_b[i] e^{−2πjk(a+i)/N}, so the middle's sum is B x̄'s (Y_1, Y_B weigh 0)."""
+    idx = np.asarray(index)
+
+    def phasor(k: int) -> np.ndarray:
+        w = np.exp(-2j * np.pi * k * idx / n_steps)
+        w[a:a + K] = 0.0
+        w[a + K:a + 2 * K] = B * np.exp(-2j * np.pi * k * (a + np.arange(K)) / n_steps)
+        w[a + 2 * K:a + 3 * K] = 0.0
+        return w
+
+    return phasor
