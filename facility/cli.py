@@ -160,8 +160,9 @@ def _cmd_size(args) -> int:
 
     t0 = time.perf_counter()
     s = load_scenario(args.scenario, args.overrides)
-    if not any(st.extendable for st in s.storages().values()):
-        raise ScenarioError(f"{args.scenario}: nothing to size: set extendable = true on rack_storage, ups or bess")
+    if not any(st.extendable for st in s.storages().values()) and s.optimize.levers == ["storage"]:
+        raise ScenarioError(f"{args.scenario}: nothing to size: set extendable = true on rack_storage, "
+                            f"ups or bess, or name GPU levers in optimize.levers")
     sol, res = size_scenario(s, out_dir=args.out, progress=not args.no_progress and sys.stderr.isatty(),
                              plots=not args.no_plots)
     sizes = ", ".join(f"{n}: {_nonneg(sol.p_rated_mw_opt[n]):.4g} MW / {_nonneg(sol.e_rated_mwh_opt[n]):.4g} MWh"
@@ -170,14 +171,30 @@ def _cmd_size(args) -> int:
            if sol.info.method == "periodic" else "full LP")
     if sol.info.step_factor > 1:
         how += f", on steps {sol.info.step_factor}x dt_s (exact)"
-    print(f"sized {sizes}; objective {sol.info.objective_usd:,.0f} USD "
+    print(f"sized {sizes or 'no storage'}; objective {sol.info.objective_usd:,.0f} USD "
           f"({how}; proven within {sol.info.gap_frac:.2g} of the optimum)")
+    cost = (res.sizing or {}).get("cost")
+    if cost is not None and sol.levers:
+        jobs = "; ".join(
+            f"{j}: floor {_frac(d['floor_frac'])}, cap {_frac(d['cap_frac'])}, "
+            f"burn {d['burned_mwh_per_year']:,.0f} MWh/yr, slowdown {100 * d['slowdown_frac']:.2g} %"
+            for j, d in res.sizing["mix"]["jobs"].items())
+        print(f"GPU levers: {jobs}")
+    if cost is not None:
+        print(f"cost {cost['total_usd_per_year']:,.0f} USD/yr (storage capex "
+              f"{cost['storage_capex_usd_per_year']:,.0f}, losses {cost['loss_energy_usd_per_year']:,.0f}, "
+              f"burn {cost['burn_energy_usd_per_year']:,.0f}, degradation {cost['degradation_usd_per_year']:,.0f}, "
+              f"slowdown {cost['slowdown_usd_per_year']:,.0f})")
     print(_summary(res, args.out, time.perf_counter() - t0))
     if not res.compliant and _lossless_compliant(res):
         print("note: the planned dispatch meets every limit on the site power (the sizing LP is "
               "lossless); the verification run adds the network and UPS losses at the PCC. Rerun "
               "with --set optimize.limit_margin_frac=0.1 (or more) to leave room for them.")
     return EXIT_OK
+
+
+def _frac(v) -> str:
+    return "-" if v is None else f"{v:.3g} x TDP"
 
 
 def _cmd_sweep(args) -> int:

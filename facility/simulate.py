@@ -18,6 +18,7 @@ import pandas as pd
 
 from facility import metrics as fm
 from facility.config.schema import Scenario
+from facility.errors import ScenarioError
 from facility.results import Results
 
 __all__ = ["Results", "run_scenario", "generate_trace", "size_scenario", "gpu_controls_active"]
@@ -103,7 +104,7 @@ def _storage_params(scenario: Scenario, ratings: Mapping[str, Mapping[str, float
 def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progress: bool = False,
                  ratings: Mapping[str, Mapping[str, float]] | None = None,
                  plan: Mapping[str, np.ndarray] | None = None, sizing: dict | None = None,
-                 plots: bool = True) -> Results:
+                 plots: bool = True, gpu_plan=None) -> Results:
     """Run the full co-simulation of a scenario.
 
     Parameters
@@ -125,6 +126,9 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
         sizing.json content to carry into the results and report.
     plots : bool
         Write PNG plots with the report.
+    gpu_plan : facility.gpu.planned.GpuPlan, optional
+        Per-job floor, cap and planned burn of a mix design (:func:`facility.mix.realize`),
+        applied by the GPU controls.
 
     Returns
     -------
@@ -164,13 +168,13 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
 
     with stage("gpu"):
         gpu_full = gpu_normal = None
-        if gpu_controls_active(scenario):
+        if gpu_controls_active(scenario) or gpu_plan is not None:
             from facility.gpu import apply_gpu_controls
 
-            gpu_full = apply_gpu_controls(profile, scenario)
+            gpu_full = apply_gpu_controls(profile, scenario, plan=gpu_plan)
             events.extend(gpu_full.events)
             if codesign:
-                gpu_normal = apply_gpu_controls(profile, _storage_first(scenario))
+                gpu_normal = apply_gpu_controls(profile, _storage_first(scenario), plan=gpu_plan)
             else:
                 gpu_normal = gpu_full
         site_normal = (site_power(profile, gpu_normal.p_gpu_w, scenario.site, n_feeders)
@@ -328,32 +332,69 @@ def _timeseries(t_s, raw_site, p_load, pf, pf_raw, p_storage, soc, engaged) -> p
 
 def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progress: bool = False,
                   plots: bool = True):
-    """Optimal sizing + dispatch, then a verification run of the sized design.
+    """Optimal sizing + dispatch (and GPU levers), then a verification run of the sized design.
 
-    The optimizer sees the site power after the GPU-side controls (lossless network); the
-    verification run uses the sized ratings and, with ``controller.kind = "optimal"``, the
-    optimizer's own dispatch as the plan.
+    The optimizer sees the site power after the GPU-side controls that are not decisions
+    (lossless network); with GPU levers in ``optimize.levers`` it decides them per job
+    (:mod:`facility.mix`, :mod:`facility.optimize.levers`). The verification run uses the sized
+    ratings, the optimizer's own dispatch as the plan of the optimal controller and the GPU
+    plan through the GPU controls; ``sizing.json`` gets the cost per year, the mix and whether
+    the realized site meets the limits.
 
     Returns
     -------
     (SizingResult, Results)
     """
+    from facility import mix
     from facility.optimize import size_storage, sizing_to_json
-    from facility.workload import default_n_feeders, generate_load
+    from facility.workload import default_n_feeders, generate_load, site_power
 
     profile = generate_load(scenario)
-    p_load = _load_after_gpu_controls(scenario, profile, default_n_feeders(scenario))
-    sol = size_storage(p_load, scenario.time.dt_s, scenario.storages(), scenario.spec,
-                       scenario.optimize, t_s=profile.t_s)
-    ratings = {n: {"p_rated_mw": float(sol.p_rated_mw_opt[n]), "e_rated_mwh": float(sol.e_rated_mwh_opt[n])}
-               for n in sol.p_rated_mw_opt}
-    sized_storages = {}
-    for n, cfg in scenario.storages().items():
-        sized_storages[n] = cfg.model_copy(update={"extendable": False, **ratings[n]})
-    sized = scenario.model_copy(update=sized_storages)
-    if sized.controller.kind == "none":
-        sized = sized.model_copy(update={"controller": sized.controller.model_copy(update={"kind": "optimal"})})
-    plan = sol.p_storage_mw if sized.controller.kind == "optimal" else None
+    n_feeders = default_n_feeders(scenario)
+    inputs = None
+    if mix.gpu_levers(scenario):
+        base = mix.base_scenario(scenario)
+        p_base_w = profile.p_gpu_w
+        if gpu_controls_active(base):
+            from facility.gpu import apply_gpu_controls
+
+            p_base_w = apply_gpu_controls(profile, base).p_gpu_w
+        p_load = site_power(profile, p_base_w, scenario.site, n_feeders).p_site_mw
+        inputs = mix.lever_inputs(scenario, profile, p_base_w)
+    else:
+        p_load = _load_after_gpu_controls(scenario, profile, n_feeders)
+    storages = scenario.storages()
+    if "storage" not in scenario.optimize.levers:
+        ext = [n for n, c in storages.items() if c.extendable]
+        if ext:
+            raise ScenarioError(f"optimize.levers = {scenario.optimize.levers} leaves storage out, but "
+                                f"{', '.join(ext)} has extendable = true; add 'storage' or fix the ratings")
+    sol = size_storage(p_load, scenario.time.dt_s, storages, scenario.spec,
+                       scenario.optimize, t_s=profile.t_s, levers=inputs)
+    sized, plan, gpu_plan = mix.realize(scenario, sol)
     sizing = sizing_to_json(sol)
-    res = run_scenario(sized, out_dir=out_dir, progress=progress, plan=plan, sizing=sizing, plots=plots)
+    sizing.update(mix.annual_cost(scenario, sol))
+    res = run_scenario(sized, progress=progress, plan=plan, sizing=sizing, plots=plots,
+                       gpu_plan=gpu_plan)
+    comp = res.metrics["compliance"]
+    sizing["verification"] = {"compliant": bool(comp["compliant"]),
+                              "rows": {k: bool(v) for k, v in comp.items() if k != "compliant"},
+                              "realized_by": _realized_by(sized, gpu_plan)}
+    if out_dir is not None:
+        from facility.report import write_outputs
+
+        with _Timer(res.timings_s, "outputs"):
+            write_outputs(res, Path(out_dir), plots=plots)
     return sol, res
+
+
+def _realized_by(sized: Scenario, gpu_plan) -> list[str]:
+    """How the verification run realizes the design (for sizing.json)."""
+    out = [f"{n} at its sized ratings" for n in sized.storages()]
+    if sized.controller.kind == "optimal":
+        out.append("optimal controller on the planned dispatch")
+    if gpu_plan is not None:
+        out += [f"{j}: GPU floor {v:.4g} x TDP" for j, v in gpu_plan.floor_frac.items()]
+        out += [f"{j}: GPU power cap {v:.4g} x TDP" for j, v in gpu_plan.cap_frac.items()]
+        out += [f"{j}: planned burn (dummy load)" for j in gpu_plan.burn_mw]
+    return out

@@ -31,6 +31,8 @@ class GpuModel(StrictModel):
     min_floor_frac: float = F(0.0, unit="frac of TDP", ge=0, le=1, description="Lowest programmable floor.")
     max_floor_frac: float = F(0.0, unit="frac of TDP", ge=0, le=1, description="Highest programmable floor.")
     min_edp_frac: float = F(1.0, unit="frac of TDP", ge=1, le=3, description="Lowest EDP peak setting.")
+    min_cap_frac: float = F(0.5, unit="frac of TDP", gt=0, le=1, description=(
+        "Lowest programmable power limit (nvidia-smi -pl / Redfish PowerLimitWatts AllowableMin)."))
     gpus_per_rack: int = F(72, unit="GPU", gt=0, description="Default GPUs per rack.")
     source: str = F("", description="Where the values come from.")
 

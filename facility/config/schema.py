@@ -453,8 +453,29 @@ class OptimizeConfig(StrictModel):
         "periodic reduction may leave."))
     allow_slack: bool = F(False, description="Solve with penalized slacks instead of hard limits (diagnosis mode).")
     limit_margin_frac: float = F(0.0, unit="frac", ge=0, lt=1, description=(
-        "Tighten every window / dynamic-range limit by this share in the optimizer, so that the "
-        "network losses the lossless LP does not see keep the verification run compliant."))
+        "Tighten every window / dynamic-range / band peak limit by this share in the optimizer, "
+        "so that the network losses the lossless LP does not see keep the verification run "
+        "compliant."))
+    levers: list[Literal["storage", "floor", "burn", "cap"]] = F(["storage"], description=(
+        "Which mitigations the optimizer decides (docs/formulation.md, GPU levers): 'storage' "
+        "(the ratings of the extendable storages), 'floor' (the GPU power floor per job, within "
+        "the GPU's programmable range), 'burn' (power burned per job and step within the GPUs' "
+        "headroom, realized as a dummy load), 'cap' (a static GPU power cap per job, its "
+        "slowdown priced at slowdown_usd_per_gpu_h). Default storage only; any GPU lever needs "
+        "annualize = true."), min_length=1)
+    slowdown_usd_per_gpu_h: float = F(2.5, unit="USD/GPU-h", ge=0, le=1e4, description=(
+        "Value of lost training time: what one GPU-hour of extra running time costs (the cap "
+        "lever's slowdown). Default 2.5 USD/GPU-h, the on-demand rental of an H100 SXM at "
+        "specialty clouds in early 2026 (2.49-3.99 USD/GPU-h, e.g. pricegpu.pages.dev 'H100 vs "
+        "A100 cloud pricing'; 2.50-3.50 at specialty providers, mercatus-ai.com 'cloud GPU "
+        "pricing 2026'); Blackwell GPUs rent higher."))
+
+    @field_validator("levers")
+    @classmethod
+    def _levers_unique(cls, v: list) -> list:
+        if len(set(v)) != len(v):
+            raise ValueError(f"repeated entries in {v}; allowed: storage, floor, burn, cap, each once")
+        return v
 
 
 # --------------------------------------------------------------------------- scenario

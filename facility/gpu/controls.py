@@ -88,7 +88,7 @@ def _validate(scenario) -> None:
 
 
 def apply_gpu_controls(profile, scenario, *, smoothing: bool = True, firefly: bool = True,
-                       power_cap: bool = True) -> GpuControlResult:
+                       power_cap: bool = True, plan=None) -> GpuControlResult:
     """Apply the scenario's GPU-side controls to a load profile.
 
     Parameters
@@ -100,6 +100,10 @@ def apply_gpu_controls(profile, scenario, *, smoothing: bool = True, firefly: bo
         ``enabled`` is true) and the job names.
     smoothing, firefly, power_cap : bool
         Switch a stage off regardless of the scenario (e.g. for the co-design's fallback).
+    plan : GpuPlan, optional
+        Decisions of the mix optimizer (:class:`facility.gpu.planned.GpuPlan`): a floor and a
+        cap per job (overriding ``floor_frac`` / ``cap_frac`` for those jobs; their stage must
+        be enabled) and a planned burn per job, added last, within each group's headroom.
 
     Returns
     -------
@@ -135,11 +139,16 @@ def apply_gpu_controls(profile, scenario, *, smoothing: bool = True, firefly: bo
         events.append(dict(t_s=0.0, job=job, kind="smoothing_not_supported",
                            detail=f"GPU model {gpu!r} has no hardware power smoothing"))
 
+    cap_frac_g = np.full(n_g, pc.cap_frac)
+    floor_frac_g = np.full(n_g, gs.floor_frac)
+    if plan is not None:
+        cap_frac_g = plan.per_group(jobs, plan.cap_frac, cap_frac_g)
+        floor_frac_g = plan.per_group(jobs, plan.floor_frac, floor_frac_g)
     # 1. power cap
     cap_extra = np.zeros(n_g)
     p_dem = p0
     if do_cap:
-        p_dem, cap_extra = apply_power_cap(p0, compute, dt, pc.cap_frac * tdp, pc.perf_exponent)
+        p_dem, cap_extra = apply_power_cap(p0, compute, dt, cap_frac_g * tdp, pc.perf_exponent)
     # 2. firefly
     p = p_dem
     ff_info = dict(fill_j=np.zeros(n_g), active_s=np.zeros(n_g), n_starts=np.zeros(n_g, int))
@@ -153,11 +162,17 @@ def apply_gpu_controls(profile, scenario, *, smoothing: bool = True, firefly: bo
     if do_smooth and supports.any():
         sec = (gs.secondary_floor_frac * tdp) if gs.secondary_floor_frac is not None else None
         p, sm_info = apply_power_smoothing(
-            p, running, dt, gs.floor_frac * tdp, gs.ramp_up_w_per_s, gs.ramp_down_w_per_s,
+            p, running, dt, floor_frac_g * tdp, gs.ramp_up_w_per_s, gs.ramp_down_w_per_s,
             gs.stop_delay_s, gs.ramp_down_hysteresis_s, compute=compute, enabled=supports,
             secondary_floor_w=sec, activation_window_s=gs.activation_window_s,
             activation_offset_w=gs.activation_offset_frac * tdp if sec is not None else 0.0)
 
+    # 4. planned burn (mix optimizer): a dummy load on top, within the headroom under the ceiling
+    if plan is not None and plan.burn_mw:
+        from facility.gpu.planned import add_planned_burn
+
+        ceiling = (cap_frac_g if do_cap else np.ones(n_g)) * tdp
+        p = add_planned_burn(p, running, n_gpus, ceiling, jobs, plan.burn_mw)
     if p is p0:
         p_burn = np.broadcast_to(np.float64(0.0), p0.shape)
         engaged = np.broadcast_to(np.False_, p0.shape)
@@ -196,7 +211,7 @@ def apply_gpu_controls(profile, scenario, *, smoothing: bool = True, firefly: bo
     wear["per_job"] = wear_jobs
 
     events += _events(profile, p, p_dem, running, jobs, job_names, supports, do_smooth, do_ff,
-                      do_cap, gs, ff_info, p0, pc.cap_frac * tdp if do_cap else None)
+                      do_cap, gs, ff_info, p0, cap_frac_g * tdp if do_cap else None)
     return GpuControlResult(p_gpu_w=p, p_burn_w=p_burn, engaged=engaged, slowdown_frac=slowdown,
                             slowdown_detail=detail, wear=wear, events=events,
                             unsmoothed_jobs=unsmoothed)

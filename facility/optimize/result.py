@@ -182,7 +182,11 @@ def sizing_to_json(result: SizingResult) -> dict:
     ``p_rated_mw_opt``/``e_rated_mwh_opt``, then ``objective_usd``, ``solver_status``,
     ``build_s``, ``solve_s``, ``n_variables``, ``n_constraints``; extended with ``method``,
     ``lower_bound_usd``, ``gap_frac``, ``period_steps``, ``step_factor``, ``iterations`` and
-    ``n_repaired_steps`` (see :class:`SolveInfo`)."""
+    ``n_repaired_steps``, ``n_spectral_bins``, ``n_spectral_rounds`` (see :class:`SolveInfo`)
+    and, with GPU levers, ``levers`` (per job ``floor_frac``, ``cap_frac``, ``extra_s``,
+    ``planned_burn_mwh`` over the horizon, GPU side), ``lever_piece``, ``n_lever_pieces``.
+    ``facility size`` adds ``cost`` and ``mix`` (:func:`facility.mix.annual_cost`) and
+    ``verification``."""
     out: dict = {n: {"p_rated_mw_opt": float(result.p_rated_mw_opt[n]),
                      "e_rated_mwh_opt": float(result.e_rated_mwh_opt[n])}
                  for n in result.p_rated_mw_opt}
@@ -192,5 +196,13 @@ def sizing_to_json(result: SizingResult) -> dict:
                n_constraints=int(i.n_constraints), method=i.method,
                lower_bound_usd=float(i.lower_bound_usd), gap_frac=float(i.gap_frac),
                period_steps=int(i.period_steps), step_factor=int(i.step_factor),
-               iterations=int(i.iterations), n_repaired_steps=int(i.n_repaired_steps))
+               iterations=int(i.iterations), n_repaired_steps=int(i.n_repaired_steps),
+               n_spectral_bins=int(i.n_spectral_bins), n_spectral_rounds=int(i.n_spectral_rounds))
+    if result.levers:
+        out["levers"] = {j: {"floor_frac": d["floor_frac"], "cap_frac": d["cap_frac"],
+                             "extra_s": float(d["extra_s"]),
+                             "planned_burn_mwh": None if d["burn_mw"] is None else float(np.sum(d["burn_mw"]))}
+                         for j, d in result.levers.items()}
+        out["lever_piece"] = result.lever_piece
+        out["n_lever_pieces"] = int(i.n_lever_pieces)
     return out

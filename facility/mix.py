@@ -1,0 +1,231 @@
+"""The mix: the scenario's GPU levers as optimizer inputs, the optimizer's decisions as a design
+the simulator runs, and what the design costs per year.
+
+Three pure steps around :func:`facility.optimize.size_storage` (called by
+:func:`facility.simulate.size_scenario`):
+
+1. :func:`lever_inputs` — from the scenario and its load profile, the per-job data of the
+   levers ``optimize.levers`` names (:class:`facility.optimize.levers.LeverInputs`) and the
+   site power they act on (after the GPU controls that are not decisions);
+2. :func:`realize` — the sized scenario (storages fixed at their ratings, the GPU stages the
+   levers use switched on, the optimal controller on the plan, no co-design switching) and the
+   :class:`facility.gpu.planned.GpuPlan` with each job's floor, cap and planned burn;
+3. :func:`annual_cost` — the design's cost in USD per year: storage capex annuity, energy of
+   conversion losses and of burned power, degradation, slowdown (docs/formulation.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from facility.config.library import load_gpu
+from facility.errors import ScenarioError
+
+__all__ = ["gpu_levers", "lever_inputs", "base_scenario", "realize", "annual_cost", "held_mask"]
+
+_H_PER_YEAR = 8760.0
+
+
+def gpu_levers(scenario) -> list[str]:
+    """The GPU levers among ``optimize.levers`` (floor, burn, cap)."""
+    return [v for v in scenario.optimize.levers if v != "storage"]
+
+
+def base_scenario(scenario):
+    """The scenario with the GPU stages that are decisions switched off (their base).
+
+    Raises
+    ------
+    ScenarioError
+        A lever would act through a stage whose other settings the LP cannot represent
+        (programmed ramps, hysteresis or a secondary floor with the floor lever; firefly with
+        the floor or cap lever).
+    """
+    lev = gpu_levers(scenario)
+    gs, ff, pc = scenario.gpu_smoothing, scenario.firefly, scenario.power_cap
+    upd = {}
+    if "floor" in lev:
+        bad = [k for k in ("ramp_up_w_per_s", "ramp_down_w_per_s", "secondary_floor_frac")
+               if getattr(gs, k) is not None] + [k for k in ("ramp_down_hysteresis_s",) if getattr(gs, k) > 0]
+        if gs.enabled and bad:
+            raise ScenarioError(
+                f"optimize.levers = {scenario.optimize.levers}: the floor lever decides "
+                f"gpu_smoothing.floor_frac, but gpu_smoothing also sets {', '.join(bad)}, which "
+                f"the LP cannot represent (a ramp limiter is a recursion with clipping); unset "
+                f"them or drop 'floor' from optimize.levers")
+        upd["gpu_smoothing"] = gs.model_copy(update={"enabled": False})
+    if ("floor" in lev or "cap" in lev) and ff.enabled:
+        raise ScenarioError(
+            f"optimize.levers = {scenario.optimize.levers}: firefly.enabled = true with the "
+            f"floor or cap lever (firefly's fill-in depends on the cap and sits under the floor); "
+            f"use the burn lever instead of firefly, or switch firefly off")
+    if "cap" in lev:
+        upd["power_cap"] = pc.model_copy(update={"enabled": False})
+    return scenario.model_copy(update=upd) if upd else scenario
+
+
+def held_mask(running: np.ndarray, stop_delay_s: float, dt_s: float) -> np.ndarray:
+    """Steps where a floor holds: running, or within ``stop_delay_s`` after the last running
+    step (as :mod:`facility.gpu.smoothing`). (G, T) bool."""
+    from facility.gpu.smoothing import steps_for
+
+    r = np.asarray(running, dtype=bool)
+    n = steps_for(stop_delay_s, dt_s)
+    if n == 0:
+        return r.copy()
+    idx = np.arange(r.shape[1])
+    last = np.maximum.accumulate(np.where(r, idx[None, :], -1), axis=1)
+    return r | ((last >= 0) & (idx[None, :] - last <= n))
+
+
+def lever_inputs(scenario, profile, p_base_w: np.ndarray):
+    """The levers' inputs of a scenario.
+
+    Parameters
+    ----------
+    scenario : Scenario
+    profile : LoadProfile
+    p_base_w : numpy.ndarray (G, T)
+        GPU power per GPU after the controls that are not decisions
+        (:func:`base_scenario`). [W]
+
+    Returns
+    -------
+    LeverInputs or None
+        None when ``optimize.levers`` names no GPU lever.
+    """
+    from facility.optimize.levers import JobInput, LeverInputs
+
+    lev = gpu_levers(scenario)
+    if not lev:
+        return None
+    groups = profile.groups
+    jobs_of = groups["job"].astype(str).to_numpy()
+    n_gpus = groups["n_gpus"].to_numpy(dtype=float)
+    held = held_mask(profile.running, scenario.gpu_smoothing.stop_delay_s, profile.dt_s)
+    pc = scenario.power_cap
+    out = []
+    for job in scenario.jobs:
+        g = np.flatnonzero(jobs_of == job.name)
+        gpu = load_gpu(job.gpu)
+        fixed_cap = pc.enabled and "cap" not in lev
+        ceiling = gpu.tdp_w * (pc.cap_frac if fixed_cap else 1.0)
+        floor_range = None
+        if "floor" in lev and gpu.supports_power_smoothing and gpu.max_floor_frac > 0:
+            floor_range = (gpu.min_floor_frac, gpu.max_floor_frac)
+        cap_range = (gpu.min_cap_frac, 1.0) if "cap" in lev else None
+        out.append(JobInput(job.name, n_gpus[g], np.asarray(p_base_w[g], dtype=float), gpu.tdp_w,
+                            ceiling, np.asarray(profile.running[g], dtype=bool), held[g],
+                            np.asarray(profile.compute[g], dtype=bool), floor_range, cap_range,
+                            "burn" in lev, pc.perf_exponent))
+    site = scenario.site
+    k_it = 1.0 + site.non_gpu_frac
+    return LeverInputs(tuple(out), k_it, (site.pue - 1.0) * k_it, site.cooling_tau_s,
+                       scenario.optimize.slowdown_usd_per_gpu_h)
+
+
+def realize(scenario, sol):
+    """The design a sizing result describes, as a scenario the simulator runs.
+
+    Returns
+    -------
+    (Scenario, dict or None, GpuPlan or None)
+        The sized scenario, the storage dispatch plan for the optimal controller
+        (``{storage: p_mw (T,)}``) and the GPU plan (None without GPU levers).
+    """
+    from facility.gpu.planned import GpuPlan
+
+    upd = {}
+    for n, cfg in scenario.storages().items():
+        upd[n] = cfg.model_copy(update={"extendable": False,
+                                        "p_rated_mw": float(sol.p_rated_mw_opt[n]),
+                                        "e_rated_mwh": float(sol.e_rated_mwh_opt[n])})
+    ctl = scenario.controller
+    gpu_plan = None
+    if sol.levers:
+        floors = {j: d["floor_frac"] for j, d in sol.levers.items() if d["floor_frac"] is not None}
+        caps = {j: d["cap_frac"] for j, d in sol.levers.items() if d["cap_frac"] is not None}
+        burns = {j: d["burn_mw"] for j, d in sol.levers.items()
+                 if d["burn_mw"] is not None and float(np.max(d["burn_mw"], initial=0.0)) > 0}
+        gpu_plan = GpuPlan(floors, caps, burns)
+        if floors:
+            upd["gpu_smoothing"] = scenario.gpu_smoothing.model_copy(
+                update={"enabled": True, "floor_frac": float(next(iter(floors.values())))})
+        if caps:
+            upd["power_cap"] = scenario.power_cap.model_copy(
+                update={"enabled": True, "cap_frac": float(next(iter(caps.values())))})
+        # the plan fixes what every lever does at every step: no co-design switching
+        upd["controller"] = ctl.model_copy(update={"kind": "optimal", "codesign": False})
+    elif ctl.kind == "none":
+        upd["controller"] = ctl.model_copy(update={"kind": "optimal"})
+    sized = scenario.model_copy(update=upd)
+    plan = sol.p_storage_mw if sized.controller.kind == "optimal" and sol.p_storage_mw else None
+    return sized, plan, gpu_plan
+
+
+def annual_cost(scenario, sol) -> dict:
+    """Cost of a sized design in USD per year, and its mix.
+
+    ============================  =================================================================
+    key                           meaning
+    ============================  =================================================================
+    storage_capex_usd_per_year    Σ_s CRF(r, n) · 1000 (P̂_s cost_usd_per_kw + Ê_s cost_usd_per_kwh)
+    loss_energy_usd_per_year      π Σ_t Δt_h ((1 − η_c) p^ch + (1/η_d − 1) p^dis) · 8760 / H
+    burn_energy_usd_per_year      π κ Σ_t Δt_h (floor burn + planned burn) · 8760 / H
+    degradation_usd_per_year      Σ_t Δt_h c_deg p^dis · 8760 / H
+    slowdown_usd_per_year         v · n_gpus · extra_s / 3600 · 8760 / H (v: slowdown_usd_per_gpu_h)
+    total_usd_per_year            the sum
+    ============================  =================================================================
+
+    (H: horizon [h], κ = (1 + non_gpu_frac) pue, CRF = r(1+r)^n / ((1+r)^n − 1).) The mix:
+    per storage ``p_rated_mw``, ``e_rated_mwh``; per job ``floor_frac``, ``cap_frac``,
+    ``burned_mwh_per_year`` (site side), ``slowdown_frac``.
+    """
+    opt = scenario.optimize
+    dt = scenario.time.dt_s
+    T = next(iter(sol.p_charge_mw.values())).size if sol.p_charge_mw else sol.p_pcc_mw.size
+    horizon_h = T * dt / 3600.0
+    per_year = _H_PER_YEAR / horizon_h
+    h = dt / 3600.0
+    r, n = opt.discount_rate_frac, opt.lifetime_years
+    crf = 1.0 / n if r == 0 else r * (1 + r) ** n / ((1 + r) ** n - 1)
+    price = opt.energy_price_usd_per_mwh
+    out = {"storage_capex_usd_per_year": 0.0, "loss_energy_usd_per_year": 0.0,
+           "burn_energy_usd_per_year": 0.0, "degradation_usd_per_year": 0.0,
+           "slowdown_usd_per_year": 0.0}
+    mix: dict = {"storages": {}, "jobs": {}}
+    cfgs = scenario.storages()
+    for name, p_r in sol.p_rated_mw_opt.items():
+        c = cfgs[name]
+        e_r = sol.e_rated_mwh_opt[name]
+        capex = 1000.0 * (p_r * c.cost_usd_per_kw + e_r * c.cost_usd_per_kwh)
+        ch, dis = sol.p_charge_mw[name], sol.p_discharge_mw[name]
+        loss_mwh = h * float(np.sum((1 - c.eff_charge_frac) * ch + (1 / c.eff_discharge_frac - 1) * dis))
+        out["storage_capex_usd_per_year"] += crf * capex
+        out["loss_energy_usd_per_year"] += price * loss_mwh * per_year
+        out["degradation_usd_per_year"] += c.degradation_usd_per_mwh * h * float(np.sum(dis)) * per_year
+        mix["storages"][name] = {"p_rated_mw": float(p_r), "e_rated_mwh": float(e_r),
+                                 "capex_usd": capex, "loss_mwh_per_year": loss_mwh * per_year}
+    kappa = (1.0 + scenario.site.non_gpu_frac) * scenario.site.pue
+    jobs = {j.name: j for j in scenario.jobs}
+    for name, d in sol.levers.items():
+        burned = d["floor_burn_mw"] + (d["burn_mw"] if d["burn_mw"] is not None else 0.0)
+        mwh = kappa * h * float(np.sum(burned)) * per_year
+        running_s = _running_s(scenario, jobs[name])
+        slow_frac = d["extra_s"] / running_s if running_s > 0 else 0.0
+        out["burn_energy_usd_per_year"] += price * mwh
+        out["slowdown_usd_per_year"] += (opt.slowdown_usd_per_gpu_h * jobs[name].n_gpus
+                                         * d["extra_s"] / 3600.0 * per_year)
+        mix["jobs"][name] = {"floor_frac": d["floor_frac"], "cap_frac": d["cap_frac"],
+                             "burned_mwh_per_year": mwh, "slowdown_frac": slow_frac,
+                             "planned_burn": d["burn_mw"] is not None}
+    out["total_usd_per_year"] = float(sum(out.values()))
+    out["capex_recovery_factor_per_year"] = crf
+    return {"cost": out, "mix": mix}
+
+
+def _running_s(scenario, job) -> float:
+    h = scenario.time.horizon_s
+    start = max(job.start_s, 0.0)
+    stop = h if job.stop_s is None else min(job.stop_s + job.ramp_s, h)
+    return max(stop - start, 0.0)
