@@ -120,8 +120,7 @@ def lever_inputs(scenario, profile, p_base_w: np.ndarray):
                             "burn" in lev, pc.perf_exponent))
     site = scenario.site
     k_it = 1.0 + site.non_gpu_frac
-    return LeverInputs(tuple(out), k_it, (site.pue - 1.0) * k_it, site.cooling_tau_s,
-                       scenario.optimize.slowdown_usd_per_gpu_h)
+    return LeverInputs(tuple(out), k_it, (site.pue - 1.0) * k_it, site.cooling_tau_s)
 
 
 def realize(scenario, sol):

@@ -139,7 +139,7 @@ def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
         raise ScenarioError("optimize.levers with GPU levers weigh storage capex against energy and "
                             "slowdown over the horizon: set optimize.annualize = true (capex annuity "
                             "per horizon), else the full capex competes with a few minutes of energy")
-    pieces, n_total = lever_pieces(levers, pb.dt_s)
+    pieces, n_total = lever_pieces(levers, pb.dt_s, pb.optimize.slowdown_usd_per_gpu_h)
     if len(pieces) < n_total:
         warnings.warn(f"optimize.levers: {n_total} floor / cap piece combinations; the {len(pieces)} "
                       f"that contain an even grid of floor and cap values are searched (a restriction)",

@@ -53,7 +53,7 @@ from facility.errors import ScenarioError
 __all__ = ["LEVER_NAMES", "JobInput", "LeverInputs", "JobLever", "LeverSet", "lever_pieces",
            "add_lever_columns", "lever_plan_from_columns", "lever_delta_mw", "lever_site_mw",
            "lever_cost_kusd",
-           "site_response_mw", "check_lever_plan", "CAP_SEGMENTS", "MAX_PIECES"]
+           "site_response_mw", "check_lever_plan", "single_job_inputs", "CAP_SEGMENTS", "MAX_PIECES"]
 
 LEVER_NAMES = ("storage", "floor", "burn", "cap")
 S_PER_H = 3600.0
@@ -120,15 +120,12 @@ class LeverInputs:
         (pue − 1) κ_it: cooling MW per GPU MW in steady state. [-]
     cooling_tau_s : float
         Cooling lag τ. [s]
-    slowdown_usd_per_gpu_h : float
-        Value of lost training time. [USD per GPU-hour]
     """
 
     jobs: tuple
     it_per_gpu: float
     cooling_per_gpu: float
     cooling_tau_s: float
-    slowdown_usd_per_gpu_h: float
 
 
 @dataclass(frozen=True)
@@ -155,6 +152,16 @@ class JobLever:
     running: np.ndarray
     cap_grid: np.ndarray = field(default_factory=lambda: np.zeros(0))
     cap_extra_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    #: per group Σ p^κ and count over the capped compute steps, with TDP, κ and Δt: the exact φ
+    cap_terms: tuple = ()
+
+    def extra_s_at(self, cap_frac: float) -> float:
+        """Exact extra running time φ(C) of the job on this piece (not the LP's chords). [s]"""
+        if not self.cap_terms:
+            return 0.0
+        s, cnt, tdp, e, dt = self.cap_terms
+        per = s * (cap_frac * tdp) ** (-e) - cnt
+        return float(dt * max(np.max(per, initial=0.0), 0.0))
 
     def take(self, idx) -> "JobLever":
         """The same lever on the steps ``idx`` (another axis: coarse grid, reduced model)."""
@@ -205,6 +212,22 @@ class LeverSet:
         return [a for j in self.jobs for a in j.step_arrays()]
 
 
+def single_job_inputs(p_gpu_w: np.ndarray, n_gpus: float, tdp_w: float, *, compute=None, running=None,
+                      floor_range=None, cap_range=None, burn: bool = False, perf_exponent: float = 0.5,
+                      it_per_gpu: float = 1.0, cooling_per_gpu: float = 0.0, cooling_tau_s: float = 0.0,
+                      name: str = "job") -> LeverInputs:
+    """Lever inputs of one job in one rack group (tests, benchmarks, studies on arrays).
+
+    ``p_gpu_w`` (T,) [W per GPU]; ``compute`` defaults to p above the midpoint of its range,
+    ``running`` to everywhere (the floor holds where it runs)."""
+    p = np.asarray(p_gpu_w, dtype=float)[None, :]
+    run = np.ones(p.shape, bool) if running is None else np.asarray(running, bool)[None, :]
+    comp = (p > 0.5 * (p.min() + p.max())) if compute is None else np.asarray(compute, bool)[None, :]
+    job = JobInput(name, np.array([float(n_gpus)]), p, float(tdp_w), float(tdp_w), run, run, comp,
+                   floor_range, cap_range, burn, perf_exponent)
+    return LeverInputs((job,), it_per_gpu, cooling_per_gpu, cooling_tau_s)
+
+
 def site_response_mw(delta_gpu_mw: np.ndarray, dt_s: float, it_per_gpu: float,
                      cooling_per_gpu: float, cooling_tau_s: float) -> np.ndarray:
     """Site power change of a GPU power change, as :func:`facility.workload.site_power`. [MW]"""
@@ -247,12 +270,16 @@ def _job_piece(j: JobInput, fp, cp, dt_s: float) -> JobLever:
         a_f = (n * c * A).sum(axis=0)
         d_f = -(n * p * A).sum(axis=0)
     grid = extra = np.zeros(0)
+    terms = ()
     if cp is not None:
         capped = p >= cp[1] * c - _TOL * c
         a_c = (n * c * capped).sum(axis=0)
         d_c = (n * p * capped).sum(axis=0)
         grid = np.linspace(cp[0], cp[1], CAP_SEGMENTS + 1)
         extra = cap_extra_s(j, grid, capped, dt_s)
+        m = capped & j.compute
+        terms = (np.where(m, np.power(np.maximum(p, 0.0), j.perf_exponent), 0.0).sum(axis=1),
+                 m.sum(axis=1), j.tdp_w, j.perf_exponent, dt_s)
     run = j.running.any(axis=0)
     free = j.running & ~capped
     if cp is not None:
@@ -262,7 +289,7 @@ def _job_piece(j: JobInput, fp, cp, dt_s: float) -> JobLever:
         h0 = (n * np.maximum(j.ceiling_w - p, 0.0) * j.running).sum(axis=0)
         h1 = z
     return JobLever(j.name, float(j.n_gpus.sum()), j.burn, fp, cp, a_f, d_f, a_c, d_c, h0, h1,
-                    run.astype(float), grid, extra)
+                    run.astype(float), grid, extra, terms)
 
 
 def cap_extra_s(j: JobInput, caps: np.ndarray, capped: np.ndarray, dt_s: float) -> np.ndarray:
@@ -279,12 +306,15 @@ def cap_extra_s(j: JobInput, caps: np.ndarray, capped: np.ndarray, dt_s: float) 
     return dt_s * np.maximum(per, 0.0).max(axis=1) if per.size else np.zeros(caps.size)
 
 
-def lever_pieces(inp: LeverInputs, dt_s: float) -> tuple[list[tuple[LeverSet, np.ndarray]], int]:
+def lever_pieces(inp: LeverInputs, dt_s: float, slowdown_usd_per_gpu_h: float = 0.0
+                 ) -> tuple[list[tuple[LeverSet, np.ndarray]], int]:
     """Every piece combination as a :class:`LeverSet` and its constant GPU power change.
+
+    ``slowdown_usd_per_gpu_h`` (``optimize.slowdown_usd_per_gpu_h``) prices the cap's slowdown.
 
     Returns
     -------
-    (pieces, n_total) : list of (LeverSet, d (T,) = Σ_j d^F_j + d^C_j [MW GPU side]) and the
+    (pieces, n_total) : list of (LeverSet, d (T,) = Σ_j d^F_j − d^C_j [MW GPU side]) and the
         number of combinations before thinning (:data:`MAX_PIECES`).
     """
     per_job = []
@@ -321,8 +351,8 @@ def lever_pieces(inp: LeverInputs, dt_s: float) -> tuple[list[tuple[LeverSet, np
                 labels[-1] += f", cap {cp[0]:.3g}-{cp[1]:.3g}"
         else:
             ls = LeverSet(tuple(jobs), inp.it_per_gpu, inp.cooling_per_gpu, inp.cooling_tau_s,
-                          inp.slowdown_usd_per_gpu_h, "; ".join(labels))
-            d = sum((jl.floor_const_mw + jl.cap_const_mw for jl in jobs), np.zeros(inp.jobs[0].p_gpu_w.shape[1]))
+                          slowdown_usd_per_gpu_h, "; ".join(labels))
+            d = sum((jl.floor_const_mw - jl.cap_const_mw for jl in jobs), np.zeros(inp.jobs[0].p_gpu_w.shape[1]))
             out.append((ls, d))
     if not out:
         raise ScenarioError("optimize.levers: no floor / cap combination within the GPUs' ranges "
@@ -342,9 +372,9 @@ def add_lever_columns(m, lv: LeverSet) -> None:
         \\ (\\text{running } t),\\quad e_{j,t} = 0\\ (\\text{else}),
 
         P_t \\mathrel{+}= \\kappa_{it} \\Delta P_t + y_t\\ \\text{(lag) or } \\kappa\\,\\Delta P_t,\\quad
-        \\Delta P_t = \\sum_j F_j a^F_{j,t} + e_{j,t} - C_j a^C_{j,t}
+        \\Delta P_t = \\sum_j F_j a^F_{j,t} + e_{j,t} + C_j a^C_{j,t}
 
-    (the constants d^F, d^C are in the load). Objective [k$]: π Δt_h κ Σ_t w_t (F a^F + d^F + e)
+    (the constants d^F − d^C are in the load: ΔP = b^F + e − r). Objective [k$]: π Δt_h κ Σ_t w_t (F a^F + d^F + e)
     + v n_j/3600 [φ(C_lo) + Σ_i s_i δ_i], s_i the chord slopes of φ [s per unit C], v the
     value of lost time [k$ per GPU-hour], w_t the step weights of a reduced model.
     """
@@ -374,7 +404,7 @@ def add_lever_columns(m, lv: LeverSet) -> None:
                        g[0], g[0], soft=False)  # C - sum of the segments = C_lo
             m.objective_offset_kusd += v * float(phi[0])
             c["cap"], c["cap_seg"] = cap, seg
-            delta.append((np.full(T, cap[0]), -jl.cap_coef_mw))
+            delta.append((np.full(T, cap[0]), jl.cap_coef_mw))
             if jl.floor is not None:
                 lp.add_rows("floor_below_cap", [(c["floor"], 1.0), (cap, -1.0)], -np.inf, 0.0, t=-1,
                             soft=False)
@@ -458,7 +488,7 @@ def lever_delta_mw(lv: LeverSet, plan: dict) -> dict:
 
 
 def lever_site_mw(lv: LeverSet, plan: dict, dt_s: float) -> np.ndarray:
-    """Site power change of the plan's variable parts (F a^F + e − C a^C; the piece's
+    """Site power change of the plan's variable parts (F a^F + e + C a^C; the piece's
     constants are in the problem's load), through the site model. [MW]"""
     T = lv.jobs[0].floor_coef_mw.size if lv.jobs else 0
     var = np.zeros(T)
@@ -467,7 +497,7 @@ def lever_site_mw(lv: LeverSet, plan: dict, dt_s: float) -> np.ndarray:
         if d.get("floor") is not None:
             var += d["floor"] * jl.floor_coef_mw
         if d.get("cap") is not None:
-            var -= d["cap"] * jl.cap_coef_mw
+            var += d["cap"] * jl.cap_coef_mw
         if d.get("burn") is not None:
             var += d["burn"]
     if lv.lagged:

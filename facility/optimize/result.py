@@ -172,7 +172,7 @@ def pack_result(load_mw: np.ndarray, storages: dict, plan: dict, info: SolveInfo
             res.levers[jl.name] = {
                 "floor_frac": d.get("floor"), "cap_frac": C,
                 "burn_mw": b if jl.burn else None, "floor_burn_mw": fb, "curtail_mw": cu,
-                "extra_s": float(np.interp(C, jl.cap_grid, jl.cap_extra_s)) if C is not None else 0.0}
+                "extra_s": jl.extra_s_at(C) if C is not None else 0.0}
         res.lever_piece = levers.piece
     return res
 

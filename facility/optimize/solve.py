@@ -288,6 +288,9 @@ def solve_model(m, build, optimize, dt_s: float, build_s: float, *,
     if optimize.allow_slack:
         soften(m.lp)
     rows = spectral.attach(m) if spectral is not None else None
+    if rows is not None:  # the bins the load alone puts above their limit, before the first solve
+        k, _, ang = spectral.violations(m, np.zeros(m.lp.n_cols))
+        rows.add(m.lp, rows.directions_for(k, ang))
     sol, pyomo_build_s = solve_lp(m.lp, optimize, time_limit_s=time_limit_s)
     build_s += pyomo_build_s
     solve_s = rep_s = 0.0

@@ -48,6 +48,10 @@ __all__ = ["SIDES", "BinLimits", "bin_limits", "has_spectral_limits", "spectral_
 
 #: Sides M of the inscribed polygon.
 SIDES = 256
+#: Most column entries per row of a bin's real / imaginary part (partial sums beyond).
+CHUNK = 10**9
+#: Once some bin is violated, rows are added for every bin above this share of its limit.
+NEAR = 0.8
 #: Directions added the first time a bin is cut (every SIDES / FIRST_FAN-th one).
 FIRST_FAN = 8
 
@@ -155,6 +159,15 @@ def spectral_violations(p_pcc_mw: np.ndarray, limits: BinLimits, sides: int | No
     return limits.k[bad], amp[bad], np.angle(x[bad])
 
 
+def near_limit(p_pcc_mw: np.ndarray, limits: BinLimits, frac: float):
+    """Bins above ``frac`` times their limit: ``(k, amp_mw, angle_rad)``."""
+    p = np.asarray(p_pcc_mw, dtype=float)
+    x = np.fft.rfft(p - p.mean())[limits.k]
+    amp = np.abs(x) * amplitude_weight(limits.k, limits.n_steps)
+    sel = amp > frac * limits.limit_mw
+    return limits.k[sel], amp[sel], np.angle(x[sel])
+
+
 @dataclass
 class SpectralRows:
     """The spectral rows of one model and the bins / directions it already holds.
@@ -239,11 +252,21 @@ class SpectralRows:
         x0 = self.const_dft[k] * scale
         re = lp.add_columns(f"spectral:{k}:re", 1, -np.inf, np.inf)
         im = lp.add_columns(f"spectral:{k}:im", 1, -np.inf, np.inf)
-        # r_k - sum Re(w) x = Re(X0), i_k - sum Im(w) x = Im(X0)
-        lp.add_row("spectral_bin", np.concatenate([re, uc]), np.concatenate([[1.0], -vr]),
-                   x0.real, x0.real, soft=False)
-        lp.add_row("spectral_bin", np.concatenate([im, uc]), np.concatenate([[1.0], -vi]),
-                   x0.imag, x0.imag, soft=False)
+        # r_k - sum Re(w) x = Re(X0), i_k - sum Im(w) x = Im(X0), the sums split into partial
+        # sums of at most CHUNK entries (shorter rows keep HiGHS' basis factors sparse)
+        for part, v, x0p in ((re, vr, x0.real), (im, vi, x0.imag)):
+            nb = max(1, -(-uc.size // CHUNK))
+            z = lp.add_columns(f"spectral:{k}:partial", nb, -np.inf, np.inf) if nb > 1 else None
+            if z is None:
+                lp.add_row("spectral_bin", np.concatenate([part, uc]), np.concatenate([[1.0], -v]),
+                           x0p, x0p, soft=False)
+                continue
+            for b in range(nb):
+                sl = slice(b * CHUNK, (b + 1) * CHUNK)
+                lp.add_row("spectral_bin", np.concatenate([z[b:b + 1], uc[sl]]),
+                           np.concatenate([[1.0], -v[sl]]), 0.0, 0.0, soft=False)
+            lp.add_row("spectral_bin", np.concatenate([part, z]), np.concatenate([[1.0], -np.ones(nb)]),
+                       x0p, x0p, soft=False)
         self.cols[k] = (int(re[0]), int(im[0]))
 
 
@@ -280,8 +303,20 @@ class LazySpectral:
         return self.rows
 
     def violations(self, m, x: np.ndarray):
-        """Violated bins of a solution: ``(k, amp_mw, angle_rad)``."""
-        return spectral_violations(self.pcc_full(m, x), self.limits, self.sides)
+        """Bins to add rows for after a solve: ``(k, amp_mw, angle_rad)``. Empty when no bin is
+        above its limit times cos(π/M); else every bin above :data:`NEAR` times its limit (the
+        bins next in line, so fewer rounds are needed)."""
+        p = self.pcc_full(m, x)
+        k, _, _ = spectral_violations(p, self.limits, self.sides)
+        if k.size == 0:
+            return k, np.zeros(0), np.zeros(0)
+        return near_limit(p, self.limits, NEAR)
+
+    def seed(self, load_mw: np.ndarray) -> dict:
+        """Directions for the bins where the load alone is above its limit (before the first
+        solve)."""
+        k, _, ang = spectral_violations(load_mw, self.limits, self.sides)
+        return self.rows.directions_for(k, ang) if self.rows is not None else {}
 
     def replay(self, m):
         """A fresh build of the same model with the rows found so far (for the diagnosis)."""
