@@ -6,6 +6,7 @@ import html
 from typing import TYPE_CHECKING
 
 from facility.metrics import _LIMITS
+from facility.report.cost import cost_section
 
 if TYPE_CHECKING:
     from facility.results import Results
@@ -86,10 +87,13 @@ def render_report(res: "Results", images: list[tuple[str, str]]) -> str:
         keys = sorted({k for n in names for k in m["storage"][n]})
         parts.append("<h2>Storage</h2>")
         parts.append(_table([[k] + [m["storage"][n].get(k, "") for n in names] for k in keys], ["metric"] + names))
+    parts.append(cost_section(res))
     if res.sizing:
         parts.append("<h2>Sizing</h2>")
         flat = []
         for k, v in res.sizing.items():
+            if k in ("cost", "mix", "verification"):
+                continue  # in the cost section
             if isinstance(v, dict):
                 flat += [[f"{k}.{kk}", vv] for kk, vv in v.items()]
             else:
