@@ -19,6 +19,7 @@ it solved on an exactly equivalent coarser grid. A side that hits
                                                           # 360,000 steps (1 h at 10 ms) alone
     python benchmarks/bench_sizing.py --horizon-s 600     # quick
     python benchmarks/bench_sizing.py --only 36000 --start-stop
+    python benchmarks/bench_sizing.py --mix 0.5           # mix case: band limit + GPU levers vs storage only
 """
 
 from __future__ import annotations
@@ -95,6 +96,51 @@ def run_case(horizon_s: float, dt_s: float, *, start_stop: bool, baseline: bool,
     return out
 
 
+# --------------------------------------------------------------------------- mix case (--mix)
+def mix_case(horizon_s: float, dt_s: float, band_peak_mw: float):
+    """The steady case with a band peak limit and the GPU levers: the load as one job of
+    100,000 GPUs of 1 kW (site factor 1), floor range 0.2-0.9, cap range 0.5-1, burn."""
+    from facility.optimize.levers import single_job_inputs
+
+    load, storages, spec = case(horizon_s, dt_s)
+    p_w = load * 1e6 / 100_000
+    levers = single_job_inputs(p_w, 100_000, 1000.0, floor_range=(0.2, 0.9), cap_range=(0.5, 1.0),
+                               burn=True)
+    mix_spec = spec.model_copy(update={"band_min_hz": 0.1, "band_max_hz": 5.0,
+                                       "max_band_peak_mw": band_peak_mw})
+    return load, storages, spec, mix_spec, levers
+
+
+def run_mix_case(horizon_s: float, dt_s: float, *, band_peak_mw: float, time_limit_s: float) -> dict:
+    """Time the steady case with storage only, then with the band limit as LP rows and the GPU
+    levers as decisions (same options, annualized capex for both): ``ratio`` = mix / storage."""
+    from facility import metrics
+
+    load, storages, spec, mix_spec, levers = mix_case(horizon_s, dt_s, band_peak_mw)
+    opt = OptimizeConfig(time_limit_s=time_limit_s, annualize=True)
+    out = {"name": f"sizing_mix_{load.size}_steps_dt{dt_s:g}s", "n_steps": int(load.size),
+           "band_peak_limit_mw": band_peak_mw}
+    t0 = time.perf_counter()
+    ref = size_storage(load, dt_s, storages, spec, opt)
+    out["storage_only_s"] = time.perf_counter() - t0
+    out["storage_only_band_peak_mw"] = metrics.band_peak_mw(ref.p_pcc_mw, dt_s, 0.1, 5.0)
+    t0 = time.perf_counter()
+    res = size_storage(load, dt_s, storages, mix_spec, opt, levers=levers)
+    out["mix_s"] = time.perf_counter() - t0
+    i = res.info
+    lv = res.levers["job"]
+    out.update(ratio=out["mix_s"] / out["storage_only_s"], method=i.method,
+               step_factor=i.step_factor, storage_only_method=ref.info.method,
+               storage_only_step_factor=ref.info.step_factor, gap_frac=i.gap_frac,
+               n_spectral_bins=i.n_spectral_bins, n_spectral_rounds=i.n_spectral_rounds,
+               n_lever_pieces=i.n_lever_pieces, n_variables=i.n_variables,
+               mix_band_peak_mw=metrics.band_peak_mw(res.p_pcc_mw, dt_s, 0.1, 5.0),
+               objective_usd=i.objective_usd, storage_only_objective_usd=ref.info.objective_usd,
+               p_rated_mw=res.p_rated_mw_opt["bess"], floor_frac=lv["floor_frac"],
+               cap_frac=lv["cap_frac"], burned_mwh=float(np.sum(lv["burn_mw"] + lv["floor_burn_mw"]) * dt_s / 3600))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--horizon-s", type=float, default=3600.0)
@@ -105,7 +151,15 @@ def main() -> None:
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--full", action="store_true", help="facility without the periodic reduction")
     ap.add_argument("--no-coarsen", action="store_true", help="facility without the exact time coarsening")
+    ap.add_argument("--mix", type=float, default=None, metavar="BAND_PEAK_MW",
+                    help="the mix case instead: the steady case timed with storage only, then with "
+                         "a band peak limit of BAND_PEAK_MW (0.1-5 Hz) as LP rows and the GPU "
+                         "levers (floor, burn, cap) as decisions; default dt 0.1 s")
     a = ap.parse_args()
+    if a.mix is not None:
+        print(json.dumps(run_mix_case(a.horizon_s, a.dt_s or 0.1, band_peak_mw=a.mix,
+                                      time_limit_s=a.time_limit_s)), flush=True)
+        return
     periodic = False if a.full else None
     cases = [(a.dt_s, not a.no_baseline)] if a.dt_s else [(0.1, not a.no_baseline), (0.01, False)]
     for dt_s, baseline in cases:

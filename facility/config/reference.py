@@ -52,7 +52,7 @@ def _default(info) -> str:
     if d is None:
         return "none"
     if isinstance(d, list):
-        return "[]"
+        return f"`{d!r}`" if d and all(isinstance(v, (str, int, float)) for v in d) else "[]"
     return f"`{d!r}`" if isinstance(d, str) else f"`{d}`"
 
 
