@@ -63,6 +63,8 @@ class LinearProgram:
     col_names: dict = field(default_factory=dict)
     slack_map: list = field(default_factory=list)
     ub_zero: list = field(default_factory=list)
+    #: (cols, vals) added to the cost at assembly (a Lagrangian term)
+    extra_cost: list = field(default_factory=list)
 
     def add_columns(self, name: str, n: int, lb=0.0, ub=np.inf, cost=0.0) -> np.ndarray:
         """Append ``n`` columns; return their indices."""
@@ -138,7 +140,10 @@ class LinearProgram:
         ub = cat(self.col_ub)
         for idx in self.ub_zero:
             ub[idx] = 0.0
-        return (A, cat(self.cost), cat(self.col_lb), ub, cat(self.row_lo), cat(self.row_hi))
+        cost = cat(self.cost)
+        for cols, vals in self.extra_cost:
+            np.add.at(cost, np.asarray(cols, dtype=np.int64), vals)
+        return (A, cost, cat(self.col_lb), ub, cat(self.row_lo), cat(self.row_hi))
 
 
 @dataclass

@@ -314,6 +314,8 @@ def solve_model(m, build, optimize, dt_s: float, build_s: float, *,
                 n_cut += 1
                 continue
         relaxed_x = sol.x
+        if rows is not None and sol.handle is not None:
+            rows.take_multipliers(sol.handle.getSolution().row_dual)
         x, n_rep, r_s, zeroed = repair_complementarity(m, sol, optimize)
         rep_s += r_s
         if rows is not None and zeroed is not None:

@@ -48,12 +48,10 @@ __all__ = ["SIDES", "BinLimits", "bin_limits", "has_spectral_limits", "spectral_
 
 #: Sides M of the inscribed polygon.
 SIDES = 256
-#: Most column entries per row of a bin's real / imaginary part (partial sums beyond).
-CHUNK = 10**9
 #: Once some bin is violated, rows are added for every bin above this share of its limit.
 NEAR = 0.8
 #: Directions added the first time a bin is cut (every SIDES / FIRST_FAN-th one).
-FIRST_FAN = 8
+FIRST_FAN = 32
 
 
 def has_spectral_limits(spec) -> bool:
@@ -197,6 +195,16 @@ class SpectralRows:
     sides: int = SIDES
     cuts: dict = field(default_factory=dict)
     cols: dict = field(default_factory=dict)
+    pcc_col: np.ndarray | None = None
+    #: row index of each (bin, direction) and, after a solve, its multiplier λ ≥ 0 [k$ per MW]
+    row_of: dict = field(default_factory=dict)
+    multipliers: dict = field(default_factory=dict)
+
+    def take_multipliers(self, row_dual: np.ndarray) -> None:
+        """Keep the multipliers of the direction rows (HiGHS row duals of ≤ rows are ≤ 0 in a
+        minimization: λ = max(−y, 0))."""
+        y = np.asarray(row_dual, dtype=float)
+        self.multipliers = {key: max(-float(y[i]), 0.0) for key, i in self.row_of.items() if i < y.size}
 
     def directions_for(self, k: np.ndarray, angle: np.ndarray) -> dict[int, list[int]]:
         """New directions for violated bins: the nearest to arg X_k (plus a first fan)."""
@@ -228,45 +236,42 @@ class SpectralRows:
             re, im = self.cols[k]
             th = 2 * np.pi * np.asarray(ms, dtype=float) / self.sides
             nm = th.size
-            lp.add_rows(fam, [(np.full(nm, re), np.cos(th)), (np.full(nm, im), np.sin(th))],
-                        -np.inf, limit * np.cos(np.pi / self.sides), t=np.full(nm, -1), soft=True,
-                        unit=f"MW at {k / (N * self.limits.dt_s):.4g} Hz")
+            blk = lp.add_rows(fam, [(np.full(nm, re), np.cos(th)), (np.full(nm, im), np.sin(th))],
+                              -np.inf, limit * np.cos(np.pi / self.sides), t=np.full(nm, -1),
+                              soft=True, unit=f"MW at {k / (N * self.limits.dt_s):.4g} Hz")
+            for i, mm in enumerate(ms):
+                self.row_of[(k, mm)] = blk.start + i
             self.cuts.setdefault(k, set()).update(ms)
             n_rows += nm
         return n_rows
 
+    def _pcc_columns(self, lp) -> np.ndarray:
+        """One column per model step holding the variable part of the PCC power,
+        v_u = Σ terms (one sparse equality row each), created with the first bin: the dense
+        DFT rows then have one entry per step instead of one per PCC term."""
+        if self.pcc_col is None:
+            U = int(np.shape(self.pcc_terms[0][0])[0])
+            v = lp.add_columns("spectral:pcc", U, -np.inf, np.inf)
+            lp.add_rows("spectral_pcc", [(v, 1.0)] + [(col, -np.broadcast_to(coef, (U,)))
+                                                       for col, coef in self.pcc_terms],
+                        0.0, 0.0, t=np.arange(U), soft=False)
+            self.pcc_col = v
+        return self.pcc_col
+
     def _add_bin(self, lp, k: int) -> None:
         scale = float(amplitude_weight(np.array([k]), self.limits.n_steps)[0])
         ph = self.phasor(k) * scale
-        cols, vals = [], []
-        for col, coef in self.pcc_terms:
-            cols.append(np.asarray(col, dtype=np.int64))
-            vals.append(np.broadcast_to(coef, np.shape(col)) * ph)
-        c = np.concatenate(cols)
-        v = np.concatenate(vals)
-        keep = c >= 0
-        c, v = c[keep], v[keep]
-        uc, inv = np.unique(c, return_inverse=True)
-        vr = np.bincount(inv, weights=v.real, minlength=uc.size)
-        vi = np.bincount(inv, weights=v.imag, minlength=uc.size)
+        v = self._pcc_columns(lp)
+        nz = ph != 0
+        uc, vr, vi = v[nz], ph[nz].real, ph[nz].imag
         x0 = self.const_dft[k] * scale
         re = lp.add_columns(f"spectral:{k}:re", 1, -np.inf, np.inf)
         im = lp.add_columns(f"spectral:{k}:im", 1, -np.inf, np.inf)
-        # r_k - sum Re(w) x = Re(X0), i_k - sum Im(w) x = Im(X0), the sums split into partial
-        # sums of at most CHUNK entries (shorter rows keep HiGHS' basis factors sparse)
-        for part, v, x0p in ((re, vr, x0.real), (im, vi, x0.imag)):
-            nb = max(1, -(-uc.size // CHUNK))
-            z = lp.add_columns(f"spectral:{k}:partial", nb, -np.inf, np.inf) if nb > 1 else None
-            if z is None:
-                lp.add_row("spectral_bin", np.concatenate([part, uc]), np.concatenate([[1.0], -v]),
-                           x0p, x0p, soft=False)
-                continue
-            for b in range(nb):
-                sl = slice(b * CHUNK, (b + 1) * CHUNK)
-                lp.add_row("spectral_bin", np.concatenate([z[b:b + 1], uc[sl]]),
-                           np.concatenate([[1.0], -v[sl]]), 0.0, 0.0, soft=False)
-            lp.add_row("spectral_bin", np.concatenate([part, z]), np.concatenate([[1.0], -np.ones(nb)]),
-                       x0p, x0p, soft=False)
+        # r_k - sum_u Re(w_u) v_u = Re(X0), i_k - sum_u Im(w_u) v_u = Im(X0)
+        lp.add_row("spectral_bin", np.concatenate([re, uc]), np.concatenate([[1.0], -vr]),
+                   x0.real, x0.real, soft=False)
+        lp.add_row("spectral_bin", np.concatenate([im, uc]), np.concatenate([[1.0], -vi]),
+                   x0.imag, x0.imag, soft=False)
         self.cols[k] = (int(re[0]), int(im[0]))
 
 
@@ -326,14 +331,42 @@ class LazySpectral:
             r.add(m.lp, {k: sorted(v) for k, v in self.rows.cuts.items()})
         return m
 
-    def carry(self, other: "LazySpectral", m) -> SpectralRows:
-        """Attach to a model and add the bins another solve found (those this one allows)."""
-        rows = self.attach(m)
-        if other is not None and other.rows is not None:
-            cuts = {k: sorted(v) for k, v in other.rows.cuts.items()
-                    if self.allowed is None or self.allowed(k)}
-            rows.add(m.lp, cuts)
-        return rows
+    def carried_rows(self, other: "LazySpectral", m, p_pcc_mw: np.ndarray,
+                     tol_frac: float = 1e-6) -> list:
+        """The direction rows another solve found (for the bins this model allows) that are
+        active in that solve's full-horizon PCC power (slack below ``tol_frac`` of the limit),
+        each as one dense row of this model,
+        Σ_u Re(w_u e^{−jθ}) P_u ≤ A cos(π/M) − Re(X0 e^{−jθ}) (scaled to MW of amplitude):
+        a subset of the rows, so adding any of them keeps a relaxation.
+
+        Returns
+        -------
+        list of (family, cols, vals, rhs, multiplier) : the multiplier the other solve's LP gave
+            the row (0 when unknown).
+        """
+        if other is None or other.rows is None:
+            return []
+        x = np.fft.rfft(np.asarray(p_pcc_mw) - np.mean(p_pcc_mw))
+        out = []
+        for k, ms in other.rows.cuts.items():
+            if self.allowed is not None and not self.allowed(k):
+                continue
+            scale = float(amplitude_weight(np.array([k]), self.limits.n_steps)[0])
+            limit, fam = self.limits.limit_of(k)
+            rhs = limit * np.cos(np.pi / self.sides)
+            th = 2 * np.pi * np.asarray(sorted(ms), dtype=float) / self.sides
+            val = scale * (x[k].real * np.cos(th) + x[k].imag * np.sin(th))
+            ph = self.phasor(k) * scale
+            x0 = self.const_dft[k] * scale
+            for mm, t, v in zip(sorted(ms), th, val):
+                if v < rhs - tol_frac * limit:
+                    continue
+                w = ph * np.exp(-1j * t)
+                cols = np.concatenate([np.asarray(c, dtype=np.int64) for c, _ in m.pcc_terms])
+                vals = np.concatenate([(np.broadcast_to(cf, np.shape(c)) * w).real for c, cf in m.pcc_terms])
+                out.append((fam, cols, vals, rhs - (x0 * np.exp(-1j * t)).real,
+                            other.rows.multipliers.get((k, mm), 0.0)))
+        return out
 
 
 def full_axis_phasor(n_steps: int) -> Callable[[int], np.ndarray]:
