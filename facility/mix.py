@@ -154,7 +154,8 @@ def realize(scenario, sol):
             upd["power_cap"] = scenario.power_cap.model_copy(
                 update={"enabled": True, "cap_frac": float(next(iter(caps.values())))})
         # the plan fixes what every lever does at every step: no co-design switching
-        upd["controller"] = ctl.model_copy(update={"kind": "optimal", "codesign": False})
+        kind = "optimal" if scenario.storages() else "none"
+        upd["controller"] = ctl.model_copy(update={"kind": kind, "codesign": False})
     elif ctl.kind == "none":
         upd["controller"] = ctl.model_copy(update={"kind": "optimal"})
     sized = scenario.model_copy(update=upd)
@@ -217,7 +218,7 @@ def annual_cost(scenario, sol) -> dict:
                                          * d["extra_s"] / 3600.0 * per_year)
         mix["jobs"][name] = {"floor_frac": d["floor_frac"], "cap_frac": d["cap_frac"],
                              "burned_mwh_per_year": mwh, "slowdown_frac": slow_frac,
-                             "planned_burn": d["burn_mw"] is not None}
+                             "planned_burn": d["burn_mw"] is not None and float(np.max(d["burn_mw"], initial=0.0)) > 0}
     out["total_usd_per_year"] = float(sum(out.values()))
     out["capex_recovery_factor_per_year"] = crf
     return {"cost": out, "mix": mix}

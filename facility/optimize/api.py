@@ -27,11 +27,11 @@ from facility.errors import InfeasibleError, ScenarioError
 from facility.optimize.coarsen import coarsen, expand_result
 from facility.optimize.formulation import S_PER_H, resolve_storage
 from facility.optimize.full import solve_full
-from facility.optimize.levers import LeverInputs, lever_pieces, site_response_mw
+from facility.optimize.levers import LeverInputs, lever_pieces, piece_lower_bound_kusd, site_response_mw
 from facility.optimize.periodic import solve_periodic
 from facility.optimize.problem import Problem
 from facility.optimize.result import SizingResult, SolveInfo, sizing_to_json
-from facility.optimize.solve import SLACK_PENALTY_KUSD
+from facility.optimize.solve import SLACK_PENALTY_KUSD, is_time_limit
 
 __all__ = ["SolveInfo", "SizingResult", "size_storage", "solve_dispatch", "sizing_to_json",
            "solve", "solve_levers", "SLACK_PENALTY_KUSD"]
@@ -134,6 +134,10 @@ def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
 
     The load of each piece is ``pb.load_mw`` plus the site response of the piece's constant
     GPU power change; objectives compare because each includes its piece's constant cost.
+    Pieces are solved in the order of a lower bound of their cost
+    (:func:`facility.optimize.levers.piece_lower_bound_kusd`) and skipped once it is above the
+    best plan (exact pruning). A piece that hits the solver's time limit raises: it is not
+    infeasible, and it might be the cheapest.
     """
     if not pb.optimize.annualize:
         raise ScenarioError("optimize.levers with GPU levers weigh storage capex against energy and "
@@ -144,20 +148,29 @@ def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
         warnings.warn(f"optimize.levers: {n_total} floor / cap piece combinations; the {len(pieces)} "
                       f"that contain an even grid of floor and cap values are searched (a restriction)",
                       stacklevel=3)
-    best, first_err = None, None
-    for ls, d in pieces:
+    # cheapest bound first; a piece whose bound is above the best plan so far cannot win
+    bounds = [1000.0 * piece_lower_bound_kusd(ls, pb.dt_s, pb.price_usd_per_mwh) for ls, _ in pieces]
+    order = np.argsort(bounds, kind="stable")
+    best, first_err, n_solved = None, None, 0
+    for i in order:
+        ls, d = pieces[i]
+        if best is not None and bounds[i] >= best.info.objective_usd:
+            continue
+        n_solved += 1
         load = pb.load_mw + site_response_mw(d, pb.dt_s, ls.it_per_gpu, ls.cooling_per_gpu,
                                              ls.cooling_tau_s)
         try:
             res = solve(replace(pb, load_mw=load, levers=ls))
         except InfeasibleError as exc:
+            if is_time_limit(str((exc.diagnosis or {}).get("termination", ""))):
+                raise  # not an infeasible piece: the cheapest might be this one
             first_err = first_err or exc
             continue
         if best is None or res.info.objective_usd < best.info.objective_usd:
             best = res
     if best is None:
         raise first_err
-    best.info = replace(best.info, n_lever_pieces=len(pieces))
+    best.info = replace(best.info, n_lever_pieces=n_solved)
     return best
 
 

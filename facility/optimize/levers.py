@@ -53,7 +53,7 @@ from facility.errors import ScenarioError
 __all__ = ["LEVER_NAMES", "JobInput", "LeverInputs", "JobLever", "LeverSet", "lever_pieces",
            "add_lever_columns", "lever_plan_from_columns", "lever_delta_mw", "lever_site_mw",
            "lever_cost_kusd",
-           "site_response_mw", "check_lever_plan", "single_job_inputs", "CAP_SEGMENTS", "MAX_PIECES"]
+           "site_response_mw", "check_lever_plan", "piece_lower_bound_kusd", "single_job_inputs", "CAP_SEGMENTS", "MAX_PIECES"]
 
 LEVER_NAMES = ("storage", "floor", "burn", "cap")
 S_PER_H = 3600.0
@@ -358,6 +358,22 @@ def lever_pieces(inp: LeverInputs, dt_s: float, slowdown_usd_per_gpu_h: float = 
         raise ScenarioError("optimize.levers: no floor / cap combination within the GPUs' ranges "
                             "keeps the floor below the cap")
     return out, n_total
+
+
+def piece_lower_bound_kusd(lv: LeverSet, dt_s: float, price_usd_per_mwh: float) -> float:
+    """A lower bound of the objective of any plan on this piece [k$ per horizon]: the floor's
+    burn at the piece's lowest floor plus the slowdown at its highest cap (every other cost —
+    capex, losses, degradation, planned burn — is ≥ 0, the floor burn grows with F and the
+    slowdown falls with C). The driver skips pieces whose bound is above the best plan found."""
+    h = dt_s / S_PER_H
+    lb = 0.0
+    for jl in lv.jobs:
+        if jl.floor is not None:
+            fb = np.maximum(jl.floor[0] * jl.floor_coef_mw + jl.floor_const_mw, 0.0)
+            lb += price_usd_per_mwh / 1000.0 * h * lv.site_per_gpu * float(np.sum(fb))
+        if jl.cap is not None and jl.cap_extra_s.size:
+            lb += lv.slowdown_usd_per_gpu_h / 1000.0 * jl.n_gpus / S_PER_H * float(jl.cap_extra_s[-1])
+    return lb
 
 
 def add_lever_columns(m, lv: LeverSet) -> None:
