@@ -12,7 +12,7 @@ import numpy as np
 import pandapower as pp
 import pandas as pd
 
-from facility.electrical.network import FacilityNetwork
+from facility.electrical.network import FacilityNetwork, bool_columns_as_object
 from facility.electrical.powerflow import feeder_injections
 
 __all__ = ["set_step", "runpp_step", "runpp_loop", "run_timeseries_loop"]
@@ -106,11 +106,13 @@ def run_timeseries_loop(fn: FacilityNetwork, p_feeder_mw: np.ndarray, p_storage_
     cols = [str(i) for i in fn.load_index]
     ds_p = DFData(pd.DataFrame(p_in, columns=cols))
     ds_q = DFData(pd.DataFrame(p_in * fn.tan_phi, columns=cols))
-    ConstControl(net, "load", "p_mw", element_index=list(fn.load_index), data_source=ds_p, profile_name=cols)
-    ConstControl(net, "load", "q_mvar", element_index=list(fn.load_index), data_source=ds_q, profile_name=cols)
-    if fn.storage_index is not None:
-        ds_b = DFData(pd.DataFrame({"bess": p_bess}))
-        ConstControl(net, "storage", "p_mw", element_index=[fn.storage_index], data_source=ds_b, profile_name=["bess"])
+    with bool_columns_as_object(net, "controller"):  # pandapower adds controllers cell by cell
+        ConstControl(net, "load", "p_mw", element_index=list(fn.load_index), data_source=ds_p, profile_name=cols)
+        ConstControl(net, "load", "q_mvar", element_index=list(fn.load_index), data_source=ds_q, profile_name=cols)
+        if fn.storage_index is not None:
+            ds_b = DFData(pd.DataFrame({"bess": p_bess}))
+            ConstControl(net, "storage", "p_mw", element_index=[fn.storage_index], data_source=ds_b,
+                         profile_name=["bess"])
     ow = OutputWriter(net, time_steps=range(n), output_path=None, log_variables=[])
     ow.log_variable("res_impedance", "p_to_mw")
     ow.log_variable("res_bus", "vm_pu")

@@ -46,7 +46,7 @@ def _pick(columns: dict[str, str], names: tuple[str, ...]) -> str | None:
 
 def _numeric(series: pd.Series, path: Path, col: str) -> np.ndarray:
     s = series
-    if s.dtype == object:
+    if not pd.api.types.is_numeric_dtype(s):  # object under pandas 2, str under pandas 3
         s = s.astype(str).str.strip().str.replace(r"\s*[wW]$", "", regex=True)
     v = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float)
     bad = ~np.isfinite(v)
