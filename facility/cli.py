@@ -92,6 +92,12 @@ def _cmd_validate(args) -> int:
     print(f"ok: {args.scenario} — {s.name}: {len(s.jobs)} job(s), {sum(j.n_gpus for j in s.jobs):,} GPUs, "
           f"{n:,} steps of {s.time.dt_s:g} s; storage: {', '.join(s.storages()) or 'none'}; "
           f"controller: {s.controller.kind}; limits: {', '.join(limits) or 'none'}")
+    from facility.config.checks import scenario_warnings, trace_summaries
+
+    for line in trace_summaries(s):
+        print(f"  {line}")
+    for w in scenario_warnings(s):
+        print(f"warning: {w}", file=sys.stderr)
     return EXIT_OK
 
 

@@ -194,6 +194,8 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
         profile = generate_load(scenario)
         n_feeders = default_n_feeders(scenario)
         raw_site = site_power(profile, profile.p_gpu_w, scenario.site, n_feeders)
+        # what the load cannot show (e.g. a 1-s-averaged trace): events.json and report.html list them
+        events.extend({"t_s": 0.0, "kind": "warning", "detail": w} for w in profile.meta.get("warnings", []))
     bar.update()
 
     storages_cfg = scenario.storages()

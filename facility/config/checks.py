@@ -7,7 +7,6 @@ Each ``check_*`` function returns a list of problems (strings naming key, unit a
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from facility.config.library import load_gpu
@@ -22,6 +21,9 @@ __all__ = [
     "check_scenario",
     "check_time",
     "check_jobs",
+    "check_trace_file",
+    "scenario_warnings",
+    "trace_summaries",
     "check_storage",
     "check_spec",
     "check_gpu_controls",
@@ -104,10 +106,54 @@ def check_jobs(s: "Scenario") -> list[str]:
         if job.workload == "trace":
             if not job.trace_file:
                 out.append(f"{key}.trace_file is required when {key}.workload = 'trace'")
-            elif not Path(job.trace_file).is_file():
-                out.append(f"{key}.trace_file = {job.trace_file!r}: no such file")
+            else:
+                out.extend(check_trace_file(job, key))
         elif job.trace_file:
             out.append(f"{key}.trace_file is only used with workload = 'trace' (workload = {job.workload!r})")
+    return out
+
+
+def check_trace_file(job, key: str) -> list[str]:
+    """Open and check a trace job's file exactly as the replay reads it (format, units, GPU rows,
+    scale vs TDP and idle power, sensor): the same messages as ``run``."""
+    from facility.workload.trace_checks import job_trace  # numpy/pandas/scipy only
+
+    try:
+        job_trace(job, key)
+    except ScenarioError as exc:
+        return [str(exc)]
+    return []
+
+
+def scenario_warnings(s: "Scenario") -> list[str]:
+    """What the scenario's inputs cannot show (no error): a trace averaged by its sensor under
+    limits above ~0.5 Hz, sampling slower than the band limits, poll gaps, a trace shorter than
+    the job. Each names its key. ``run`` logs the same and lists them in events and report.html.
+    """
+    from facility.workload.trace_checks import inspect_job_trace
+
+    out = []
+    for i, job in enumerate(s.jobs):
+        if job.workload == "trace" and job.trace_file:
+            try:
+                _, found = inspect_job_trace(job, f"jobs.{i}", s)
+            except ScenarioError:
+                continue   # reported by check_jobs
+            out.extend(found)
+    return out
+
+
+def trace_summaries(s: "Scenario") -> list[str]:
+    """One line per trace job: what its file holds (GPUs, polls, interval, sensor)."""
+    from facility.workload.trace_checks import job_trace
+
+    out = []
+    for i, job in enumerate(s.jobs):
+        if job.workload == "trace" and job.trace_file:
+            try:
+                out.append(f"jobs.{i}.trace_file: {job_trace(job, f'jobs.{i}').info.summary()}")
+            except ScenarioError:
+                continue
     return out
 
 

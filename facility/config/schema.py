@@ -128,8 +128,15 @@ class JobConfig(StrictModel):
         "the scenario file). Columns: a time column (t_s, timestamp, time) and a power column "
         "(p_gpu_w, power.draw [W], DCGM_FI_DEV_POWER_USAGE, ...)."))
     trace_scale: Literal["per_gpu", "per_node", "normalized"] = F("per_gpu", description=(
-        "What the trace's power column measures: one GPU [W], one node [W] (divided by "
-        "gpus_per_node), or a fraction of TDP."))
+        "What the trace's power column(s) measure: one GPU [W] (several GPUs in one file are "
+        "averaged per poll), one node [W] (divided by gpus_per_node; per-GPU rows or columns are "
+        "summed, and must number gpus_per_node), or a fraction of TDP."))
+    trace_sensor: Literal["auto", "instant", "average_1s"] = F("auto", description=(
+        "The sensor behind the trace's power: 'instant' (nvidia-smi power.draw.instant, "
+        "DCGM_FI_DEV_POWER_USAGE_INSTANT, facility record), 'average_1s' (NVML's 1-s average: "
+        "power.draw and nvmlDeviceGetPowerUsage on Ampere and newer), or 'auto' (from the column "
+        "name, the file's '# sensor:' line and the GPU model). An averaged trace cannot show "
+        "content above ~0.5 Hz; validate warns when the spec has limits there."))
     gpus_per_node: int = F(8, unit="GPU", gt=0, le=1024,
                            description="GPUs per node, for trace_scale = 'per_node'.")
     trace_loop: bool = F(True, description="Repeat the trace when it is shorter than the job's running time.")
