@@ -1,4 +1,4 @@
-"""Command line: ``python -m facility {validate,trace,run,size,sweep,export-net,models}``.
+"""Command line: ``python -m facility {validate,trace,run,size,sweep,export-net,models,record}``.
 
 Exit codes: 0 ok, 2 bad input, 3 infeasible, 4 power flow did not converge, 1 anything else.
 Every error is one clear message on stderr, never a traceback (``--debug`` shows it).
@@ -73,6 +73,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p, "file")
 
     sub.add_parser("models", help="list the GPU models and utility specs in models/")
+
+    p = sub.add_parser("record", help="record every GPU's power through NVML while a command runs "
+                                      "(a trace file the trace workload reads)",
+                       usage="facility record --out FILE [--interval-ms MS] -- COMMAND ...")
+    p.add_argument("--out", type=Path, required=True, help="CSV file to write")
+    p.add_argument("--interval-ms", type=float, default=20.0, help="poll interval [ms] (default 20)")
+    p.add_argument("argv", nargs=argparse.REMAINDER, metavar="COMMAND", help="the command to run, after --")
     return parser
 
 
@@ -223,8 +230,25 @@ def _cmd_models(args) -> int:
     return EXIT_OK
 
 
+def _cmd_record(args) -> int:
+    from facility.workload.record import record
+
+    cmd = list(args.argv)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    res = record(cmd, args.out, interval_s=args.interval_ms / 1e3)
+    print(f"wrote {res.path} ({res.n_polls:,} polls of {res.n_gpus} GPU(s), median interval "
+          f"{1e3 * res.median_interval_s:.4g} ms, sensor {res.sensor})")
+    if res.exit_status != 0:
+        print(f"error: {' '.join(cmd)} exited with status {res.exit_status} (the trace up to then is written)",
+              file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_OK
+
+
 _COMMANDS = {"validate": _cmd_validate, "trace": _cmd_trace, "run": _cmd_run, "size": _cmd_size,
-             "sweep": _cmd_sweep, "export-net": _cmd_export_net, "models": _cmd_models}
+             "sweep": _cmd_sweep, "export-net": _cmd_export_net, "models": _cmd_models,
+             "record": _cmd_record}
 
 
 def main(argv: list[str] | None = None) -> int:

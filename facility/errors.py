@@ -5,6 +5,7 @@ exception           exit code meaning
 =================== ========= =============================================
 (none)              0         success
 ``ScenarioError``   2         bad input: schema, physics checks, files
+``NoDeviceError``   2         no GPU / driver / NVML for ``facility record``
 ``InfeasibleError`` 3         the optimizer cannot meet the limits
 ``PowerFlowError``  4         a power flow did not converge
 anything else       1         unexpected failure
@@ -17,6 +18,7 @@ __all__ = [
     "FacilityError",
     "ScenarioError",
     "NotSupportedError",
+    "NoDeviceError",
     "InfeasibleError",
     "PowerFlowError",
     "EXIT_OK",
@@ -48,6 +50,13 @@ class ScenarioError(FacilityError, ValueError):
 
 class NotSupportedError(ScenarioError):
     """A scenario section whose behaviour is not implemented (yet)."""
+
+
+class NoDeviceError(FacilityError):
+    """A command needs hardware or drivers this machine lacks (``facility record`` without NVML,
+    an NVIDIA driver or a GPU); exit code 2, like bad input."""
+
+    exit_code = EXIT_BAD_INPUT
 
 
 class InfeasibleError(FacilityError):
