@@ -63,7 +63,7 @@ class TimeConfig(StrictModel):
 
 # --------------------------------------------------------------------------- jobs
 WorkloadKind = Literal["square", "stochastic", "trace"]
-ArchetypeName = Literal["llm_pretrain", "finetune", "adapter_tuning"]
+ArchetypeName = Literal["llm_pretrain", "llm_pretrain_h100", "finetune", "adapter_tuning"]
 
 
 class JobConfig(StrictModel):
@@ -76,8 +76,9 @@ class JobConfig(StrictModel):
         "Waveform: 'square' (ideal synchronous iterations), 'stochastic' (jittered periods and "
         "duties, per-phase noise, after Ko & Zhu), 'trace' (replay of a measured CSV)."))
     archetype: ArchetypeName | None = F(None, description=(
-        "Named preset (llm_pretrain, finetune, adapter_tuning) supplying defaults for period_s, "
-        "compute_frac, p_low_frac and the noise terms; explicit keys override it."))
+        "Named preset (llm_pretrain, llm_pretrain_h100, finetune, adapter_tuning) supplying defaults "
+        "for period_s, compute_frac, p_low_frac and the noise terms (llm_pretrain_h100 also "
+        "p_high_frac and checkpoint_frac, calibrated on measured H100 traces); explicit keys override it."))
     period_s: float | None = F(None, unit="s", gt=0, le=3600.0,
                                description="Mean iteration period (compute + communication). Default 1.0 s or the archetype's.")
     compute_frac: float | None = F(None, unit="frac", gt=0, lt=1,

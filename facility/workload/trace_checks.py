@@ -5,8 +5,8 @@
 :class:`~facility.workload.trace.TraceInfo` with the warnings that apply to this scenario:
 
 * **averaged sensor** (``average_1s``): a 1-s moving average has the response
-  ``|sin(pi f T) / (pi f T)|`` with T = 1 s: 64 % at 0.5 Hz, 0 at 1, 2, 3 Hz, never above
-  21 % beyond 1 Hz. Content above ~0.5 Hz cannot be seen, so the replay under-states every
+  ``|sin(pi f T) / (pi f T)|`` with T = 1 s: 64 % at 0.5 Hz, 0 at 1, 2, 3 Hz, at most
+  22 % beyond 1 Hz. Content above ~0.5 Hz cannot be seen, so the replay under-states every
   limit that responds to it: ramp rates over ``ramp_window_s``, the window swing, the dynamic
   range, and band limits reaching above 0.5 Hz. Only ``max_ramp_mw_per_min`` and bands below
   0.5 Hz are judged fairly. Nothing is deconvolved: what the average removed is gone.

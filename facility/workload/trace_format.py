@@ -66,7 +66,9 @@ SPELLINGS: dict[str, tuple[str, object]] = {
     **{n: ("power", (1.0, "any", None)) for n in (
         "p_w", "power_w", "power_watts", "power", "watts", "gpu_power", "gpu_power_w",
         "gpu_power_watts", "power_draw", "power_draw_w")},
-    **{n: ("power", (1e-3, "any", "by_generation")) for n in ("power_usage_mw", "power_mw", "power_usage")},
+    # nvmlDeviceGetPowerUsage, as pynvml scripts log it (mW, or W when converted)
+    **{n: ("power", (1e-3, "any", "by_generation")) for n in ("power_usage_mw", "power_mw")},
+    "power_usage": ("power", (1.0, "any", "by_generation")),
     "power.draw": ("power", (1.0, "gpu", "by_generation")),
     "power.draw.instant": ("power", (1.0, "gpu", "instant")),
     "power.draw.average": ("power", (1.0, "gpu", "average_1s")),
@@ -275,7 +277,8 @@ def spellings_table() -> str:
             label = "time [s]" if detail == 1.0 else "time [ms]"
         elif role == "power":
             factor, per, sensor = detail
-            label = f"power [{'W' if factor == 1.0 else 'mW'}], per {per}" + (f", sensor {sensor}" if sensor else "")
+            whose = {"gpu": "one GPU", "node": "one node", "any": "GPU or node (trace_scale)"}[per]
+            label = f"power [{'W' if factor == 1.0 else 'mW'}] of {whose}" + (f"; sensor: {sensor}" if sensor else "")
         else:
             label = {"frac": "power [frac of TDP]", "gpu_id": "GPU id (key of a GPU's rows)",
                      "gpu_name": "GPU model (sensor)"}[role]

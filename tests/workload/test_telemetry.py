@@ -246,3 +246,27 @@ def test_run_lists_the_sensor_warning_in_events_and_report(data_dir, tmp_path):
     assert any("content above ~0.5 Hz cannot be seen" in e["detail"] for e in warn)
     html = (tmp_path / "out" / "report.html").read_text()
     assert "content above ~0.5 Hz cannot be seen" in html
+
+
+def test_calibrated_h100_archetype_reproduces_the_measured_levels():
+    """llm_pretrain_h100: iteration mean near 0.78 TDP (what the 1-s-averaged H100 logs show),
+    checkpoints near 160 W, not idle; an explicit p_high_frac still wins."""
+    job = {"name": "llm", "n_gpus": 8, "gpu": "h100", "workload": "square", "archetype": "llm_pretrain_h100",
+           "checkpoint_every_s": 5.0, "checkpoint_s": 1.0}
+    prof = generate_load(make_scenario(job, horizon_s=10.0, dt_s=0.005))
+    p, t = prof.p_gpu_w[0], prof.t_s
+    ckpt = ((t >= 5.0) & (t < 6.0)) | (t >= 10.0)
+    assert p[~ckpt].mean() / 700.0 == pytest.approx(0.78, abs=0.005)
+    assert np.allclose(p[(t >= 5.0) & (t < 6.0 - 1e-9)], 0.23 * 700.0)
+    assert p.max() == pytest.approx(0.82 * 700.0)
+    prof = generate_load(make_scenario(dict(job, p_high_frac=1.0), horizon_s=10.0, dt_s=0.005))
+    assert prof.p_gpu_w.max() == pytest.approx(700.0)
+
+
+def test_docs_list_the_header_table():
+    from pathlib import Path
+
+    from facility.workload.trace_format import spellings_table
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "workload.md").read_text()
+    assert spellings_table() in doc, "docs/workload.md: paste facility.workload.trace_format.spellings_table()"
