@@ -151,7 +151,9 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
         Validated scenario.
     out_dir : str or pathlib.Path, optional
         When given, write metrics.json, timeseries.parquet, report.html + PNGs,
-        scenario.resolved.toml and manifest.json there (atomically).
+        scenario.resolved.toml and manifest.json there (atomically). It must be new, empty or
+        an earlier facility result (replaced); anything else raises ScenarioError before the
+        simulation (:mod:`facility.report.outdir`).
     progress : bool
         Show a progress bar over the stages.
     ratings : mapping, optional
@@ -173,6 +175,10 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
 
     from facility.workload import default_n_feeders, generate_load, site_power
 
+    if out_dir is not None:  # refuse a target that may not be replaced before simulating
+        from facility.report.outdir import check_out_dir
+
+        check_out_dir(out_dir, force=True, kinds=("run", "size"))
     if ratings is None and any(c.extendable for c in scenario.storages().values()):
         # one formulation for dispatch and sizing: an extendable storage is sized first, then
         # the simulation runs the sized design (what `facility size` does, without its files)
@@ -380,6 +386,10 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
     from facility.optimize import size_storage, sizing_to_json
     from facility.workload import default_n_feeders, generate_load
 
+    if out_dir is not None:  # refuse a target that may not be replaced before sizing
+        from facility.report.outdir import check_out_dir
+
+        check_out_dir(out_dir, force=True, kinds=("run", "size"))
     profile = generate_load(scenario)
     p_load = _load_after_gpu_controls(scenario, profile, default_n_feeders(scenario))
     sol = size_storage(p_load, scenario.time.dt_s, scenario.storages(), scenario.spec,
