@@ -405,7 +405,7 @@ def solve_dispatch(p_load_mw: np.ndarray, dt_s: float, storages: Mapping, spec, 
 
 
 def sizing_to_json(result: SizingResult) -> dict:
-    """The ``sizing.json`` layout of ``shared/design.md``: per storage
+    """The ``sizing.json`` layout of ``docs/contract.md``: per storage
     ``p_rated_mw_opt``/``e_rated_mwh_opt``, then ``objective_usd``, ``solver_status``,
     ``build_s``, ``solve_s``, ``n_variables``, ``n_constraints``; extended with ``method``,
     ``lower_bound_usd``, ``gap_frac``, ``period_steps`` and ``step_factor`` (see :class:`SolveInfo`)."""
