@@ -11,7 +11,7 @@
 Everything else is refused with a :class:`~facility.errors.ScenarioError` (exit code 2)
 before any simulation starts: an existing file, a non-empty folder holding anything facility
 did not write (even with ``force``), the current directory or any parent of it, a path whose
-last part is ``.`` or ``..`` (``some/dir/..`` names ``some``), and a place that cannot be
+last part is ``..`` (``some/dir/..`` names ``some``), and a place that cannot be
 written (the check creates and removes a probe folder where the temporary result will go,
 so ``--out /proc/x`` fails at once).
 
@@ -123,18 +123,18 @@ def _describe(folder: Path, kind: str) -> str:
 
 
 def _resolved(path: str | Path, flag: str) -> Path:
-    """``path`` made absolute (symlinks followed); refuses '.'/'..' endings and the cwd chain."""
+    """``path`` made absolute (symlinks followed); refuses the cwd chain and '..' endings."""
     text = os.fspath(path)
     if not text.strip():
         raise ScenarioError(f"{flag}: empty path; give a new folder name, e.g. {flag} runs/default")
-    if Path(text).name == ".." or str(Path(text)) == ".":
-        raise ScenarioError(f"{flag} {text}: names a folder through '.' or '..' ({Path(text).resolve()}); "
-                            f"give the folder by its own name")
     full = Path(text).expanduser().resolve()
     cwd = Path.cwd().resolve()
     if full == cwd or full in cwd.parents:
         raise ScenarioError(f"{flag} {text}: is the current directory or a parent of it ({full}); "
                             f"refusing to replace it — give a new folder, e.g. {flag} runs/result")
+    if Path(text).name == "..":
+        raise ScenarioError(f"{flag} {text}: names a folder through '..' ({full}); give the folder by its "
+                            f"own name")
     return full
 
 

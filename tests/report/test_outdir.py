@@ -105,14 +105,14 @@ def test_current_directory_its_parents_and_dot_dot_are_refused(tmp_path, monkeyp
     (work / "sub").mkdir(parents=True)
     (work / "sub" / "file.txt").write_text("x")
     monkeypatch.chdir(work)
-    with pytest.raises(ScenarioError, match=r"current directory or a parent|through '\.' or '\.\.'"):
+    with pytest.raises(ScenarioError, match=r"current directory or a parent|through '\.\.'"):
         check_out_dir(target.format(tmp=tmp_path), force=True)
     assert (work / "sub" / "file.txt").exists()
 
 
 def test_dot_dot_is_refused_even_when_it_names_an_empty_folder(tmp_path):
     (tmp_path / "some" / "dir").mkdir(parents=True)
-    with pytest.raises(ScenarioError, match=r"through '\.' or '\.\.'"):
+    with pytest.raises(ScenarioError, match=r"through '\.\.'"):
         check_out_dir(tmp_path / "some" / "dir" / "..")
 
 
