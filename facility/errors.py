@@ -8,6 +8,7 @@ exception           exit code meaning
 ``NoDeviceError``   2         no GPU / driver / NVML for ``facility record``
 ``InfeasibleError`` 3         the optimizer cannot meet the limits
 ``PowerFlowError``  4         a power flow did not converge
+(sweep)             5         a sweep finished, but some of its cases failed
 anything else       1         unexpected failure
 =================== ========= =============================================
 """
@@ -26,6 +27,7 @@ __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_INFEASIBLE",
     "EXIT_POWER_FLOW",
+    "EXIT_CASES_FAILED",
     "exit_code_for",
 ]
 
@@ -34,6 +36,8 @@ EXIT_ERROR = 1
 EXIT_BAD_INPUT = 2
 EXIT_INFEASIBLE = 3
 EXIT_POWER_FLOW = 4
+#: ``facility sweep``: the sweep finished and wrote its table, but some cases failed.
+EXIT_CASES_FAILED = 5
 
 
 class FacilityError(Exception):
