@@ -84,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
                        usage="facility record --out FILE [--interval-ms MS] -- COMMAND ...")
     p.add_argument("--out", type=Path, required=True, help="CSV file to write")
     p.add_argument("--interval-ms", type=float, default=20.0, help="poll interval [ms] (default 20)")
+    p.add_argument("--force", action="store_true", help="replace an existing --out file")
     p.add_argument("argv", nargs=argparse.REMAINDER, metavar="COMMAND", help="the command to run, after --")
     return parser
 
@@ -247,12 +248,14 @@ def _cmd_models(args) -> int:
 
 
 def _cmd_record(args) -> int:
+    from facility.report.outdir import check_out_file
     from facility.workload.record import record
 
     cmd = list(args.argv)
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
-    res = record(cmd, args.out, interval_s=args.interval_ms / 1e3)
+    full = check_out_file(args.out, force=args.force)   # before the job runs, not after
+    res = record(cmd, full, interval_s=args.interval_ms / 1e3)
     print(f"wrote {res.path} ({res.n_polls:,} polls of {res.n_gpus} GPU(s), median interval "
           f"{1e3 * res.median_interval_s:.4g} ms, sensor {res.sensor})")
     if res.exit_status != 0:

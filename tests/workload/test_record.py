@@ -128,3 +128,16 @@ def test_record_needs_a_command(tmp_path, monkeypatch, capsys):
     assert "give the command to run after --" in capsys.readouterr().err
     assert main(["record", "--out", str(tmp_path / "r.csv"), "--", "no-such-program-xyz"]) == 2
     assert "cannot start 'no-such-program-xyz'" in capsys.readouterr().err
+
+
+def test_existing_out_file_is_refused_before_the_command_runs(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "pynvml", fake_nvml())
+    out = tmp_path / "rec.csv"
+    out.write_text("keep me\n")
+    marker = tmp_path / "ran"
+    cmd = [sys.executable, "-c", f"open({str(marker)!r}, 'w').close()"]
+    assert main(["record", "--out", str(out), "--", *cmd]) == 2
+    assert "the file exists; pass --force" in capsys.readouterr().err
+    assert out.read_text() == "keep me\n" and not marker.exists()
+    assert main(["record", "--out", str(out), "--force", "--", *cmd]) == 0
+    assert marker.exists() and out.read_text().startswith("# facility record")
