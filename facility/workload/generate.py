@@ -34,6 +34,7 @@ from facility.workload.trace_checks import inspect_job_trace, job_trace
 __all__ = ["generate_load", "job_waveform"]
 
 log = logging.getLogger(__name__)
+_LOGGED: set[str] = set()
 
 
 def _trace_wave(job, p: JobParams, offset_s: np.ndarray, t_s: np.ndarray, dt_s: float,
@@ -166,7 +167,9 @@ def generate_load(scenario, *, rng: np.random.Generator | None = None) -> LoadPr
             tr, found = inspect_job_trace(job, f"jobs.{i}", scenario)
             meta["trace"] = {k: v for k, v in asdict(tr.info).items() if k != "header"}
             for text in found:
-                log.warning("%s", text)
+                if text not in _LOGGED:       # once per process (size and sweeps generate often)
+                    _LOGGED.add(text)
+                    log.warning("%s", text)
             warnings.extend(found)
         waves.append(w)
         runs.append(r)
