@@ -7,9 +7,9 @@ Each ``check_*`` function returns a list of problems (strings naming key, unit a
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from facility.config import files
 from facility.config.library import load_gpu
 from facility.errors import NotSupportedError, ScenarioError
 
@@ -104,8 +104,11 @@ def check_jobs(s: "Scenario") -> list[str]:
         if job.workload == "trace":
             if not job.trace_file:
                 out.append(f"{key}.trace_file is required when {key}.workload = 'trace'")
-            elif not Path(job.trace_file).is_file():
-                out.append(f"{key}.trace_file = {job.trace_file!r}: no such file")
+            else:
+                try:
+                    files.check_file(job.trace_file, key=f"{key}.trace_file", what="trace file")
+                except ScenarioError as exc:
+                    out.append(str(exc))
         elif job.trace_file:
             out.append(f"{key}.trace_file is only used with workload = 'trace' (workload = {job.workload!r})")
     return out

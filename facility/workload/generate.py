@@ -39,7 +39,7 @@ def _trace_wave(job, p: JobParams, offset_s: np.ndarray, t_s: np.ndarray, dt_s: 
     if not job.trace_file:
         raise ScenarioError(f"{key}.trace_file is required when {key}.workload = 'trace'")
     tt, pf = read_trace(job.trace_file, tdp_w=p.tdp_w, scale=job.trace_scale,
-                        gpus_per_node=job.gpus_per_node)
+                        gpus_per_node=job.gpus_per_node, key=f"{key}.trace_file")
     p_native, native = trace_on_grid(tt, pf, dt_s)
     duration = p_native.size * native        # each sample stands for one native step
     grid = np.arange(p_native.size + 1) * native

@@ -74,7 +74,7 @@ def _times_s(series: pd.Series, path: Path, col: str) -> np.ndarray:
 
 
 def read_trace(path: str | Path, *, tdp_w: float, scale: str = "per_gpu",
-               gpus_per_node: int = 8) -> tuple[np.ndarray, np.ndarray]:
+               gpus_per_node: int = 8, key: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Read a measured power trace and express it per GPU as a fraction of TDP.
 
     Parameters
@@ -88,6 +88,8 @@ def read_trace(path: str | Path, *, tdp_w: float, scale: str = "per_gpu",
         ``gpus_per_node``), or a fraction of TDP.
     gpus_per_node : int
         GPUs per node, for ``scale = 'per_node'``.
+    key : str, optional
+        Scenario key that named the file (``jobs.0.trace_file``), for messages.
 
     Returns
     -------
@@ -102,11 +104,13 @@ def read_trace(path: str | Path, *, tdp_w: float, scale: str = "per_gpu",
         Missing file, not a CSV, no time or power column, non-numeric values, fewer than two
         samples, time not increasing, negative or implausible power.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise ScenarioError(f"{path}: trace file not found")
+    from facility.config.files import check_file
+
+    path = check_file(path, key=key, what="trace file")
     try:
         df = pd.read_csv(path, skipinitialspace=True, comment="#")
+    except OSError as exc:  # vanished or unreadable after the check
+        raise ScenarioError(f"{path}: trace file cannot be read ({exc.strerror or exc})") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise ScenarioError(f"{path}: not a readable CSV trace ({type(exc).__name__}: {exc})") from None
     cols = {str(c).strip().lower(): c for c in df.columns}
