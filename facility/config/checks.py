@@ -129,9 +129,11 @@ def check_storage(s: "Scenario") -> list[str]:
                 out.append(f"{name}.max_e_rated_mwh = {st.max_e_rated_mwh:g} MWh is below min_e_rated_mwh = {st.min_e_rated_mwh:g} MWh")
         else:
             if st.p_rated_mw is None:
-                out.append(f"{name}.p_rated_mw [MW] is required when {name}.enabled = true and extendable = false")
+                out.append(f"{name}.p_rated_mw [MW] is required when {name}.enabled = true and "
+                           f"{name}.extendable = false")
             if st.e_rated_mwh is None:
-                out.append(f"{name}.e_rated_mwh [MWh] is required when {name}.enabled = true and extendable = false")
+                out.append(f"{name}.e_rated_mwh [MWh] is required when {name}.enabled = true and "
+                           f"{name}.extendable = false")
         if st.min_soc_frac >= st.max_soc_frac:
             out.append(
                 f"{name}.min_soc_frac = {st.min_soc_frac:g} must be below {name}.max_soc_frac = "
@@ -260,7 +262,8 @@ def check_controller(s: "Scenario") -> list[str]:
     """A storage controller needs a storage to act on."""
     kind = s.controller.kind
     if kind != "none" and not s.storages():
-        return [f"controller.kind = {kind!r} needs at least one enabled storage (rack_storage, ups or bess)"]
+        return [f"controller.kind = {kind!r} needs at least one enabled storage: set "
+                "rack_storage.enabled, ups.enabled or bess.enabled = true (or controller.kind = 'none')"]
     return []
 
 
@@ -280,25 +283,31 @@ def check_grid(s: "Scenario") -> list[str]:
     if g.trafo_type is not None and not types:
         sn = load_trafo_type(g.trafo_type).sn_mva
     if g.enabled and (sn is not None or g.lv_trafo_sn_mva is not None):
+        from facility.config.preconditions import check_feeders as feeder_checks
+        from facility.config.preconditions import feeder_peaks_mw
+
         try:
-            peak = estimate_peak_site_mw(s)
+            peaks = feeder_peaks_mw(s)
+            peak = sum(peaks) if peaks else estimate_peak_site_mw(s)
         except ScenarioError:
             return out
         if sn is not None and peak > 2.0 * sn * g.n_trafos:
+            src = f" (from grid.trafo_type = {g.trafo_type!r})" if g.trafo_type is not None else ""
             out.append(
-                f"grid.trafo_sn_mva = {sn:g} MVA x {g.n_trafos} transformer(s) cannot "
-                f"carry the peak site load of about {peak:.1f} MW; allowed: trafo_sn_mva ≥ "
+                f"grid.trafo_sn_mva = {sn:g} MVA{src} x grid.n_trafos = {g.n_trafos} transformer(s) "
+                f"cannot carry the peak site load of up to {peak:.1f} MW (jobs.*.n_gpus at full "
+                f"power, site.non_gpu_frac, site.pue, site.base_load_mw); allowed: trafo_sn_mva ≥ "
                 f"{peak / 2.0 / g.n_trafos:.1f} MVA (2x overload at most)"
             )
-        # the busiest feeder carries at least the mean share of the peak
-        n_f = g.n_feeders or min(len(s.jobs), 8)
-        if g.lv_trafo_sn_mva is not None and g.lv_trafo_type is None and peak / n_f > 2.0 * g.lv_trafo_sn_mva:
-            out.append(
-                f"grid.lv_trafo_sn_mva = {g.lv_trafo_sn_mva:g} MVA cannot carry a feeder's share of the "
-                f"peak site load ({peak:.1f} MW over {n_f} feeder(s)); allowed: lv_trafo_sn_mva ≥ "
-                f"{peak / n_f / 2.0:.1f} MVA (2x overload at most)"
-            )
+        out.extend(feeder_checks(s))
     return out
+
+
+def _preconditions() -> tuple:
+    from facility.config import preconditions as pc
+
+    return (pc.check_job_timing, pc.check_storage_run, pc.check_controller_run, pc.check_monitor,
+            pc.check_sizes)
 
 
 _CHECKS = (check_time, check_jobs, check_storage, check_spec, check_gpu_controls,
@@ -319,5 +328,7 @@ def check_scenario(scenario: "Scenario", source: str = "<scenario>") -> None:
         if active(scenario):
             raise NotSupportedError(f"{source}: not supported yet: {section}")
     problems = [p for check in _CHECKS for p in check(scenario)]
+    if not problems:  # the run's preconditions, on a scenario that is consistent as written
+        problems = [p for check in _preconditions() for p in check(scenario)]
     if problems:
         raise ScenarioError("\n".join(f"{source}: {p}" for p in problems))
