@@ -26,10 +26,34 @@ def _add_common(p: argparse.ArgumentParser, out: str | None = None) -> None:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a scenario key, e.g. --set bess.e_rated_mwh=20 or --set jobs.llm.n_gpus=8000 "
                         "(repeatable)")
+    p.add_argument("--max-memory-gib", type=_positive_gib, default=None, metavar="GIB",
+                   help="refuse (exit 2) a scenario whose estimated peak memory exceeds this "
+                        "(default: 80%% of the machine's memory)")
     if out == "dir":
         p.add_argument("--out", type=Path, required=True, help="output folder (replaced atomically)")
     elif out == "file":
         p.add_argument("--out", type=Path, required=True, help="output file")
+
+
+def _positive_gib(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of GiB") from None
+    if not (v > 0 and v < float("inf")):
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a positive number of GiB")
+    return v
+
+
+def _load(args):
+    """Load and validate the scenario, then check its resource estimate against the budget
+    (``--max-memory-gib``); returns ``(scenario, estimate)``."""
+    from facility.config import load_scenario
+    from facility.config.resources import check_resources
+
+    s = load_scenario(args.scenario, args.overrides)
+    est = check_resources(s, getattr(args, "max_memory_gib", None), source=str(args.scenario))
+    return s, est
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -83,23 +107,21 @@ def _setup_logging(args: argparse.Namespace) -> None:
 
 
 def _cmd_validate(args) -> int:
-    from facility.config import load_scenario
-
-    s = load_scenario(args.scenario, args.overrides)
+    s, est = _load(args)
     n = int(round(s.time.horizon_s / s.time.dt_s))
     limits = [k for k, v in s.spec.model_dump().items()
               if k.startswith("max_") and v is not None] + [f"band_{b.name}" for b in s.spec.bands]
     print(f"ok: {args.scenario} — {s.name}: {len(s.jobs)} job(s), {sum(j.n_gpus for j in s.jobs):,} GPUs, "
           f"{n:,} steps of {s.time.dt_s:g} s; storage: {', '.join(s.storages()) or 'none'}; "
           f"controller: {s.controller.kind}; limits: {', '.join(limits) or 'none'}")
+    print(f"   {est.summary()}")
     return EXIT_OK
 
 
 def _cmd_trace(args) -> int:
-    from facility.config import load_scenario
     from facility.simulate import generate_trace
 
-    s = load_scenario(args.scenario, args.overrides)
+    s, _ = _load(args)
     df = generate_trace(s)
     out: Path = args.out
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -128,11 +150,10 @@ def _summary(res, out: Path, wall_s: float) -> str:
 
 
 def _cmd_run(args) -> int:
-    from facility.config import load_scenario
     from facility.simulate import run_scenario
 
     t0 = time.perf_counter()
-    s = load_scenario(args.scenario, args.overrides)
+    s, _ = _load(args)
     res = run_scenario(s, out_dir=args.out, progress=not args.no_progress and sys.stderr.isatty(),
                        plots=not args.no_plots)
     print(_summary(res, args.out, time.perf_counter() - t0))
@@ -155,11 +176,10 @@ def _lossless_compliant(res) -> bool:
 
 
 def _cmd_size(args) -> int:
-    from facility.config import load_scenario
     from facility.simulate import size_scenario
 
     t0 = time.perf_counter()
-    s = load_scenario(args.scenario, args.overrides)
+    s, _ = _load(args)
     if not any(st.extendable for st in s.storages().values()):
         raise ScenarioError(f"{args.scenario}: nothing to size: set extendable = true on rack_storage, ups or bess")
     sol, res = size_scenario(s, out_dir=args.out, progress=not args.no_progress and sys.stderr.isatty(),
@@ -189,11 +209,10 @@ def _cmd_sweep(args) -> int:
 def _cmd_export_net(args) -> int:
     import numpy as np
 
-    from facility.config import load_scenario
     from facility.electrical import build_network, export_network
     from facility.workload import default_n_feeders, generate_load, site_power
 
-    s = load_scenario(args.scenario, args.overrides)
+    s, _ = _load(args)
     profile = generate_load(s)
     site = site_power(profile, profile.p_gpu_w, s.site, default_n_feeders(s))
     net = build_network(s, np.asarray(site.p_feeder_mw.max(axis=0)))

@@ -162,15 +162,18 @@ def check_spec(s: "Scenario") -> list[str]:
         out.append(f"spec.band_min_hz = {sp.band_min_hz:g} Hz must be below spec.band_max_hz = {sp.band_max_hz:g} Hz")
     nyquist = 0.5 / dt
     band_limited = sp.max_band_energy_frac is not None or sp.max_band_peak_mw is not None
+    by = " and ".join(f"spec.{k}" for k in ("max_band_energy_frac", "max_band_peak_mw")
+                      if getattr(sp, k) is not None)
     if band_limited and sp.band_max_hz > nyquist + 1e-9:
         out.append(
             f"time.dt_s = {dt:g} s cannot resolve spec.band_max_hz = {sp.band_max_hz:g} Hz "
-            f"(Nyquist {nyquist:g} Hz); allowed: dt_s ≤ {0.5 / sp.band_max_hz:g} s"
+            f"(Nyquist {nyquist:g} Hz) of the band limit {by}; allowed: dt_s ≤ {0.5 / sp.band_max_hz:g} s"
         )
     if band_limited and sp.band_min_hz < 1.0 / s.time.horizon_s - 1e-12:
         out.append(
-            f"spec.band_min_hz = {sp.band_min_hz:g} Hz is below the frequency resolution "
-            f"1/horizon_s = {1.0 / s.time.horizon_s:g} Hz; allowed: time.horizon_s ≥ {1.0 / sp.band_min_hz:g} s"
+            f"spec.band_min_hz = {sp.band_min_hz:g} Hz of the band limit {by} is below the frequency "
+            f"resolution 1/horizon_s = {1.0 / s.time.horizon_s:g} Hz; allowed: time.horizon_s ≥ "
+            f"{1.0 / sp.band_min_hz:g} s"
         )
     seen = set()
     for i, b in enumerate(sp.bands):
@@ -188,6 +191,8 @@ def check_spec(s: "Scenario") -> list[str]:
         out.append(f"spec.ramp_window_s = {sp.ramp_window_s:g} s must be at least time.dt_s = {dt:g} s")
     if sp.max_window_swing_mw is not None and sp.window_s < dt - 1e-12:
         out.append(f"spec.window_s = {sp.window_s:g} s must be at least time.dt_s = {dt:g} s")
+    if sp.base:
+        out = [f"{p} (limits of spec.base = {sp.base!r})" for p in out]
     return out
 
 
@@ -279,6 +284,18 @@ def check_grid(s: "Scenario") -> list[str]:
 
     types = check_grid_types(g)
     out.extend(types)
+    if not types:   # a transformer needs a reactance: vkr < vk (pandapower divides by it)
+        for pre, type_key in (("trafo", "trafo_type"), ("lv_trafo", "lv_trafo_type")):
+            name = getattr(g, type_key)
+            if name is not None:
+                tt = load_trafo_type(name, key=f"grid.{type_key}")
+                vk, vkr, where = tt.vk_percent, tt.vkr_percent, f" (from grid.{type_key} = {name!r})"
+            else:
+                vk, vkr, where = getattr(g, f"{pre}_vk_percent"), getattr(g, f"{pre}_vkr_percent"), ""
+            if vkr >= vk:
+                out.append(f"grid.{pre}_vkr_percent = {vkr:g} % must be below grid.{pre}_vk_percent = "
+                           f"{vk:g} %{where}: the short-circuit voltage's real part cannot exceed it "
+                           f"(the transformer would have no reactance)")
     sn = g.trafo_sn_mva
     if g.trafo_type is not None and not types:
         sn = load_trafo_type(g.trafo_type).sn_mva

@@ -18,8 +18,10 @@ load generator      resolved iteration shape (archetype / workload defaults fill
 storage             ``initial_soc_frac`` >= ``min_soc_frac + reserve_frac`` (UPS)
 controller          ``sample_s`` >= half a step; filter with several storages:
                     ``slow_cutoff_hz < cutoff_hz``; co-design ``codesign_release_margin_frac
-                    >= codesign_soc_margin_frac``; MPC ``horizon_s >= replan_s``.
-monitor             a spectral limit to watch (``spec.max_band_peak_mw`` or ``spec.bands``)
+                    >= codesign_soc_margin_frac``; MPC ``horizon_s >= replan_s`` and
+                    ``replan_s`` >= half a step.
+monitor             a spectral limit to watch (``spec.max_band_peak_mw`` or ``spec.bands``),
+                    ``every_s`` >= half a step
 power flow          every feeder's upper-bound peak within 2x of its MV/LV transformer
 optimizer           LP size (steps x storages x window limits) <= :data:`MAX_LP_VARIABLES`
 =================== =========================================================================
@@ -223,15 +225,25 @@ def check_controller_run(s: "Scenario") -> list[str]:
     if c.kind == "mpc" and c.horizon_s + 1e-9 < c.replan_s:
         out.append(f"controller.horizon_s = {c.horizon_s:g} s must be at least controller.replan_s = "
                    f"{c.replan_s:g} s")
+    if c.kind == "mpc" and c.replan_s < 0.5 * dt:
+        out.append(f"controller.replan_s = {c.replan_s:g} s is shorter than half of time.dt_s = {dt:g} s; "
+                   f"allowed: replan_s ≥ {dt:g} s")
     return out
 
 
 def check_monitor(s: "Scenario") -> list[str]:
     """The FFT-bin monitor needs a spectral limit to watch."""
-    if s.monitor.enabled and s.spec.max_band_peak_mw is None and not s.spec.bands:
-        return ["monitor.enabled = true needs a spectral limit to watch: set spec.max_band_peak_mw "
-                "[MW] or add spec.bands"]
-    return []
+    m, dt = s.monitor, s.time.dt_s
+    if not m.enabled:
+        return []
+    out = []
+    if s.spec.max_band_peak_mw is None and not s.spec.bands:
+        out.append("monitor.enabled = true needs a spectral limit to watch: set spec.max_band_peak_mw "
+                   "[MW] or add spec.bands")
+    if m.every_s < 0.5 * dt:
+        out.append(f"monitor.every_s = {m.every_s:g} s is shorter than half of time.dt_s = {dt:g} s; "
+                   f"allowed: every_s ≥ {dt:g} s")
+    return out
 
 
 def feeder_peaks_mw(s: "Scenario") -> list[float]:

@@ -20,21 +20,23 @@ import time
 import warnings
 from pathlib import Path
 
-from tests.config.fuzzing import check_mutation, draw_mutations, problems
+from tests.config.fuzzing import KINDS, PLAUSIBLE, check_mutation, draw_mutations, problems
 
 
-def fuzz(n: int, seed: int, run: bool = True, log=None, max_mutations: int = 3) -> dict:
+def fuzz(n: int, seed: int, run: bool = True, log=None, max_mutations: int = 3,
+         plausible_share: float = 0.5) -> dict:
     """Run ``n`` random mutations; return the figures (counts of exits, failures, time)."""
     rng = random.Random(seed)
     t0 = time.perf_counter()
     validate = collections.Counter()
     runs = collections.Counter()
-    kinds = collections.Counter()
+    counts = collections.Counter()
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(n):
-            name, muts = draw_mutations(rng.choice, max_mutations)
-            kinds.update(m.kind for m in muts)
+            kinds = PLAUSIBLE if rng.random() < plausible_share else KINDS
+            name, muts = draw_mutations(rng.choice, max_mutations, kinds)
+            counts.update(m.kind for m in muts)
             o = check_mutation(name, muts, Path(tmp), run=run)
             validate[str(o.validate_rc)] += 1
             if o.run_rc is not None:
@@ -48,7 +50,7 @@ def fuzz(n: int, seed: int, run: bool = True, log=None, max_mutations: int = 3) 
                                       "validate": o.validate_rc, "run": o.run_rc, "problems": bad}) + "\n")
                 log.flush()
     return {"mutations": n, "seed": seed, "wall_s": round(time.perf_counter() - t0, 1),
-            "validate_exits": dict(validate), "run_exits": dict(runs), "kinds": dict(kinds),
+            "validate_exits": dict(validate), "run_exits": dict(runs), "kinds": dict(counts),
             "n_failures": len(failures), "failures": failures[:50]}
 
 
@@ -58,11 +60,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-run", action="store_true", help="validate only")
     ap.add_argument("--log", type=Path, default=None, help="one JSON line per mutation")
+    ap.add_argument("--plausible-share", type=float, default=0.5,
+                    help="share of cases drawn from the plausible kinds only (more reach the run)")
     args = ap.parse_args(argv)
     logging.disable(logging.WARNING)   # the scenarios' own warnings are not failures
     warnings.simplefilter("ignore")
     log = args.log.open("w") if args.log else None
-    figures = fuzz(args.n, args.seed, run=not args.no_run, log=log)
+    figures = fuzz(args.n, args.seed, run=not args.no_run, log=log, plausible_share=args.plausible_share)
     print(json.dumps(figures))
     return 0 if figures["n_failures"] == 0 else 1
 

@@ -216,9 +216,13 @@ class Mutation:
         return f"{self.kind}({', '.join(self.keys())}{'' if v is None else ' = ' + shown})"
 
 
-def draw_mutation(raw: dict, choose: Choose) -> Mutation:
+#: Kinds that keep a scenario plausible, so more of them validate and reach the run stage.
+PLAUSIBLE = ("scale", "choice", "toggle", "swap_bounds", "zero", "tiny", "delete")
+
+
+def draw_mutation(raw: dict, choose: Choose, kinds: Sequence[str] = KINDS) -> Mutation:
     """Pick one mutation of ``raw`` with ``choose`` (see the module docstring)."""
-    kind = choose(KINDS)
+    kind = choose(kinds)
     if kind == "empty_jobs":
         return Mutation(kind, (("jobs",),), [])
     if kind == "swap_bounds":
@@ -296,14 +300,15 @@ def apply_mutation(raw: dict, m: Mutation) -> dict:
     return out
 
 
-def draw_mutations(choose: Choose, max_mutations: int = 3) -> tuple[str, list[Mutation]]:
-    """A bundled scenario and 1..max_mutations mutations of it."""
+def draw_mutations(choose: Choose, max_mutations: int = 3,
+                   kinds: Sequence[str] = KINDS) -> tuple[str, list[Mutation]]:
+    """A bundled scenario and 1..max_mutations mutations of it (of the given kinds)."""
     name = choose(scenario_names())
     raw = bundled(name)
     n = choose(range(1, max_mutations + 1))
     muts = []
     for _ in range(n):
-        m = draw_mutation(raw, choose)
+        m = draw_mutation(raw, choose, kinds)
         raw = apply_mutation(raw, m)
         muts.append(m)
     return name, muts
