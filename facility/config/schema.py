@@ -449,7 +449,9 @@ class OptimizeConfig(StrictModel):
     annualize: bool = F(False, description=(
         "Scale the annualized capex to the horizon (true) or charge the full capex once (false)."))
     energy_price_usd_per_mwh: float = F(60.0, unit="USD/MWh", ge=0, le=1e5, description="Price of energy lost in conversion or burned.")
-    solver: str = F("highs", description="Solver name (HiGHS through Pyomo).")
+    solver: str = F("highs", description=(
+        "Solver: 'highs' (the LP matrix passed to HiGHS directly) or 'appsi_highs' (a Pyomo model, "
+        "HiGHS through APPSI); case is ignored."))
     time_limit_s: float = F(600.0, unit="s", gt=0, le=86400.0, description="Solver time limit.")
     mip_rel_gap: float = F(1e-6, unit="frac", ge=0, le=1, description="Relative optimality tolerance (LP: unused).")
     coarsen: bool = F(True, description=(
@@ -469,6 +471,13 @@ class OptimizeConfig(StrictModel):
     limit_margin_frac: float = F(0.0, unit="frac", ge=0, lt=1, description=(
         "Tighten every window / dynamic-range limit by this share in the optimizer, so that the "
         "network losses the lossless LP does not see keep the verification run compliant."))
+
+    @field_validator("solver")
+    @classmethod
+    def _solver_known(cls, v: str) -> str:
+        if v.lower() not in ("highs", "appsi_highs"):
+            raise ValueError("unknown solver; allowed: 'highs' or 'appsi_highs'")
+        return v
 
 
 # --------------------------------------------------------------------------- scenario
