@@ -256,13 +256,20 @@ def test_bad_budget_is_an_argument_error(capsys):
 
 
 # ----------------------------------------------------------------- determinism
-def test_same_scenario_and_seed_give_byte_identical_metrics(tmp_path):
-    """metrics.json holds no wall times (those are in manifest.json's timings_s)."""
-    args = ["--set", "time.horizon_s=20", "--no-plots", "--no-progress"]
+@pytest.mark.parametrize("scenario, horizon_s", [("default.toml", 20), ("sizing_start_ramp.toml", 60)])
+def test_same_scenario_and_seed_give_byte_identical_metrics(tmp_path, scenario, horizon_s):
+    """metrics.json holds no wall times: they are in manifest.json (timings_s) and, for a
+    sizing, in sizing.json (build_s, solve_s), deliberately outside metrics.json."""
+    args = ["--set", f"time.horizon_s={horizon_s}", "--no-plots", "--no-progress"]
     for d in ("a", "b"):
-        assert main(["run", str(DEFAULT), "--out", str(tmp_path / d), *args]) == 0
+        assert main(["run", str(SCENARIOS / scenario), "--out", str(tmp_path / d), *args]) == 0
     a, b = (tmp_path / d / "metrics.json" for d in ("a", "b"))
     assert a.read_bytes() == b.read_bytes()
     assert "timings_s" in json.loads((tmp_path / "a" / "manifest.json").read_text())
-    assert main(["run", str(DEFAULT), "--out", str(tmp_path / "c"), *args, "--set", "seed=8"]) == 0
-    assert (tmp_path / "c" / "metrics.json").read_bytes() != a.read_bytes()
+    if scenario == "default.toml":   # a stochastic workload: another seed, other metrics
+        assert main(["run", str(DEFAULT), "--out", str(tmp_path / "c"), *args, "--set", "seed=8"]) == 0
+        assert (tmp_path / "c" / "metrics.json").read_bytes() != a.read_bytes()
+    else:
+        sa, sb = (json.loads((tmp_path / d / "sizing.json").read_text()) for d in ("a", "b"))
+        timing = {"build_s", "solve_s"}
+        assert {k: v for k, v in sa.items() if k not in timing} == {k: v for k, v in sb.items() if k not in timing}
