@@ -218,7 +218,7 @@ def test_lp_size_is_bounded_before_building(capsys):
 
 
 # ----------------------------------------------------------------- resource estimate
-def test_memory_budget_refused_at_validate_with_the_estimate(capsys):
+def test_memory_budget_refused_at_validate_with_the_estimate(capsys, tmp_path):
     rc, err = _validate(capsys, DEFAULT, "--set", "time.horizon_s=7200", "--max-memory-gib", "1")
     assert rc == 2
     assert "estimated peak memory 1." in err and "720,000 steps x 64 rack groups" in err
@@ -229,8 +229,10 @@ def test_memory_budget_refused_at_validate_with_the_estimate(capsys):
     out = capsys.readouterr().out
     assert rc == 0 and "estimated peak memory 1." in out
     # the same budget applies to run, before anything is allocated
-    assert main(["run", str(DEFAULT), "--out", "/nonexistent/never", "--set", "time.horizon_s=7200",
+    assert main(["run", str(DEFAULT), "--out", str(tmp_path / "never"), "--set", "time.horizon_s=7200",
                  "--max-memory-gib", "1"]) == 2
+    assert "the run needs more memory than the budget" in capsys.readouterr().err
+    assert not (tmp_path / "never").exists()
 
 
 def test_estimate_scales_with_steps_groups_storages_feeders():
