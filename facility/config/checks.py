@@ -299,7 +299,7 @@ def check_grid(s: "Scenario") -> list[str]:
     sn = g.trafo_sn_mva
     if g.trafo_type is not None and not types:
         sn = load_trafo_type(g.trafo_type).sn_mva
-    if g.enabled and (sn is not None or g.lv_trafo_sn_mva is not None):
+    if g.enabled:
         from facility.config.preconditions import check_feeders as feeder_checks
         from facility.config.preconditions import feeder_peaks_mw
 
@@ -308,6 +308,11 @@ def check_grid(s: "Scenario") -> list[str]:
             peak = sum(peaks) if peaks else estimate_peak_site_mw(s)
         except ScenarioError:
             return out
+        if g.sc_mva < peak:
+            out.append(
+                f"grid.sc_mva = {g.sc_mva:g} MVA is below the peak site load of up to {peak:.1f} MW "
+                f"(short-circuit ratio {g.sc_mva / peak:.2g} < 1): the utility cannot deliver it "
+                f"(voltage collapse); allowed: sc_mva ≥ {peak:.1f} MVA (real connections: ≥ 3x)")
         if sn is not None and peak > 2.0 * sn * g.n_trafos:
             src = f" (from grid.trafo_type = {g.trafo_type!r})" if g.trafo_type is not None else ""
             out.append(

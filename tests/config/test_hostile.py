@@ -184,6 +184,7 @@ def test_cases_csv_errors_name_the_file(tmp_path):
     (["grid.lv_trafo_sn_mva=5", "grid.n_feeders=2"], r"grid\.lv_trafo_sn_mva = 5 MVA cannot carry feeder 0"),
     (["rack_storage.eff_charge_frac=5e-324"], r"rack_storage\.eff_charge_frac = 5e-324"),
     (["grid.rx_ratio=1e-300"], r"grid\.rx_ratio = 1e-300: .*nonzero value this small"),
+    (["grid.sc_mva=10"], r"grid\.sc_mva = 10 MVA is below the peak site load of up to 4\d\.\d MW"),
     (["ups.enabled=true", "ups.p_rated_mw=1", "ups.e_rated_mwh=1", "ups.reserve_frac=0.5",
       "ups.initial_soc_frac=0.4"], r"ups\.initial_soc_frac = 0\.4 \[frac\] is below ups\.min_soc_frac \+ ups\.reserve_frac"),
 ])
