@@ -40,6 +40,7 @@ import functools
 import io
 import json
 import math
+import shutil
 import tempfile
 import typing
 from dataclasses import dataclass, field
@@ -377,12 +378,16 @@ def check_mutation(name: str, mutations: list[Mutation], workdir: Path | None = 
         f.write_text(tomli_w.dumps(_short_horizon(raw, horizon_s)))
         if _cli(["validate", str(f)])[0] != 0:
             return res
-        out = wd / "run"
-        res.run_rc, res.run_err = _cli(["run", str(f), "--out", str(out), "--no-plots", "--no-progress"])
-        if res.run_rc == 0:
-            metrics = json.loads((out / "metrics.json").read_text())
-            res.nonfinite = [k for k, v in _leaves(metrics)
-                             if v is None or (isinstance(v, float) and not math.isfinite(v))]
+        run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=wd))
+        out = run_dir / "out"            # a new folder each time (--out never replaces silently)
+        try:
+            res.run_rc, res.run_err = _cli(["run", str(f), "--out", str(out), "--no-plots", "--no-progress"])
+            if res.run_rc == 0:
+                metrics = json.loads((out / "metrics.json").read_text())
+                res.nonfinite = [k for k, v in _leaves(metrics)
+                                 if v is None or (isinstance(v, float) and not math.isfinite(v))]
+        finally:
+            shutil.rmtree(run_dir, ignore_errors=True)
     return res
 
 
