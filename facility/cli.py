@@ -27,6 +27,9 @@ def _add_common(p: argparse.ArgumentParser, out: str | None = None) -> None:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a scenario key, e.g. --set bess.e_rated_mwh=20 or --set jobs.llm.n_gpus=8000 "
                         "(repeatable)")
+    p.add_argument("--max-memory-gib", type=_positive_gib, default=None, metavar="GIB",
+                   help="refuse (exit 2) a scenario whose estimated peak memory exceeds this "
+                        "(default: 80%% of the machine's memory)")
     if out == "dir":
         p.add_argument("--out", type=Path, required=True,
                        help="output folder: a new or empty folder, or an earlier facility result with --force "
@@ -35,6 +38,27 @@ def _add_common(p: argparse.ArgumentParser, out: str | None = None) -> None:
     elif out == "file":
         p.add_argument("--out", type=Path, required=True, help="output file (an existing one needs --force)")
         p.add_argument("--force", action="store_true", help="replace an existing --out file")
+
+
+def _positive_gib(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of GiB") from None
+    if not (v > 0 and v < float("inf")):
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a positive number of GiB")
+    return v
+
+
+def _load(args):
+    """Load and validate the scenario, then check its resource estimate against the budget
+    (``--max-memory-gib``); returns ``(scenario, estimate)``."""
+    from facility.config import load_scenario
+    from facility.config.resources import check_resources
+
+    s = load_scenario(args.scenario, args.overrides)
+    est = check_resources(s, getattr(args, "max_memory_gib", None), source=str(args.scenario))
+    return s, est
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -96,15 +120,14 @@ def _setup_logging(args: argparse.Namespace) -> None:
 
 
 def _cmd_validate(args) -> int:
-    from facility.config import load_scenario
-
-    s = load_scenario(args.scenario, args.overrides)
+    s, est = _load(args)
     n = int(round(s.time.horizon_s / s.time.dt_s))
     limits = [k for k, v in s.spec.model_dump().items()
               if k.startswith("max_") and v is not None] + [f"band_{b.name}" for b in s.spec.bands]
     print(f"ok: {args.scenario} — {s.name}: {len(s.jobs)} job(s), {sum(j.n_gpus for j in s.jobs):,} GPUs, "
           f"{n:,} steps of {s.time.dt_s:g} s; storage: {', '.join(s.storages()) or 'none'}; "
           f"controller: {s.controller.kind}; limits: {', '.join(limits) or 'none'}")
+    print(f"   {est.summary()}")
     from facility.config.checks import scenario_warnings, trace_summaries
 
     for line in trace_summaries(s):
@@ -115,7 +138,6 @@ def _cmd_validate(args) -> int:
 
 
 def _cmd_trace(args) -> int:
-    from facility.config import load_scenario
     from facility.report.outdir import check_out_file
     from facility.simulate import generate_trace
 
@@ -123,7 +145,7 @@ def _cmd_trace(args) -> int:
     if out.suffix.lower() not in (".csv", ".parquet", ".pq"):
         raise ScenarioError(f"--out {out}: unknown format; use a .parquet or .csv file name")
     full = check_out_file(out, force=args.force)
-    s = load_scenario(args.scenario, args.overrides)
+    s, _ = _load(args)
     df = generate_trace(s)
     full.parent.mkdir(parents=True, exist_ok=True)
     tmp = full.with_name(f".{full.name}.tmp-{os.getpid()}")
@@ -153,13 +175,12 @@ def _summary(res, out: Path, wall_s: float) -> str:
 
 
 def _cmd_run(args) -> int:
-    from facility.config import load_scenario
     from facility.report.outdir import check_out_dir
     from facility.simulate import run_scenario
 
     t0 = time.perf_counter()
     check_out_dir(args.out, force=args.force, kinds=("run", "size"))
-    s = load_scenario(args.scenario, args.overrides)
+    s, _ = _load(args)
     res = run_scenario(s, out_dir=args.out, progress=not args.no_progress and sys.stderr.isatty(),
                        plots=not args.no_plots)
     print(_summary(res, args.out, time.perf_counter() - t0))
@@ -182,13 +203,12 @@ def _lossless_compliant(res) -> bool:
 
 
 def _cmd_size(args) -> int:
-    from facility.config import load_scenario
     from facility.report.outdir import check_out_dir
     from facility.simulate import size_scenario
 
     t0 = time.perf_counter()
     check_out_dir(args.out, force=args.force, kinds=("run", "size"))
-    s = load_scenario(args.scenario, args.overrides)
+    s, _ = _load(args)
     if not any(st.extendable for st in s.storages().values()):
         raise ScenarioError(f"{args.scenario}: nothing to size: set extendable = true on rack_storage, ups or bess")
     sol, res = size_scenario(s, out_dir=args.out, progress=not args.no_progress and sys.stderr.isatty(),
@@ -218,13 +238,12 @@ def _cmd_sweep(args) -> int:
 def _cmd_export_net(args) -> int:
     import numpy as np
 
-    from facility.config import load_scenario
     from facility.electrical import build_network, export_network
     from facility.report.outdir import check_out_file
     from facility.workload import default_n_feeders, generate_load, site_power
 
     full = check_out_file(args.out, force=args.force)
-    s = load_scenario(args.scenario, args.overrides)
+    s, _ = _load(args)
     profile = generate_load(s)
     site = site_power(profile, profile.p_gpu_w, s.site, default_n_feeders(s))
     net = build_network(s, np.asarray(site.p_feeder_mw.max(axis=0)))

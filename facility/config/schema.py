@@ -45,10 +45,24 @@ def F(default: Any = ..., *, unit: str = "-", description: str, **kw: Any) -> An
     return Field(default, description=description, json_schema_extra=extra, **kw)
 
 
-class StrictModel(BaseModel):
-    """Base model: unknown keys are errors, instances are frozen, assignment is validated."""
+#: Smallest magnitude of a nonzero number a scenario may hold: nothing in a facility is
+#: 1e-300 of its unit, and subnormal values overflow the divisions downstream.
+MIN_NONZERO = 1e-9
 
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+class StrictModel(BaseModel):
+    """Base model: unknown keys are errors, instances are frozen, assignment is validated;
+    a number must be 0 or of magnitude at least :data:`MIN_NONZERO`, and finite."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _not_tiny(cls, v: Any) -> Any:
+        if isinstance(v, float) and v != 0.0 and abs(v) < MIN_NONZERO:
+            raise ValueError(f"a nonzero value this small is not physical; use 0 (where allowed) or "
+                             f"a magnitude of at least {MIN_NONZERO:g}")
+        return v
 
 
 # --------------------------------------------------------------------------- time
@@ -235,8 +249,8 @@ class StorageConfig(StrictModel):
     max_p_rated_mw: float | None = F(None, unit="MW", ge=0, le=100_000.0, description="Upper bound of p_rated_mw when extendable.")
     min_e_rated_mwh: float = F(0.0, unit="MWh", ge=0, le=1e6, description="Lower bound of e_rated_mwh when extendable.")
     max_e_rated_mwh: float | None = F(None, unit="MWh", ge=0, le=1e6, description="Upper bound of e_rated_mwh when extendable.")
-    eff_charge_frac: float = F(0.95, unit="frac", gt=0, le=1, description="Charging efficiency.")
-    eff_discharge_frac: float = F(0.95, unit="frac", gt=0, le=1, description="Discharging efficiency.")
+    eff_charge_frac: float = F(0.95, unit="frac", ge=0.5, le=1, description="Charging efficiency.")
+    eff_discharge_frac: float = F(0.95, unit="frac", ge=0.5, le=1, description="Discharging efficiency.")
     min_soc_frac: float = F(0.1, unit="frac", ge=0, le=1, description="Lowest allowed state of charge.")
     max_soc_frac: float = F(0.9, unit="frac", ge=0, le=1, description="Highest allowed state of charge.")
     initial_soc_frac: float = F(0.5, unit="frac", ge=0, le=1, description="State of charge at t = 0.")
@@ -260,7 +274,7 @@ class UpsConfig(StorageConfig):
     reserve_frac: float = F(0.0, unit="frac", ge=0, le=1, description=(
         "Share of e_rated_mwh kept for ride-through; smoothing may not discharge below it "
         "(added to min_soc_frac)."))
-    eff_ups_frac: float = F(0.97, unit="frac", gt=0, le=1, description="Double-conversion efficiency of the UPS at rated load.")
+    eff_ups_frac: float = F(0.97, unit="frac", ge=0.5, le=1, description="Double-conversion efficiency of the UPS at rated load.")
 
 
 class BessConfig(StorageConfig):
@@ -271,12 +285,12 @@ class BessConfig(StorageConfig):
 class GridConfig(StrictModel):
     """Utility connection and the facility's electrical network."""
 
-    vn_kv: float = F(230.0, unit="kV", gt=0, le=1200.0, description="Nominal voltage of the utility connection (HV side).")
+    vn_kv: float = F(230.0, unit="kV", ge=1.0, le=1200.0, description="Nominal voltage of the utility connection (HV side).")
     sc_mva: float = F(10_000.0, unit="MVA", gt=0, le=1e6, description="Short-circuit power of the utility at the PCC.")
     rx_ratio: float = F(0.1, unit="-", ge=0, le=10.0, description="R/X ratio of the utility's source impedance.")
     vm_pu: float = F(1.0, unit="pu", ge=0.8, le=1.2, description="Voltage set point of the utility source.")
-    mv_kv: float = F(34.5, unit="kV", gt=0, le=230.0, description="Nominal voltage of the site's MV bus.")
-    lv_kv: float = F(0.48, unit="kV", gt=0, le=35.0, description="Nominal voltage of the rack LV buses.")
+    mv_kv: float = F(34.5, unit="kV", ge=0.4, le=230.0, description="Nominal voltage of the site's MV bus.")
+    lv_kv: float = F(0.48, unit="kV", ge=0.1, le=35.0, description="Nominal voltage of the rack LV buses.")
     trafo_sn_mva: float | None = F(None, unit="MVA", gt=0, le=1e5, description=(
         "Rating of each substation transformer; none = sized to 1.25 x peak site power / n_trafos."))
     n_trafos: int = F(1, unit="-", ge=1, le=20, description="Number of parallel substation transformers.")
@@ -443,7 +457,9 @@ class OptimizeConfig(StrictModel):
     annualize: bool = F(False, description=(
         "Scale the annualized capex to the horizon (true) or charge the full capex once (false)."))
     energy_price_usd_per_mwh: float = F(60.0, unit="USD/MWh", ge=0, le=1e5, description="Price of energy lost in conversion or burned.")
-    solver: str = F("highs", description="Solver name (HiGHS through Pyomo).")
+    solver: str = F("highs", description=(
+        "Solver: 'highs' (the LP matrix passed to HiGHS directly) or 'appsi_highs' (a Pyomo model, "
+        "HiGHS through APPSI); case is ignored."))
     time_limit_s: float = F(600.0, unit="s", gt=0, le=86400.0, description="Solver time limit.")
     mip_rel_gap: float = F(1e-6, unit="frac", ge=0, le=1, description="Relative optimality tolerance (LP: unused).")
     coarsen: bool = F(True, description=(
@@ -463,6 +479,13 @@ class OptimizeConfig(StrictModel):
     limit_margin_frac: float = F(0.0, unit="frac", ge=0, lt=1, description=(
         "Tighten every window / dynamic-range limit by this share in the optimizer, so that the "
         "network losses the lossless LP does not see keep the verification run compliant."))
+
+    @field_validator("solver")
+    @classmethod
+    def _solver_known(cls, v: str) -> str:
+        if v.lower() not in ("highs", "appsi_highs"):
+            raise ValueError("unknown solver; allowed: 'highs' or 'appsi_highs'")
+        return v
 
 
 # --------------------------------------------------------------------------- scenario

@@ -27,7 +27,7 @@ import numpy as np
 import pandapower as pp
 
 from facility.electrical.library import check_grid_types, load_trafo_type, load_ups_type
-from facility.errors import ScenarioError
+from facility.errors import PowerFlowError, ScenarioError
 
 if TYPE_CHECKING:
     from facility.config.schema import Scenario
@@ -328,7 +328,18 @@ def _extract_matrices(fn: FacilityNetwork) -> NetworkMatrices:
     net.load["q_mvar"] = 0.0
     net.storage["p_mw"] = 0.0
     # numba=False: pandapower's numba kernels would be JIT-compiled in every process (~3 s)
-    pp.runpp(net, tolerance_mva=1e-10, calculate_voltage_angles=True, numba=False)
+    # (only Ybus is needed; a very stiff grid cannot meet 1e-10 MVA in round-off: retry looser)
+    for tol in (1e-10, 1e-8, 1e-6):
+        try:
+            pp.runpp(net, tolerance_mva=tol, calculate_voltage_angles=True, numba=False)
+            break
+        except pp.LoadflowNotConverged:
+            continue
+    else:
+        raise PowerFlowError("the zero-load power flow of the facility network did not converge: "
+                             "its impedances are degenerate; check grid.sc_mva, grid.rx_ratio and "
+                             "the transformer impedances (grid.trafo_vk_percent, "
+                             "grid.lv_trafo_vk_percent and their vkr)") from None
     ppci = net._ppc["internal"]
     lookup = net._pd2ppc_lookups["bus"]
     n_bus = ppci["Ybus"].shape[0]

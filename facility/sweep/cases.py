@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import itertools
 import json
 import math
@@ -29,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from facility.config.files import MAX_CSV_BYTES, read_text
 from facility.config.load import apply_overrides, parse_override, scenario_from_dict
 from facility.errors import ScenarioError
 
@@ -143,23 +145,37 @@ def expand_values(item: str) -> tuple[str, list[str]]:
 
 
 def _read_cases_csv(path: Path) -> list[dict[str, str]]:
-    path = Path(path)
-    if not path.is_file():
-        raise ScenarioError(f"--cases {path}: no such file")
-    with path.open(newline="") as fh:
-        reader = csv.DictReader(fh)
+    """Rows of a ``--cases`` CSV, read through the shared reader (:mod:`facility.config.files`):
+    a missing, unreadable or non-UTF-8 file and malformed CSV are :class:`ScenarioError`
+    naming the file and ``--cases``."""
+    text = read_text(path, key="--cases", what="cases CSV", max_bytes=MAX_CSV_BYTES,
+                     hint="; give --cases a readable CSV file (header = scenario keys)")
+    if "\x00" in text:
+        raise ScenarioError(f"--cases {path}: holds NUL bytes, so it is not a text CSV; save it "
+                            "as a UTF-8 CSV (header = scenario keys)")
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
         if not reader.fieldnames:
             raise ScenarioError(f"--cases {path}: empty file; expected a header row of scenario keys")
         names = [n.strip() for n in reader.fieldnames]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ScenarioError(f"--cases {path}: header repeats {', '.join(dup)}; name each key once")
         for n in names:
             if n != CASE_ID_COLUMN:
-                parse_override(f"{n}=0")
+                try:
+                    parse_override(f"{n}=0")
+                except ScenarioError:
+                    raise ScenarioError(f"--cases {path}: header cell {n!r} is not a scenario key "
+                                        "(e.g. bess.e_rated_mwh)") from None
         rows = []
         for i, row in enumerate(reader, start=2):
             if None in row:
                 raise ScenarioError(f"--cases {path}: line {i} has more cells than the header")
             case = {k.strip(): (v or "").strip() for k, v in row.items()}
             rows.append({k: v for k, v in case.items() if v != ""})
+    except csv.Error as exc:
+        raise ScenarioError(f"--cases {path}: not a readable CSV ({exc}); fix the file") from None
     if not rows:
         raise ScenarioError(f"--cases {path}: no case rows under the header")
     return rows

@@ -133,22 +133,14 @@ def _where(path: Path, key: str | None) -> str:
     return f"{key}.trace_file = {str(path)!r}" if key else str(path)
 
 
-def _read_table(path: Path, where: str) -> tuple[dict, list[str], pd.DataFrame]:
-    """Header block, header cells and the body (all columns by position) of a CSV file."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ScenarioError(f"{where}: trace file not found") from None
-    except IsADirectoryError:
-        raise ScenarioError(f"{where}: is a folder, not a trace file") from None
-    except PermissionError:
-        raise ScenarioError(f"{where}: permission denied reading the trace file") from None
-    except OSError as exc:
-        raise ScenarioError(f"{where}: cannot read the trace file ({exc.strerror or exc})") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ScenarioError(f"{where}: not a readable CSV trace (not UTF-8 text: byte {exc.start})") from None
+def _read_table(path: Path, where: str, key: str | None = None) -> tuple[dict, list[str], pd.DataFrame]:
+    """Header block, header cells and the body (all columns by position) of a CSV file.
+
+    The file is read through :func:`facility.config.files.read_text`, the one reader of every
+    user file (missing, folder, permission, name too long, NUL, not UTF-8: ScenarioError)."""
+    from facility.config.files import read_text
+
+    text = read_text(path, key=f"{key}.trace_file" if key else None, what="trace file")
     lines = text.splitlines()
     k = 0
     while k < len(lines) and (not lines[k].strip() or lines[k].lstrip().startswith("#")):
@@ -285,7 +277,7 @@ def load_trace(path: str | Path, *, tdp_w: float, idle_w: float | None = None, s
 def _load_cached(path_s, stamp, tdp_w, idle_w, scale, gpus_per_node, sensor, gpu_model, key) -> Trace:
     path = Path(path_s)
     where = _where(path, key)
-    block, header, df = _read_table(path, where)
+    block, header, df = _read_table(path, where, key)
     layout, problem = classify_columns(header)
     found = ", ".join(repr(h) for h in header) or "(none)"
     if layout is None:
