@@ -320,7 +320,7 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
         metrics["electrical"] = electrical_metrics(pf, dt)
         if net.enabled:
             metrics["electrical"].update(net.limits.as_metrics())
-        metrics["electrical_compliance"] = electrical_compliance(pf, scenario.grid, dt)
+        metrics["electrical_compliance"] = electrical_compliance(pf, scenario.grid, dt, net.has_bess)
         events.extend(violation_events(profile.t_s, pf, scenario.grid, dt))
         events.sort(key=lambda e: e.get("t_s", 0.0))
         metrics["training"] = _training_block(scenario, gpu_full, gpu_normal, engaged, codesign)
@@ -444,13 +444,14 @@ def needed_margin_frac(res: Results, margin_frac: float, limits: list[str]) -> t
     """The ``limit_margin_frac`` the next sizing needs so the verification meets ``limits``.
 
     For each failing limit with value L, verified metric v (with losses) and lossless metric l
-    (site load + storage), the losses scale the LP's metric by rho = v / l, so the LP must aim
-    at (1 - m') L with rho (1 - m') L <= (1 - h) L:
+    (site load + storage, what the LP holds at or below (1 - m) L), the network and UPS losses
+    add d = v - l to the metric; they mostly follow the site load, which the margin does not
+    change, so the next LP must aim at (1 - m') L with (1 - m') L + d <= (1 - h) L:
 
-    .. math::  m' = \\max_{\\text{failing}} \\left(1 - \\frac{1 - h}{\\rho}\\right),
-               \\quad m' \\ge m + \\Delta m
+    .. math::  m' = \\max\\left(m + \\Delta m,\\ \\max_{\\text{failing}} \\frac{v - l}{L} + h\\right)
 
-    (h = :data:`VERIFY_HEADROOM_FRAC`, Δm = :data:`MIN_MARGIN_STEP_FRAC`).
+    (h = :data:`VERIFY_HEADROOM_FRAC`, Δm = :data:`MIN_MARGIN_STEP_FRAC`, so every round
+    tightens).
 
     Returns
     -------
@@ -467,8 +468,7 @@ def needed_margin_frac(res: Results, margin_frac: float, limits: list[str]) -> t
         metric = fm._LIMITS[k]
         lim, v, lo = getattr(spec, k), res.metrics["pcc"][metric], lossless[metric]
         failing[k] = (lim, v, lo)
-        rho = v / lo if lo > 0 else np.inf
-        need = max(need, 1.0 - (1.0 - VERIFY_HEADROOM_FRAC) / rho)
+        need = max(need, (v - lo) / lim + VERIFY_HEADROOM_FRAC)
     return float(need), failing
 
 

@@ -72,10 +72,12 @@ def _limit_target(st, x, step):
 
 
 @njit(cache=True, inline="always")
-def _net_bounds(net_on, behind, p_own, f_hi, f_lo, s_hi, s_lo, u_f, u_s):
-    """Bounds ``(hi >= 0, lo <= 0)`` of one storage's power: its own connection ``p_own`` and,
-    with ``net_on``, the headroom ``[*_lo, *_hi]`` less what earlier storages took (``u_*``) of
-    the substation and, behind the UPSs, of the feeders. [MW]"""
+def _net_bounds(net_on, behind, p_own, f_hi, f_lo, s_hi, s_lo, u_f, u_s, floor_hi=0.0, ceil_lo=0.0):
+    """Bounds ``(hi, lo)`` of one storage's power: its own connection ``p_own`` and, with
+    ``net_on``, the headroom ``[*_lo, *_hi]`` less what earlier storages took (``u_*``) of the
+    substation and, behind the UPSs, of the feeders. The network stops a storage but does not
+    push it past ``floor_hi`` / ``ceil_lo`` (0: never forced to act; a slow storage in gap
+    mode: its predicted power, which the fast one counted on). [MW]"""
     hi = p_own
     lo = -p_own
     if net_on:
@@ -84,8 +86,8 @@ def _net_bounds(net_on, behind, p_own, f_hi, f_lo, s_hi, s_lo, u_f, u_s):
         if behind:
             r_hi = min(r_hi, f_hi - u_f)
             r_lo = max(r_lo, f_lo - u_f)
-        hi = min(hi, max(r_hi, 0.0))
-        lo = max(lo, min(r_lo, 0.0))
+        hi = min(hi, max(r_hi, floor_hi))
+        lo = max(lo, min(r_lo, ceil_lo))
     return hi, lo
 
 
@@ -120,6 +122,7 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
     cap = ev_step.size
     rec = np.zeros(n_sto)
     xr = np.zeros(n_sto)
+    pred = np.zeros(n_sto)
     for t in range(t0, t1):
         # 1. co-design switch
         if cd_enabled:
@@ -304,6 +307,7 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                                                               hi, lo, eta_c[j], eta_d[j], k_self[j],
                                                               e_min[j], e_max[j], alpha[j],
                                                               ramp_step[j], dt_h)
+                        pred[j] = p_pred
                         spf -= p_pred - rec[j] - xr[j]
                         u_s += p_pred
                         if behind_ups[j]:
@@ -313,7 +317,11 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
             else:
                 i = k - 1 if k - 1 < fast_idx else k
                 req = sp[i] + res_share[i] * ovf if gap_on else sp[i]
-            hi, lo = _net_bounds(net_on, behind_ups[i], p_own_max[i], f_hi, f_lo, s_hi, s_lo, u_f, u_s)
+            if k > 0 and close_gap:
+                hi, lo = _net_bounds(net_on, behind_ups[i], p_own_max[i], f_hi, f_lo, s_hi, s_lo, u_f, u_s,
+                                     min(pred[i], 0.0), max(pred[i], 0.0))
+            else:
+                hi, lo = _net_bounds(net_on, behind_ups[i], p_own_max[i], f_hi, f_lo, s_hi, s_lo, u_f, u_s)
             p, e_new, lim = storage_step_bounded(req, p_prev[i], e[i], p_rated[i], hi, lo, eta_c[i],
                                                  eta_d[i], k_self[i], e_min[i], e_max[i], alpha[i],
                                                  ramp_step[i], dt_h)

@@ -76,10 +76,10 @@ class NetworkLimits:
     binding: dict
 
     def as_metrics(self) -> dict:
-        """The capacities for ``metrics.json`` (``electrical``). [MW]"""
-        return {"feeder_capacity_mw": float(self.feeder_capacity_mw),
-                "site_capacity_mw": float(self.site_capacity_mw),
-                "bess_capacity_mw": float(self.bess_capacity_mw)}
+        """The finite capacities for ``metrics.json`` (``electrical``; none without a limit). [MW]"""
+        out = {"feeder_capacity_mw": self.feeder_capacity_mw, "site_capacity_mw": self.site_capacity_mw,
+               "bess_capacity_mw": self.bess_capacity_mw}
+        return {k: float(v) for k, v in out.items() if math.isfinite(v)}
 
 
 def ups_output_for_input_mw(p_in_mw: np.ndarray, sn_mva: np.ndarray, eff_rated_frac: float,
@@ -131,16 +131,18 @@ def _first_crossing(x: np.ndarray, ok: np.ndarray, value: np.ndarray | None = No
 
 
 def _sweep(fn, p_feeder: np.ndarray, p_bess: np.ndarray | None):
-    """Power flow of the sweep, shortened to the steps that converge."""
+    """Power flow of the sweep, shortened to its leading steps that converge (at least the
+    first, no-load step)."""
     from facility.electrical.powerflow import run_power_flow
 
     n = p_feeder.shape[0]
-    while n > 1:
+    while True:
         try:
             return run_power_flow(fn, p_feeder[:n], None if p_bess is None else {"bess": p_bess[:n]}), n
         except PowerFlowError:
-            n = int(n * 0.8)
-    raise PowerFlowError("the network does not carry even a small share of its ratings")
+            if n == 1:
+                raise
+            n = max(1, int(n * 0.8))
 
 
 def network_limits(fn) -> NetworkLimits:
@@ -197,19 +199,27 @@ def network_limits(fn) -> NetworkLimits:
         lam_load = min(lam_f, lam_s, 1.0)
         mu = _SWEEP
         rb, nb = _sweep(fn, np.broadcast_to(lam_load * p0, (mu.size, p0.size)).copy(), mu * p_b_max)
-        x = _first_crossing(mu[:nb], rb.bess_trafo_loading_percent <= k_tr, rb.bess_trafo_loading_percent, k_tr)
-        c_bess = (x if x is not None else float(mu[nb - 1])) * p_b_max
-        binding["bess"] = "BESS transformer loading" if x is not None else "power flow convergence"
+        ld = rb.bess_trafo_loading_percent
+        x = _first_crossing(mu[:nb], ld <= k_tr, ld, k_tr)
+        if x is not None:
+            c_bess, binding["bess"] = x * p_b_max, "BESS transformer loading"
+        elif nb > 1 and ld[nb - 1] > 0:
+            # the network around it gives out first: the BESS transformer's loading extrapolated
+            c_bess = float(mu[nb - 1]) * p_b_max * k_tr / float(ld[nb - 1])
+            binding["bess"] = "BESS transformer loading (extrapolated)"
+        else:
+            c_bess, binding["bess"] = p_b_max, "BESS transformer rating (at 1 pu)"
     return NetworkLimits(p_max, float(c_feeder), float(c_site), float(c_bess), binding)
 
 
 # --------------------------------------------------------------------------- checks of a run
-def limit_rows(grid) -> list[tuple[str, str, str, float, str]]:
+def limit_rows(grid, has_bess: bool = True) -> list[tuple[str, str, str, float, str]]:
     """The electrical limits as ``(row, PowerFlowResult field, sense, limit, label)``.
 
-    ``sense`` is ``"min"`` (the field must stay at or above the limit) or ``"max"``.
+    ``sense`` is ``"min"`` (the field must stay at or above the limit) or ``"max"``; the BESS
+    transformer row only with a BESS.
     """
-    return [
+    rows = [
         ("min_vm_pu", "vm_min_mv_pu", "min", grid.min_vm_pu, "PCC/MV voltage"),
         ("max_vm_pu", "vm_max_mv_pu", "max", grid.max_vm_pu, "PCC/MV voltage"),
         ("min_lv_vm_pu", "vm_min_lv_pu", "min", grid.min_lv_vm_pu, "LV voltage (UPS input)"),
@@ -222,6 +232,7 @@ def limit_rows(grid) -> list[tuple[str, str, str, float, str]]:
          "BESS transformer loading"),
         ("max_ups_loading_percent", "ups_loading_percent", "max", grid.max_ups_loading_percent, "UPS loading"),
     ]
+    return [r for r in rows if has_bess or r[0] != "max_bess_trafo_loading_percent"]
 
 
 _GRID_KEY = {"min_vm_pu": "min_vm_pu", "max_vm_pu": "max_vm_pu", "min_lv_vm_pu": "min_lv_vm_pu",
@@ -234,7 +245,7 @@ def _violated(series: np.ndarray, sense: str, limit: float) -> np.ndarray:
     return series > limit + COMPLIANCE_ABS_TOL
 
 
-def electrical_compliance(pf, grid, dt_s: float) -> dict:
+def electrical_compliance(pf, grid, dt_s: float, has_bess: bool = True) -> dict:
     """The ``electrical_compliance`` block of ``metrics.json``.
 
     One bool per electrical limit (True = held on every step), ``compliant`` (all of them),
@@ -245,7 +256,7 @@ def electrical_compliance(pf, grid, dt_s: float) -> dict:
     out: dict = {}
     dur: dict = {}
     if getattr(grid, "enabled", True):
-        for row, field, sense, limit, _ in limit_rows(grid):
+        for row, field, sense, limit, _ in limit_rows(grid, has_bess):
             bad = _violated(np.asarray(getattr(pf, field)), sense, limit)
             out[row] = not bool(bad.any())
             dur[row] = float(np.count_nonzero(bad) * dt_s)
