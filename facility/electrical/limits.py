@@ -20,7 +20,8 @@ closed-form capacity (:func:`feeder_p_max_mw`, at 1 pu) up to the first limit re
 * ``bess_capacity_mw``: the BESS power at which its transformer reaches its limit (feeders
   loaded at their capacity, so the MV voltage is at its lowest).
 
-The controllers and the optimizer keep the storage power within these headrooms
+Each keeps :data:`CAPACITY_MARGIN_FRAC` in reserve. The controllers and the optimizer keep the
+storage power within these headrooms
 (``grid.limit_storage``); :func:`electrical_compliance` and :func:`violation_events` check
 the power flow of the run against the limits themselves, so a residual violation (a
 capacity is an interpolation on one load distribution) is reported, never hidden. Reverse
@@ -45,6 +46,9 @@ __all__ = ["NetworkLimits", "network_limits", "feeder_p_max_mw", "ups_output_for
 COMPLIANCE_ABS_TOL = 1e-6
 #: Load scale factors of the capacity sweep (relative to the closed-form capacities).
 _SWEEP = np.concatenate([np.linspace(0.0, 0.8, 9), np.linspace(0.81, 1.3, 50), np.linspace(1.32, 2.0, 35)])
+#: Share of each capacity kept in reserve: the capacity is found on one load distribution by
+#: interpolation between sweep points, the run's distribution differs a little. [frac]
+CAPACITY_MARGIN_FRAC = 0.005
 #: Events listed per limit before they are only counted.
 MAX_EVENTS_PER_LIMIT = 20
 
@@ -190,9 +194,10 @@ def network_limits(fn) -> NetworkLimits:
 
     lam_f = capacity(feeder, "feeder")
     lam_s = capacity(site, "site")
-    p_max = p0 * (lam_f if math.isfinite(lam_f) else 1.0)
-    c_feeder = lam_f * p0.sum() if math.isfinite(lam_f) else math.inf
-    c_site = lam_s * p0.sum() if math.isfinite(lam_s) else math.inf
+    keep = 1.0 - CAPACITY_MARGIN_FRAC
+    p_max = p0 * (lam_f * keep if math.isfinite(lam_f) else 1.0)
+    c_feeder = keep * lam_f * p0.sum() if math.isfinite(lam_f) else math.inf
+    c_site = keep * lam_s * p0.sum() if math.isfinite(lam_s) else math.inf
     c_bess = math.inf
     if fn.has_bess and fn.bess_trafo_sn_mva:
         p_b_max = g.max_trafo_loading_percent / 100.0 * fn.bess_trafo_sn_mva
@@ -209,7 +214,7 @@ def network_limits(fn) -> NetworkLimits:
             binding["bess"] = "BESS transformer loading (extrapolated)"
         else:
             c_bess, binding["bess"] = p_b_max, "BESS transformer rating (at 1 pu)"
-    return NetworkLimits(p_max, float(c_feeder), float(c_site), float(c_bess), binding)
+    return NetworkLimits(p_max, float(c_feeder), float(c_site), float(keep * c_bess), binding)
 
 
 # --------------------------------------------------------------------------- checks of a run

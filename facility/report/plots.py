@@ -35,7 +35,7 @@ from facility.metrics import rolling_min_max, spectrum, window_steps  # noqa: E4
 if TYPE_CHECKING:
     from facility.simulate import Results
 
-__all__ = ["envelope", "write_plots", "rolling_swing_mw", "rolling_ramp_mw_per_s"]
+__all__ = ["envelope", "write_plots", "rolling_swing_mw", "rolling_ramp_mw_per_s", "spectrum_axis_hz"]
 
 _MAX_POINTS = 4000
 _LIMIT = dict(color="k", ls="--", lw=1.1)
@@ -183,6 +183,13 @@ def _plot_limits(res, t, raw, pcc, n_bins, out) -> tuple[str, str]:
                           "that are set (dashed): rolling-window swing, ramp up/down and per-minute ramp.")
 
 
+def spectrum_axis_hz(spec, dt_s: float, f_first_hz: float) -> tuple[float, float]:
+    """Frequency axis of the spectrum plot: from the first bin (or below the band) to past
+    every spec band's upper edge, even above the Nyquist frequency 1 / (2 dt_s). [Hz]"""
+    top = max([spec.band_max_hz] + [b.max_hz for b in spec.bands])
+    return min(f_first_hz, spec.band_min_hz / 2), max(0.5 / dt_s, 1.5 * top)
+
+
 def _plot_spectrum(res, raw, pcc, out) -> tuple[str, str]:
     spec, dt = res.scenario.spec, res.scenario.time.dt_s
     nyq = 0.5 / dt
@@ -195,7 +202,7 @@ def _plot_spectrum(res, raw, pcc, out) -> tuple[str, str]:
         ax.loglog(f[keep], np.maximum(amp[keep], 1e-6), color=color, lw=0.7, label=label)
     bands = [(spec.band_min_hz, spec.band_max_hz, spec.max_band_peak_mw, "max_band_peak_mw")]
     bands += [(b.min_hz, b.max_hz, b.max_peak_mw, f"band {b.name}") for b in spec.bands]
-    f_hi = max(nyq, max(b[1] for b in bands) * 1.5)
+    f_lo, f_hi = spectrum_axis_hz(spec, dt, f_lo)
     ax.axvspan(spec.band_min_hz, spec.band_max_hz, color="tab:orange", alpha=0.15,
                label=f"spec band {spec.band_min_hz:g}–{spec.band_max_hz:g} Hz")
     for k, (lo, hi, cap, name) in enumerate(bands):
@@ -205,7 +212,7 @@ def _plot_spectrum(res, raw, pcc, out) -> tuple[str, str]:
     if f_hi > nyq:
         ax.axvspan(nyq, f_hi, color="0.5", alpha=0.25, hatch="//", lw=0,
                    label=f"not resolved at dt_s = {dt:g} s (above {nyq:g} Hz)")
-    ax.set_xlim(min(f_lo, spec.band_min_hz / 2), f_hi)
+    ax.set_xlim(f_lo, f_hi)
     if spec.max_band_energy_frac is not None:
         e = res.metrics["pcc"]["band_energy_frac"]
         ax.text(0.01, 0.03, f"PCC band energy share {e:.3g} (max_band_energy_frac = {spec.max_band_energy_frac:g})",
