@@ -1,6 +1,7 @@
 """Command line: ``python -m facility {validate,trace,run,size,sweep,export-net,models}``.
 
-Exit codes: 0 ok, 2 bad input, 3 infeasible, 4 power flow did not converge, 1 anything else.
+Exit codes: 0 ok, 2 bad input, 3 infeasible, 4 power flow did not converge, 5 a sweep finished
+with failed cases, 1 anything else.
 Every error is one clear message on stderr, never a traceback (``--debug`` shows it).
 """
 
@@ -27,9 +28,13 @@ def _add_common(p: argparse.ArgumentParser, out: str | None = None) -> None:
                    help="override a scenario key, e.g. --set bess.e_rated_mwh=20 or --set jobs.llm.n_gpus=8000 "
                         "(repeatable)")
     if out == "dir":
-        p.add_argument("--out", type=Path, required=True, help="output folder (replaced atomically)")
+        p.add_argument("--out", type=Path, required=True,
+                       help="output folder: a new or empty folder, or an earlier facility result with --force "
+                            "(replaced atomically); a folder holding anything else is refused")
+        p.add_argument("--force", action="store_true", help="replace an earlier facility result in --out")
     elif out == "file":
-        p.add_argument("--out", type=Path, required=True, help="output file")
+        p.add_argument("--out", type=Path, required=True, help="output file (an existing one needs --force)")
+        p.add_argument("--force", action="store_true", help="replace an existing --out file")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -97,20 +102,26 @@ def _cmd_validate(args) -> int:
 
 def _cmd_trace(args) -> int:
     from facility.config import load_scenario
+    from facility.report.outdir import check_out_file
     from facility.simulate import generate_trace
 
+    out: Path = args.out
+    if out.suffix.lower() not in (".csv", ".parquet", ".pq"):
+        raise ScenarioError(f"--out {out}: unknown format; use a .parquet or .csv file name")
+    full = check_out_file(out, force=args.force)
     s = load_scenario(args.scenario, args.overrides)
     df = generate_trace(s)
-    out: Path = args.out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    if out.suffix.lower() == ".csv":
-        df.to_csv(tmp, index=False)
-    elif out.suffix.lower() in (".parquet", ".pq"):
-        df.to_parquet(tmp, index=False)
-    else:
-        raise ScenarioError(f"--out {out}: unknown format; use a .parquet or .csv file name")
-    os.replace(tmp, out)
+    full.parent.mkdir(parents=True, exist_ok=True)
+    tmp = full.with_name(f".{full.name}.tmp-{os.getpid()}")
+    try:
+        if out.suffix.lower() == ".csv":
+            df.to_csv(tmp, index=False)
+        else:
+            df.to_parquet(tmp, index=False)
+        check_out_file(out, force=args.force)  # nothing appeared there meanwhile
+        os.replace(tmp, full)
+    finally:
+        tmp.unlink(missing_ok=True)
     print(f"wrote {out} ({len(df):,} steps, columns: {', '.join(df.columns)})")
     return EXIT_OK
 
@@ -135,9 +146,11 @@ def _summary(res, out: Path, wall_s: float) -> str:
 
 def _cmd_run(args) -> int:
     from facility.config import load_scenario
+    from facility.report.outdir import check_out_dir
     from facility.simulate import run_scenario
 
     t0 = time.perf_counter()
+    check_out_dir(args.out, force=args.force, kinds=("run", "size"))
     s = load_scenario(args.scenario, args.overrides)
     res = run_scenario(s, out_dir=args.out, progress=not args.no_progress and sys.stderr.isatty(),
                        plots=not args.no_plots)
@@ -152,9 +165,11 @@ def _nonneg(x: float) -> float:
 
 def _cmd_size(args) -> int:
     from facility.config import load_scenario
+    from facility.report.outdir import check_out_dir
     from facility.simulate import size_scenario
 
     t0 = time.perf_counter()
+    check_out_dir(args.out, force=args.force, kinds=("run", "size"))
     s = load_scenario(args.scenario, args.overrides)
     if not any(st.extendable for st in s.storages().values()):
         raise ScenarioError(f"{args.scenario}: nothing to size: set extendable = true on rack_storage, ups or bess")
@@ -197,14 +212,15 @@ def _cmd_export_net(args) -> int:
 
     from facility.config import load_scenario
     from facility.electrical import build_network, export_network
+    from facility.report.outdir import check_out_file
     from facility.workload import default_n_feeders, generate_load, site_power
 
+    full = check_out_file(args.out, force=args.force)
     s = load_scenario(args.scenario, args.overrides)
     profile = generate_load(s)
     site = site_power(profile, profile.p_gpu_w, s.site, default_n_feeders(s))
     net = build_network(s, np.asarray(site.p_feeder_mw.max(axis=0)))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    export_network(net, args.out)
+    export_network(net, full)
     print(f"wrote {args.out}")
     return EXIT_OK
 

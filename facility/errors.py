@@ -7,6 +7,7 @@ exception           exit code meaning
 ``ScenarioError``   2         bad input: schema, physics checks, files
 ``InfeasibleError`` 3         the optimizer cannot meet the limits
 ``PowerFlowError``  4         a power flow did not converge
+(sweep)             5         a sweep finished, but some of its cases failed
 anything else       1         unexpected failure
 =================== ========= =============================================
 """
@@ -24,6 +25,7 @@ __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_INFEASIBLE",
     "EXIT_POWER_FLOW",
+    "EXIT_CASES_FAILED",
     "exit_code_for",
 ]
 
@@ -32,6 +34,8 @@ EXIT_ERROR = 1
 EXIT_BAD_INPUT = 2
 EXIT_INFEASIBLE = 3
 EXIT_POWER_FLOW = 4
+#: ``facility sweep``: the sweep finished and wrote its table, but some cases failed.
+EXIT_CASES_FAILED = 5
 
 
 class FacilityError(Exception):

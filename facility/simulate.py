@@ -45,7 +45,7 @@ class Results:
         per storage ``p_<name>_mw`` (+ = charging) and ``soc_<name>_frac``, and
         ``gpu_engaged`` (bool, co-design). [MW, MVAr, pu, %]
     metrics : dict
-        The nested ``metrics.json`` (shared/design.md §3): raw, pcc, energy, storage,
+        The nested ``metrics.json`` (docs/contract.md §4): raw, pcc, energy, storage,
         electrical, training, compliance (the utility spec at the PCC), electrical_compliance
         (voltage bands and equipment loadings, :func:`facility.electrical.electrical_compliance`)
         (+ gpu, events summaries).
@@ -187,7 +187,9 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
         Validated scenario.
     out_dir : str or pathlib.Path, optional
         When given, write metrics.json, timeseries.parquet, report.html + PNGs,
-        scenario.resolved.toml and manifest.json there (atomically).
+        scenario.resolved.toml and manifest.json there (atomically). It must be new, empty or
+        an earlier facility result (replaced); anything else raises ScenarioError before the
+        simulation (:mod:`facility.report.outdir`).
     progress : bool
         Show a progress bar over the stages.
     ratings : mapping, optional
@@ -209,6 +211,10 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
 
     from facility.workload import default_n_feeders, generate_load, site_power
 
+    if out_dir is not None:  # refuse a target that may not be replaced before simulating
+        from facility.report.outdir import check_out_dir
+
+        check_out_dir(out_dir, force=True, kinds=("run", "size"))
     if ratings is None and any(c.extendable for c in scenario.storages().values()):
         # one formulation for dispatch and sizing: an extendable storage is sized first, then
         # the simulation runs the sized design (what `facility size` does, without its files)
@@ -305,18 +311,13 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
         pcc_m = fm.power_metrics(pf.p_pcc_mw, dt, spec)
         raw_mwh = fm.energy_mwh(pf_raw.p_pcc_mw, dt)
         pcc_mwh = fm.energy_mwh(pf.p_pcc_mw, dt)
-        metrics: dict[str, Any] = {
-            "raw": raw_m,
-            "pcc": pcc_m,
-            "energy": {
-                "raw_mwh": raw_mwh,
-                "pcc_mwh": pcc_mwh,
-                "energy_overhead_frac": pcc_mwh / raw_mwh - 1.0 if raw_mwh > 0 else 0.0,
-                "site_raw_mwh": fm.energy_mwh(raw_site.p_site_mw, dt),
-                "site_load_mwh": fm.energy_mwh(p_load, dt),
-            },
-        }
-        metrics["storage"] = _storage_block(storages, p_storage, soc, dt, saturation)
+        storage_m = _storage_block(storages, p_storage, soc, dt, saturation)
+        energy = fm.energy_metrics(raw_mwh, pcc_mwh, {
+            n: (storage_m[n]["delta_e_mwh"], st.eff_charge_frac, st.eff_discharge_frac)
+            for n, st in storages.items()})
+        energy["site_raw_mwh"] = fm.energy_mwh(raw_site.p_site_mw, dt)
+        energy["site_load_mwh"] = fm.energy_mwh(p_load, dt)
+        metrics: dict[str, Any] = {"raw": raw_m, "pcc": pcc_m, "energy": energy, "storage": storage_m}
         metrics["electrical"] = electrical_metrics(pf, dt)
         if net.enabled:
             metrics["electrical"].update(net.limits.as_metrics())
@@ -503,6 +504,14 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
     from facility.optimize import size_storage, sizing_to_json
     from facility.workload import default_n_feeders, generate_load, site_power
 
+    if out_dir is not None:  # refuse a target that may not be replaced before sizing
+        from facility.report.outdir import check_out_dir
+
+        check_out_dir(out_dir, force=True, kinds=("run", "size"))
+    if out_dir is not None:  # refuse a target that may not be replaced before sizing
+        from facility.report.outdir import check_out_dir
+
+        check_out_dir(out_dir, force=True, kinds=("run", "size"))
     profile = generate_load(scenario)
     n_f = default_n_feeders(scenario)
     raw = site_power(profile, profile.p_gpu_w, scenario.site, n_f)

@@ -156,6 +156,11 @@ class Model:
     window_segments: list = field(default_factory=list)
     #: steps b at which the stored energy is not carried over from step b - 1 (relaxations)
     soc_breaks: tuple = ()
+    #: initial condition per storage: e_0 - s_0 Ê = offset [MWh] (0: the horizon's start),
+    #: None = no row (the stored energy at the first step is linked by the caller)
+    initial_offset_mwh: dict = field(default_factory=dict)
+    #: rating columns shared with another model in the same LP: name -> (p_col, e_col)
+    rating_cols: dict = field(default_factory=dict)
 
 
 def add_storage_variables(m: Model, s: StorageData) -> dict[str, np.ndarray]:
@@ -177,9 +182,12 @@ def add_storage_variables(m: Model, s: StorageData) -> dict[str, np.ndarray]:
     w = np.ones(T) if m.op_weight is None else np.asarray(m.op_weight, dtype=float)
     c_ch, c_dis = op_cost_coefficients(s, m.dt_s, m.price_kusd_per_mwh)
     lp = m.lp
+    shared = m.rating_cols.get(s.name)
     c = {
-        "p_rated": lp.add_columns(f"{s.name}:p_rated", 1, s.p_lo, s.p_hi, s.c_p),
-        "e_rated": lp.add_columns(f"{s.name}:e_rated", 1, s.e_lo, s.e_hi, s.c_e),
+        "p_rated": (np.array([shared[0]]) if shared is not None
+                    else lp.add_columns(f"{s.name}:p_rated", 1, s.p_lo, s.p_hi, s.c_p)),
+        "e_rated": (np.array([shared[1]]) if shared is not None
+                    else lp.add_columns(f"{s.name}:e_rated", 1, s.e_lo, s.e_hi, s.c_e)),
         "ch": lp.add_columns(f"{s.name}:ch", T, 0.0, s.max_own_p_mw, w * c_ch),
         "dis": lp.add_columns(f"{s.name}:dis", T, 0.0, s.max_own_p_mw, w * c_dis),
         "e": lp.add_columns(f"{s.name}:e", T + 1, 0.0, np.inf),
@@ -288,7 +296,10 @@ def add_soc_dynamics(m: Model, s: StorageData) -> None:
 
     .. math::
         e_{t+1} = (1 - \\sigma \\Delta t_h)\\, e_t + \\Delta t_h (\\eta_c p^{ch}_t - p^{dis}_t / \\eta_d),
-        \\qquad e_0 = s_0 \\hat E
+        \\qquad e_0 = s_0 \\hat E + \\delta
+
+    (δ = ``Model.initial_offset_mwh``, 0 at the start of the horizon; a model of a later
+    stretch starts from the energy the plan before it left.)
 
     ==========  =====  ===========================
     e_t         MWh    stored energy at the start of step t (e_T: end of horizon)
@@ -309,8 +320,10 @@ def add_soc_dynamics(m: Model, s: StorageData) -> None:
         c["e_break"] = z
     m.lp.add_rows("soc_dynamics", [(nxt, 1.0), (c["e"][:-1], -a), (c["ch"], -s.eta_c * h),
                                    (c["dis"], h / s.eta_d)], 0.0, 0.0, t=t, soft=False, unit="MWh")
-    m.lp.add_rows("initial_soc", [(c["e"][:1], 1.0), (c["e_rated"], -s.soc0)], 0.0, 0.0, t=0,
-                  soft=False, unit="MWh")
+    off = m.initial_offset_mwh.get(s.name, 0.0)
+    if off is not None:
+        m.lp.add_rows("initial_soc", [(c["e"][:1], 1.0), (c["e_rated"], -s.soc0)], off, off, t=0,
+                      soft=False, unit="MWh")
 
 
 def add_soc_bounds(m: Model, s: StorageData) -> None:
@@ -326,13 +339,16 @@ def add_soc_bounds(m: Model, s: StorageData) -> None:
 
 
 def add_terminal_soc(m: Model, s: StorageData) -> None:
-    """End-of-horizon policy: :math:`e_T \\ge e_0` (at_least_initial), :math:`e_T = e_0`
-    (equal_initial), nothing (free). [MWh]"""
+    """End-of-horizon policy: :math:`e_T \\ge s_0 \\hat E` (at_least_initial),
+    :math:`e_T = s_0 \\hat E` (equal_initial), nothing (free). [MWh]
+
+    :math:`s_0 \\hat E` is the stored energy at the start of the horizon (= e_0 when the model
+    starts there), so a model of the horizon's last stretch states the same condition."""
     if s.terminal == "free":
         return
     c = m.cols[s.name]
     hi = np.inf if s.terminal == "at_least_initial" else 0.0
-    m.lp.add_rows("terminal_soc", [(c["e"][-1:], 1.0), (c["e"][:1], -1.0)], 0.0, hi,
+    m.lp.add_rows("terminal_soc", [(c["e"][-1:], 1.0), (c["e_rated"], -s.soc0)], 0.0, hi,
                   t=m.n_steps, soft=True, unit="MWh")
 
 
@@ -348,20 +364,24 @@ def add_storage_ramp(m: Model, s: StorageData) -> None:
                                    (c["dis"][t - 1], 1.0)], -r, r, t=t, soft=False)
 
 
-def add_window_limits(m: Model, spec, p_hist_mw: np.ndarray | None, margin_frac: float = 0.0) -> None:
+def add_window_limits(m: Model, spec, p_hist_mw: np.ndarray | None, margin_frac: float = 0.0,
+                      bounds: list | None = None) -> None:
     """Ramp (per second, per minute) and rolling-window swing limits on the PCC power.
 
     Each is a lag bound :math:`\\sigma (P_{t_2} - P_{t_1}) \\le B` for :math:`0 < t_2 - t_1 \\le k`
     (see :mod:`facility.optimize.windows`), linearized exactly in O(N) through sliding-window
     minima. With a PCC history (receding horizon), its samples precede t = 0 as constants.
+    ``bounds`` replaces the spec's own lag bounds on this grid (a relaxation on group
+    averages uses k // g, see :mod:`facility.optimize.blocks`).
     """
     hist = np.zeros(0) if p_hist_mw is None else np.asarray(p_hist_mw, dtype=float).ravel()
     segments = m.window_segments or [(0, m.n_steps)]
+    lbs = lag_bounds(spec, m.dt_s, margin_frac) if bounds is None else bounds
     for a, b in segments:
         H = hist.size if a == 0 else 0
         const = np.concatenate([hist[:H], m.load_mw[a:b]])
         terms = [(np.concatenate([np.full(H, -1), col[a:b]]), v) for col, v in m.pcc_terms]
-        for lb in lag_bounds(spec, m.dt_s, margin_frac):
+        for lb in lbs:
             add_lag_bound_rows(m.lp, lb, terms, const, H)
 
 
@@ -386,7 +406,10 @@ def add_dynamic_range(m: Model, spec, margin_frac: float = 0.0) -> None:
 def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageData], spec,
                 price_usd_per_mwh: float, *, p_pcc_history_mw: np.ndarray | None = None,
                 margin_frac: float = 0.0, op_weight: np.ndarray | None = None,
-                window_segments: list | None = None, soc_breaks=()) -> Model:
+                window_segments: list | None = None, soc_breaks=(), lp: LinearProgram | None = None,
+                rating_cols: dict | None = None, bounds: list | None = None,
+                initial_offset_mwh: dict | None = None, terminal: bool = True,
+                dynamic_range: bool = True) -> Model:
     """Assemble the LP in the fixed order of the named steps.
 
     Minimize capex + loss cost + degradation cost (see :func:`add_storage_variables`)
@@ -396,12 +419,17 @@ def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageD
 
     ``op_weight``, ``window_segments`` and ``soc_breaks`` serve the reduced models of
     :mod:`facility.optimize.periodic` (weighted steps, windows only inside segments, stored
-    energy not carried across a break); left at their defaults the model is the full LP.
+    energy not carried across a break). ``lp`` and ``rating_cols`` add the model into an
+    existing LP sharing its rating columns, ``bounds`` replaces the spec's lag bounds,
+    ``initial_offset_mwh`` shifts (float) or drops (None) the initial-SoC row per storage, and
+    ``terminal`` / ``dynamic_range`` switch those rows: the stretches of
+    :mod:`facility.optimize.blocks`. Left at their defaults the model is the full LP.
     """
     load = np.asarray(p_load_mw, dtype=float).ravel()
-    m = Model(LinearProgram(), load.size, float(dt_s), load, dict(storages),
+    m = Model(LinearProgram() if lp is None else lp, load.size, float(dt_s), load, dict(storages),
               price_kusd_per_mwh=price_usd_per_mwh / 1000.0, op_weight=op_weight,
-              window_segments=list(window_segments or []), soc_breaks=tuple(int(b) for b in soc_breaks))
+              window_segments=list(window_segments or []), soc_breaks=tuple(int(b) for b in soc_breaks),
+              initial_offset_mwh=dict(initial_offset_mwh or {}), rating_cols=dict(rating_cols or {}))
     for s in storages.values():
         add_storage_variables(m, s)
     pcc_expression(m)
@@ -409,9 +437,11 @@ def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageD
         add_power_limits(m, s)
         add_soc_dynamics(m, s)
         add_soc_bounds(m, s)
-        add_terminal_soc(m, s)
+        if terminal:
+            add_terminal_soc(m, s)
         add_storage_ramp(m, s)
     add_network_limits(m)
-    add_window_limits(m, spec, p_pcc_history_mw, margin_frac)
-    add_dynamic_range(m, spec, margin_frac)
+    add_window_limits(m, spec, p_pcc_history_mw, margin_frac, bounds)
+    if dynamic_range:
+        add_dynamic_range(m, spec, margin_frac)
     return m

@@ -35,7 +35,7 @@ WORKLOAD_DEFAULTS = {
               "straggler_frac": 0.0},
 }
 
-_KO_ZHU = "Ko & Zhu, arXiv:2508.16457v2, parameter table (facts file §4.2)"
+_KO_ZHU = "Ko & Zhu, arXiv:2508.16457v2, parameter table"
 
 #: Named presets. Ko & Zhu give uniform ranges; a preset takes the range's mean, and the
 #: per-iteration duty spread ``compute_frac_jitter`` is the range's standard deviation
