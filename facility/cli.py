@@ -190,7 +190,11 @@ def _cmd_size(args) -> int:
               f"verification run called for optimize.limit_margin_frac "
               f"{' -> '.join(f'{m:.3g}' for m in hist)}")
     print(_summary(res, args.out, time.perf_counter() - t0))
-    if not res.compliant:
+    if not z.get("verified", True) and res.scenario.controller.kind != "optimal":
+        print(f"note: the verification ran controller.kind = {res.scenario.controller.kind!r}, not the LP's "
+              f"dispatch; the limits it breaks are the controller's (controller.kind = 'optimal' verifies the "
+              f"sized design with its planned dispatch)")
+    elif not res.compliant:
         from facility.simulate import LP_LIMITS
 
         other = [k for k, v in res.metrics["compliance"].items()

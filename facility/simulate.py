@@ -484,7 +484,9 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
     the verification run breaks a limit the LP holds (:data:`LP_LIMITS`) — the network and UPS
     losses it adds are what the LP does not see — the LP is solved again with the
     ``optimize.limit_margin_frac`` those losses call for (:func:`needed_margin_frac`), at most
-    ``optimize.max_verify_runs`` rounds. ``sizing.json`` reports ``verify_runs``,
+    ``optimize.max_verify_runs`` rounds. With another ``controller.kind`` than ``optimal``
+    the verification runs that controller, not the LP's dispatch: one round, ``verified``
+    false if it breaks a limit (the controller's doing, not the sizing's). ``sizing.json`` reports ``verify_runs``,
     ``limit_margin_frac`` (the one of the design returned), ``limit_margin_history`` and
     ``verified``.
 
@@ -528,6 +530,7 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
     margin = float(scenario.optimize.limit_margin_frac)
     history: list[float] = []
     n_runs = scenario.optimize.max_verify_runs
+    controller_failing: dict = {}
     for run in range(1, n_runs + 1):
         history.append(margin)
         opt = sc.optimize.model_copy(update={"limit_margin_frac": margin})
@@ -549,6 +552,12 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
             sized = sized.model_copy(update={"controller": sized.controller.model_copy(update={"kind": "optimal"})})
         plan = sol.p_storage_mw if sized.controller.kind == "optimal" else None
         res = run_scenario(sized, progress=progress, plan=plan)
+        if plan is None:
+            # the verification runs the scenario's own controller, not the LP's dispatch: what
+            # it breaks is the controller's doing, which a margin on the LP does not fix
+            need, failing = needed_margin_frac(res, margin, limits)
+            controller_failing, failing = failing, {}
+            break
         need, failing = needed_margin_frac(res, margin, limits)
         if not failing:
             break
@@ -559,7 +568,8 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
         margin = need
     sizing = sizing_to_json(sol)
     sizing.update(verify_runs=len(history), limit_margin_frac=float(margin),
-                  limit_margin_history=[float(m) for m in history], verified=not failing)
+                  limit_margin_history=[float(m) for m in history],
+                  verified=not failing and not controller_failing)
     res.sizing = sizing
     if out_dir is not None:
         from facility.report import write_outputs

@@ -89,3 +89,17 @@ def test_size_exit_3_with_a_computed_margin_when_rounds_run_out(tmp_path, capsys
                "--set", f"optimize.limit_margin_frac={margin}"])
     assert rc == 0, capsys.readouterr().err
     assert json.loads((tmp_path / "out2" / "sizing.json").read_text())["verified"] is True
+
+
+def test_size_with_a_closed_loop_controller_verifies_once(tmp_path, capsys):
+    """With another controller than 'optimal' the verification runs that controller; a limit it
+    breaks is not the LP's: one round, verified = false, exit 0 and a note saying so."""
+    f = tmp_path / "s.toml"
+    f.write_text(SCENARIO.format(pmax=100.0).replace('kind = "optimal"', 'kind = "moving_average"\nwindow_s = 5.0'))
+    assert main(["size", str(f), "--out", str(tmp_path / "out"), "--no-plots"]) == 0
+    js = json.loads((tmp_path / "out" / "sizing.json").read_text())
+    metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    assert js["verify_runs"] == 1 and js["limit_margin_history"] == [0.0]
+    # a 5 s moving average on a 4 s iteration leaves most of the swing: the controller fails
+    assert js["verified"] is False and metrics["compliance"]["compliant"] is False
+    assert "controller.kind = 'moving_average', not the LP's dispatch" in capsys.readouterr().out
