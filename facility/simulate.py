@@ -116,22 +116,10 @@ def _feeder_peaks(*sites) -> np.ndarray:
 
 
 def network_caps(scenario: Scenario, net) -> dict:
-    """What the storage dispatch may use of the network: ``max_feeder_p_mw``, ``max_site_p_mw``,
-    ``max_bess_p_mw`` [MW] (None = unlimited).
+    """What the storage dispatch may use of the network (:func:`facility.electrical.limits.storage_caps`)."""
+    from facility.electrical.limits import storage_caps
 
-    The scenario's own ``[optimize]`` values, and with ``grid.limit_storage`` (and a power
-    flow) the smaller of those and the network's capacities
-    (:func:`facility.electrical.limits.network_limits`).
-    """
-    o = scenario.optimize
-    caps = {k: getattr(o, k) for k in ("max_feeder_p_mw", "max_site_p_mw", "max_bess_p_mw")}
-    if scenario.grid.limit_storage and net.enabled:
-        lim = net.limits
-        for k, v in (("max_feeder_p_mw", lim.feeder_capacity_mw), ("max_site_p_mw", lim.site_capacity_mw),
-                     ("max_bess_p_mw", lim.bess_capacity_mw)):
-            if np.isfinite(v):
-                caps[k] = float(v) if caps[k] is None else min(float(caps[k]), float(v))
-    return caps
+    return storage_caps(scenario.grid, scenario.optimize, net)
 
 
 def with_network_caps(scenario: Scenario, caps: Mapping[str, float | None]) -> Scenario:

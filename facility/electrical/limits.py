@@ -38,7 +38,7 @@ import numpy as np
 
 from facility.errors import PowerFlowError
 
-__all__ = ["NetworkLimits", "network_limits", "feeder_p_max_mw", "ups_output_for_input_mw",
+__all__ = ["NetworkLimits", "network_limits", "storage_caps", "feeder_p_max_mw", "ups_output_for_input_mw",
            "limit_rows", "electrical_compliance", "violation_events", "violation_lines",
            "COMPLIANCE_ABS_TOL"]
 
@@ -215,6 +215,23 @@ def network_limits(fn) -> NetworkLimits:
         else:
             c_bess, binding["bess"] = p_b_max, "BESS transformer rating (at 1 pu)"
     return NetworkLimits(p_max, float(c_feeder), float(c_site), float(keep * c_bess), binding)
+
+
+def storage_caps(grid, optimize, fn) -> dict:
+    """What the storage dispatch may use of the network: ``max_feeder_p_mw``, ``max_site_p_mw``,
+    ``max_bess_p_mw`` [MW] (None = unlimited), the keys of ``[optimize]``.
+
+    The ``[optimize]`` values, and with ``grid.limit_storage`` (and a power flow) the smaller
+    of those and the network's capacities (:func:`network_limits`).
+    """
+    caps = {k: getattr(optimize, k, None) for k in ("max_feeder_p_mw", "max_site_p_mw", "max_bess_p_mw")}
+    if grid.limit_storage and fn.enabled:
+        lim = fn.limits
+        for k, v in (("max_feeder_p_mw", lim.feeder_capacity_mw), ("max_site_p_mw", lim.site_capacity_mw),
+                     ("max_bess_p_mw", lim.bess_capacity_mw)):
+            if math.isfinite(v):
+                caps[k] = float(v) if caps[k] is None else min(float(caps[k]), float(v))
+    return caps
 
 
 # --------------------------------------------------------------------------- checks of a run

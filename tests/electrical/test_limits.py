@@ -141,3 +141,17 @@ def test_band_order_is_checked():
 
     with pytest.raises(ValidationError, match="grid.min_lv_vm_pu = 1 pu must be below grid.max_lv_vm_pu"):
         scenario(grid={"min_lv_vm_pu": 1.0, "max_lv_vm_pu": 1.0})
+
+
+def test_storage_caps_take_the_smaller_of_optimize_and_network(site_net):
+    from facility.config.schema import OptimizeConfig
+    from facility.electrical.limits import storage_caps
+
+    lim = site_net.limits
+    caps = storage_caps(site_net.grid, OptimizeConfig(max_site_p_mw=50.0), site_net)
+    assert caps["max_site_p_mw"] == 50.0 < lim.site_capacity_mw
+    assert caps["max_feeder_p_mw"] == pytest.approx(lim.feeder_capacity_mw)
+    assert caps["max_bess_p_mw"] == pytest.approx(lim.bess_capacity_mw)
+    off = site_net.grid.model_copy(update={"limit_storage": False})
+    assert storage_caps(off, OptimizeConfig(max_site_p_mw=50.0), site_net) == {
+        "max_feeder_p_mw": None, "max_site_p_mw": 50.0, "max_bess_p_mw": None}
