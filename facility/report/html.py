@@ -82,7 +82,7 @@ def _table(rows: list[list], head: list[str], ok_col: bool = True, bad_rows: tup
         cells = []
         for c in r:
             mark = ["warn"] if (not ok_col and r[0] in bad_rows and c is True) else []
-            if isinstance(c, str) and len(c) > 12:
+            if isinstance(c, str) and not c[:1].isdigit() and c[:1] not in "-−+":
                 mark.append("txt")
             attr = f' class="{" ".join(mark)}"' if mark else ""
             cells.append(f"<td{attr}>{_fmt(c)}</td>")
@@ -120,7 +120,9 @@ def render_report(res: "Results", images: list[tuple[str, str]]) -> str:
              f"<p>{html.escape(sc.description)}</p>" if sc.description else "",
              f"<p>{len(sc.jobs)} job(s), {sum(j.n_gpus for j in sc.jobs):,} GPUs, horizon {sc.time.horizon_s:g} s "
              f"at dt {sc.time.dt_s:g} s; controller <b>{sc.controller.kind}</b>. "
-             f"Compliant: <b>{'yes' if m['compliance']['compliant'] else 'no'}</b>.</p>"]
+             f"Compliant with the utility spec: <b>{'yes' if m['compliance']['compliant'] else 'no'}</b>; "
+             f"electrical limits: <b>{'held' if m.get('electrical_compliance', {}).get('compliant', True) else 'violated'}"
+             f"</b>.</p>"]
     el_comp = m.get("electrical_compliance", {})
     if not el_comp.get("compliant", True):
         from facility.electrical.limits import violation_lines

@@ -144,6 +144,19 @@ def _plot_power(res, t, raw, pcc, n_bins, out) -> tuple[str, str]:
     return ("power.png", "PCC power over the horizon, raw (every mitigation off) and mitigated.")
 
 
+def _zoom_to_limit(ax, limit, curves) -> None:
+    """Scale the y axis to the limit and the mitigated curve (the last), so the comparison that
+    matters is readable; a raw curve far above goes off scale with a note of its peak."""
+    if limit is None:
+        return
+    top = 1.35 * max(limit, float(np.max(curves[-1])))
+    ax.set_ylim(0.0, top)
+    peak = float(np.max(curves[0]))
+    if peak > top:
+        ax.text(0.99, 0.97, f"raw PCC off scale (peak {peak:.4g} MW)", transform=ax.transAxes, ha="right",
+                va="top", fontsize=8, color="tab:red")
+
+
 def _plot_limits(res, t, raw, pcc, n_bins, out) -> tuple[str, str]:
     spec, dt = res.scenario.spec, res.scenario.time.dt_s
     panels = ["swing", "ramp"] + (["minute"] if spec.max_ramp_mw_per_min is not None else [])
@@ -151,10 +164,12 @@ def _plot_limits(res, t, raw, pcc, n_bins, out) -> tuple[str, str]:
     axes = axes[:, 0]
     for ax, what in zip(axes, panels):
         if what == "swing":
-            for y, label, c in ((raw, "raw PCC", "tab:red"), (pcc, "PCC", "tab:blue")):
-                _line(ax, t, rolling_swing_mw(y, dt, spec.window_s), label, c, n_bins=n_bins, mode="max")
+            curves = [rolling_swing_mw(y, dt, spec.window_s) for y in (raw, pcc)]
+            for y, label, c in zip(curves, ("raw PCC", "PCC"), ("tab:red", "tab:blue")):
+                _line(ax, t, y, label, c, n_bins=n_bins, mode="max")
             _limit_line(ax, spec.max_window_swing_mw, f"max_window_swing_mw = {spec.max_window_swing_mw:g} MW"
                         if spec.max_window_swing_mw is not None else None)
+            _zoom_to_limit(ax, spec.max_window_swing_mw, curves)
             _style(ax, f"swing over {spec.window_s:g} s [MW]",
                    f"Rolling-window swing: max − min of P on [t − {spec.window_s:g} s, t]")
         elif what == "ramp":
@@ -169,9 +184,11 @@ def _plot_limits(res, t, raw, pcc, n_bins, out) -> tuple[str, str]:
             _style(ax, "ramp [MW/s]", f"Ramp: largest rise / fall into t within {spec.ramp_window_s:g} s, "
                                       f"divided by {spec.ramp_window_s:g} s")
         else:
-            for y, label, c in ((raw, "raw PCC", "tab:red"), (pcc, "PCC", "tab:blue")):
-                _line(ax, t, rolling_swing_mw(y, dt, 60.0), label, c, n_bins=n_bins, mode="max")
+            curves = [rolling_swing_mw(y, dt, 60.0) for y in (raw, pcc)]
+            for y, label, c in zip(curves, ("raw PCC", "PCC"), ("tab:red", "tab:blue")):
+                _line(ax, t, y, label, c, n_bins=n_bins, mode="max")
             _limit_line(ax, spec.max_ramp_mw_per_min, f"max_ramp_mw_per_min = {spec.max_ramp_mw_per_min:g} MW")
+            _zoom_to_limit(ax, spec.max_ramp_mw_per_min, curves)
             _style(ax, "change within 60 s [MW]", "Per-minute ramp: largest rise or fall within any 60 s")
     if spec.max_dynamic_range_mw is not None:
         dr = float(pcc.max() - pcc.min())
