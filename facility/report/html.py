@@ -25,7 +25,8 @@ td.txt{text-align:left}.ok{background:#e5f5e5}.bad{background:#fbe3e3}.warn{back
 
 def fmt_number(v: float, sig: int = 4) -> str:
     """A number for a table: ``sig`` significant digits, thousands separators from 10,000 on,
-    engineering exponents (multiples of 3) below 0.001, never ``3.16879e+06``.
+    engineering exponents (multiples of 3) below 0.001, 0 below 1e-12 (round-off), never
+    ``3.16879e+06``.
 
     >>> fmt_number(3168793.2), fmt_number(12.34567), fmt_number(2.5e-5), fmt_number(0.0)
     ('3,168,793', '12.35', '25e-6', '0')
@@ -35,7 +36,7 @@ def fmt_number(v: float, sig: int = 4) -> str:
     if v in (float("inf"), float("-inf")):
         return "∞" if v > 0 else "−∞"
     a = abs(v)
-    if a == 0:
+    if a < 1e-12:  # round-off (e.g. a stored energy returned to its start)
         return "0"
     if a >= 1e4:
         return f"{v:,.0f}"

@@ -14,7 +14,7 @@ from facility.report.plots import envelope, rolling_ramp_mw_per_s, rolling_swing
 
 @pytest.mark.parametrize("v, text", [(3168793.2, "3,168,793"), (-12345.6, "-12,346"), (12.34567, "12.35"),
                                      (0.0123456, "0.01235"), (2.5e-5, "25e-6"), (-4.2e-7, "-420e-9"),
-                                     (0.0, "0"), (float("nan"), "n/a"), (float("inf"), "∞"), (1e-3, "0.001")])
+                                     (0.0, "0"), (-8.9e-16, "0"), (float("nan"), "n/a"), (float("inf"), "∞"), (1e-3, "0.001")])
 def test_fmt_number(v, text):
     assert fmt_number(v) == text
 
