@@ -171,6 +171,12 @@ def _summary(res, out: Path, wall_s: float) -> str:
             f"slowdown {100 * m['training']['slowdown_frac']:.2f} %; compliant: {'yes' if comp['compliant'] else 'no'}")
     if failing:
         line += f" (failing: {', '.join(failing)})"
+    el = m.get("electrical_compliance", {})
+    if not el.get("compliant", True):
+        from facility.electrical.limits import violation_lines
+
+        line += ("\nwarning: electrical limits violated (see events.json, kind electrical_limit): "
+                 + "; ".join(violation_lines(m, res.scenario.grid)))
     return f"{line}\nwrote {out}/ in {wall_s:.1f} s"
 
 
@@ -192,16 +198,6 @@ def _nonneg(x: float) -> float:
     return float(x) if x > 0 else 0.0
 
 
-def _lossless_compliant(res) -> bool:
-    """Whether site load + storage (the optimizer's lossless PCC) meets every limit."""
-    from facility import metrics as fm
-
-    ts = res.timeseries
-    p = ts["p_load_mw"].to_numpy() + sum(ts[f"p_{n}_mw"].to_numpy() for n in res.scenario.storages())
-    spec = res.scenario.spec
-    return bool(fm.compliance(fm.power_metrics(p, res.scenario.time.dt_s, spec), spec)["compliant"])
-
-
 def _cmd_size(args) -> int:
     from facility.report.outdir import check_out_dir
     from facility.simulate import size_scenario
@@ -221,11 +217,25 @@ def _cmd_size(args) -> int:
         how += f", on steps {sol.info.step_factor}x dt_s (exact)"
     print(f"sized {sizes}; objective {sol.info.objective_usd:,.0f} USD "
           f"({how}; proven within {sol.info.gap_frac:.2g} of the optimum)")
+    z = res.sizing or {}
+    hist = z.get("limit_margin_history", [])
+    if len(hist) > 1:
+        print(f"verified after {len(hist)} size-and-verify rounds: the network and UPS losses of the "
+              f"verification run called for optimize.limit_margin_frac "
+              f"{' -> '.join(f'{m:.3g}' for m in hist)}")
     print(_summary(res, args.out, time.perf_counter() - t0))
-    if not res.compliant and _lossless_compliant(res):
-        print("note: the planned dispatch meets every limit on the site power (the sizing LP is "
-              "lossless); the verification run adds the network and UPS losses at the PCC. Rerun "
-              "with --set optimize.limit_margin_frac=0.1 (or more) to leave room for them.")
+    if not z.get("verified", True) and res.scenario.controller.kind != "optimal":
+        print(f"note: the verification ran controller.kind = {res.scenario.controller.kind!r}, not the LP's "
+              f"dispatch; the limits it breaks are the controller's (controller.kind = 'optimal' verifies the "
+              f"sized design with its planned dispatch)")
+    elif not res.compliant:
+        from facility.simulate import LP_LIMITS
+
+        other = [k for k, v in res.metrics["compliance"].items()
+                 if k != "compliant" and not v and k not in LP_LIMITS]
+        if other:
+            print(f"note: the sizing LP does not hold {', '.join(other)} (not linear constraints of the "
+                  f"LP); the verification run breaks them; the limits it sized for hold")
     return EXIT_OK
 
 

@@ -323,10 +323,38 @@ class GridConfig(StrictModel):
         "Rating of the BESS transformer (MV / lv_kv); none = 1.25 x bess.p_rated_mw (or "
         "max_p_rated_mw when extendable)."))
     power_factor: float = F(0.98, unit="-", gt=0, le=1.0, description="Power factor of the rack loads (lagging).")
-    min_vm_pu: float = F(0.9, unit="pu", ge=0.5, le=1.0, description="Lower voltage limit for the electrical report.")
-    max_vm_pu: float = F(1.1, unit="pu", ge=1.0, le=1.5, description="Upper voltage limit for the electrical report.")
-    max_trafo_loading_percent: float = F(100.0, unit="%", gt=0, le=300.0, description="Loading limit for the electrical report.")
+    min_vm_pu: float = F(0.95, unit="pu", ge=0.5, le=1.0, description=(
+        "Lowest allowed voltage of the PCC and MV buses (default: ANSI C84.1 Range A, -5 %); an "
+        "electrical compliance row."))
+    max_vm_pu: float = F(1.05, unit="pu", ge=1.0, le=1.5, description=(
+        "Highest allowed voltage of the PCC and MV buses (default: ANSI C84.1 Range A, +5 %); an "
+        "electrical compliance row."))
+    min_lv_vm_pu: float = F(0.9, unit="pu", ge=0.5, le=1.0, description=(
+        "Lowest allowed voltage of the LV buses: the UPS inputs and the BESS bus (default: IEC 60038 "
+        "/ EN 50160 LV supply, -10 %; a double-conversion UPS regulates its output); an electrical "
+        "compliance row."))
+    max_lv_vm_pu: float = F(1.1, unit="pu", ge=1.0, le=1.5, description=(
+        "Highest allowed voltage of the LV buses (default: IEC 60038 / EN 50160, +10 %); an "
+        "electrical compliance row."))
+    max_trafo_loading_percent: float = F(100.0, unit="%", gt=0, le=300.0, description=(
+        "Largest allowed loading of every transformer (substation, feeder MV/LV, BESS; pandapower's "
+        "current-based loading); above 100 % = a planned overload. An electrical compliance row."))
+    max_ups_loading_percent: float = F(100.0, unit="%", gt=0, le=300.0, description=(
+        "Largest allowed UPS loading |P_out| / ups_sn_mva of every feeder's UPS; an electrical "
+        "compliance row."))
+    limit_storage: bool = F(True, description=(
+        "Controllers and the optimizer keep storage power within what the network carries at these "
+        "limits (rack storage and UPS battery: the feeders' headroom; all storage: the substation's; "
+        "BESS: its transformer); false = they ignore the network (to study a violation)."))
     enabled: bool = F(True, description="Run the electrical power flow; false = PCC power equals site power plus storage.")
+
+    @model_validator(mode="after")
+    def _bands_ordered(self) -> "GridConfig":
+        for lo, hi in (("min_vm_pu", "max_vm_pu"), ("min_lv_vm_pu", "max_lv_vm_pu")):
+            if getattr(self, lo) >= getattr(self, hi):
+                raise ValueError(f"grid.{lo} = {getattr(self, lo):g} pu must be below grid.{hi} = "
+                                 f"{getattr(self, hi):g} pu")
+        return self
 
 
 # --------------------------------------------------------------------------- spec
@@ -478,7 +506,25 @@ class OptimizeConfig(StrictModel):
     allow_slack: bool = F(False, description="Solve with penalized slacks instead of hard limits (diagnosis mode).")
     limit_margin_frac: float = F(0.0, unit="frac", ge=0, lt=1, description=(
         "Tighten every window / dynamic-range limit by this share in the optimizer, so that the "
-        "network losses the lossless LP does not see keep the verification run compliant."))
+        "network losses the lossless LP does not see keep the verification run compliant "
+        "(facility size raises it itself when the verification needs more, see max_verify_runs)."))
+    max_verify_runs: int = F(5, unit="-", ge=1, le=20, description=(
+        "facility size: largest number of size-and-verify rounds; while the verification run (with "
+        "network and UPS losses) breaks a limit the LP sized for, the LP is solved again with the "
+        "limit_margin_frac the measured losses call for. 1 = size once."))
+    max_feeder_p_mw: float | None = F(None, unit="MW", gt=0, le=1e6, description=(
+        "Largest active power of site load + rack storage + UPS battery at the UPS outputs, all "
+        "feeders together (|P| <= this); none = no such row in the LP. facility run/size set it to "
+        "the network's capacity (metrics: electrical.feeder_capacity_mw) when grid.limit_storage is "
+        "true, or to the smaller of the two when it is set here."))
+    max_site_p_mw: float | None = F(None, unit="MW", gt=0, le=1e6, description=(
+        "Largest lossless site power: site load + every storage (|P| <= this), e.g. the substation "
+        "or an interconnection limit; none = no such row. facility run/size set it from the network "
+        "(electrical.site_capacity_mw) as for max_feeder_p_mw."))
+    max_bess_p_mw: float | None = F(None, unit="MW", gt=0, le=1e6, description=(
+        "Largest BESS charge / discharge power its connection carries; none = p_rated_mw only. "
+        "facility run/size set it from the BESS transformer (electrical.bess_capacity_mw) as for "
+        "max_feeder_p_mw."))
 
     @field_validator("solver")
     @classmethod

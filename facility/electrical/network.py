@@ -84,6 +84,7 @@ class NetworkMatrices:
     pcc_ytf: complex
     pcc_ytt: complex
     bus_names: list = field(default_factory=list)  # pandapower bus name of each column of ``other``
+    bus_lv: np.ndarray | None = None  # (L,) True for LV-level buses (feeder LV buses, BESS bus)
 
 
 @dataclass
@@ -110,6 +111,8 @@ class FacilityNetwork:
         Q / P of the feeder loads, from ``grid.power_factor``. [-]
     has_bess : bool
         Whether the BESS and its transformer exist.
+    grid : GridConfig or None
+        The ``[grid]`` section it was built from (its limits define :attr:`limits`).
     """
 
     net: object
@@ -127,7 +130,9 @@ class FacilityNetwork:
     ups_shares: tuple[float, float, float]
     tan_phi: float
     has_bess: bool
+    grid: object = None
     _matrices: NetworkMatrices | None = field(default=None, repr=False)
+    _limits: object = field(default=None, repr=False)
 
     @property
     def matrices(self) -> NetworkMatrices:
@@ -135,6 +140,16 @@ class FacilityNetwork:
         if self._matrices is None:
             self._matrices = _extract_matrices(self)
         return self._matrices
+
+    @property
+    def limits(self):
+        """What the network carries within its electrical limits
+        (:class:`facility.electrical.limits.NetworkLimits`, computed on first use)."""
+        if self._limits is None:
+            from facility.electrical.limits import network_limits
+
+            self._limits = network_limits(self)
+        return self._limits
 
 
 def _rating(value: float | None, peak_mw: float) -> float:
@@ -287,7 +302,7 @@ def build_network(scenario: "Scenario", feeder_peak_mw: np.ndarray) -> FacilityN
         load_index=np.asarray(loads), storage_index=st, trafo_sn_mva=float(sn), n_trafos=g.n_trafos,
         lv_trafo_sn_mva=lv_sn, ups_sn_mva=ups_sn, bess_trafo_sn_mva=bess_sn,
         ups_eff_rated_frac=scenario.ups.eff_ups_frac, ups_shares=ups_type.shares, tan_phi=tan_phi,
-        has_bess=bess.enabled)
+        has_bess=bess.enabled, grid=g)
 
 
 def export_network(net: FacilityNetwork, path) -> None:
@@ -367,6 +382,7 @@ def _extract_matrices(fn: FacilityNetwork) -> NetworkMatrices:
     br_t = branch[rows, 1].real.astype(int)
     br_y = np.column_stack([np.asarray(m[rows, c]).ravel() for m, c in ((yf, br_f), (yf, br_t), (yt, br_f), (yt, br_t))])
     br_sn = (net.trafo.sn_mva * net.trafo.parallel).to_numpy(dtype=float)
+    lv_internal = {int(lookup[b]) for b in list(fn.bus["lv"]) + ([fn.bus["bess"]] if fn.bus["bess"] is not None else [])}
     i0 = net._pd2ppc_lookups["branch"]["impedance"][0]
     pf_, pt_ = int(branch[i0, 0].real), int(branch[i0, 1].real)
     return NetworkMatrices(
@@ -376,4 +392,5 @@ def _extract_matrices(fn: FacilityNetwork) -> NetworkMatrices:
         k_pcc=pos[int(lookup[fn.bus["pcc"]])],
         br_f=br_f, br_t=br_t, br_y=br_y, br_sn_mva=br_sn, br_group=group,
         pcc_f=pf_, pcc_t=pt_, pcc_ytf=complex(yt[i0, pf_]), pcc_ytt=complex(yt[i0, pt_]),
-        bus_names=[str(net.bus.name.at[pp_of[int(i)]]) for i in other])
+        bus_names=[str(net.bus.name.at[pp_of[int(i)]]) for i in other],
+        bus_lv=np.array([int(i) in lv_internal for i in other], dtype=np.bool_))

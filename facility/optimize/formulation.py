@@ -44,6 +44,11 @@ class StorageData:
     max_ramp_mw_per_s      MW/s       converter ramp limit (None = none)
     c_p, c_e               k$/MW(h)   capex per MW / MWh (already annualized if asked)
     c_deg                  k$/MWh     degradation cost per MWh discharged
+    behind_ups             -          sits behind the UPSs (rack_storage, ups): shares the
+                                      feeders' headroom
+    max_own_p_mw           MW         what its own connection carries (BESS transformer)
+    max_feeder_p_mw        MW         feeders' capacity C_F (same on every storage)
+    max_site_p_mw          MW         site capacity C_S (same on every storage)
     =====================  =========  ===============================================
     """
 
@@ -63,6 +68,15 @@ class StorageData:
     c_p: float
     c_e: float
     c_deg: float
+    behind_ups: bool = False
+    max_own_p_mw: float = np.inf
+    max_feeder_p_mw: float = np.inf
+    max_site_p_mw: float = np.inf
+
+
+def _cap(optimize, key: str) -> float:
+    v = getattr(optimize, key, None)
+    return np.inf if v is None else float(v)
 
 
 def capex_factor(optimize, horizon_h: float) -> float:
@@ -117,7 +131,10 @@ def resolve_storage(name: str, cfg, optimize, horizon_h: float, *, soc0: float |
         sigma_per_h=cfg.self_discharge_frac_per_h, max_ramp_mw_per_s=cfg.max_ramp_mw_per_s,
         # USD/kW = k$/MW, USD/kWh = k$/MWh
         c_p=f * cfg.cost_usd_per_kw, c_e=f * cfg.cost_usd_per_kwh,
-        c_deg=cfg.degradation_usd_per_mwh / 1000.0)
+        c_deg=cfg.degradation_usd_per_mwh / 1000.0,
+        behind_ups=name in ("rack_storage", "ups"),
+        max_own_p_mw=_cap(optimize, "max_bess_p_mw") if name == "bess" else np.inf,
+        max_feeder_p_mw=_cap(optimize, "max_feeder_p_mw"), max_site_p_mw=_cap(optimize, "max_site_p_mw"))
 
 
 @dataclass
@@ -151,7 +168,10 @@ def add_storage_variables(m: Model, s: StorageData) -> dict[str, np.ndarray]:
 
     .. math::
         \\hat P \\in [P_{lo}, P_{hi}],\\ \\hat E \\in [E_{lo}, E_{hi}],\\
-        p^{ch}_t, p^{dis}_t \\ge 0,\\ e_t \\ge 0\\ (t = 0..T)
+        0 \\le p^{ch}_t, p^{dis}_t \\le P^{own},\\ e_t \\ge 0\\ (t = 0..T)
+
+    with :math:`P^{own}` = ``max_own_p_mw`` (what the storage's own connection carries, the
+    BESS transformer; a column bound).
 
     Objective terms [k$]: :math:`c_P \\hat P + c_E \\hat E + \\sum_t \\Delta t_h\\,
     [\\pi ((1-\\eta_c) p^{ch}_t + (1/\\eta_d - 1) p^{dis}_t) + c_{deg} p^{dis}_t]`, the capex,
@@ -168,8 +188,8 @@ def add_storage_variables(m: Model, s: StorageData) -> dict[str, np.ndarray]:
                     else lp.add_columns(f"{s.name}:p_rated", 1, s.p_lo, s.p_hi, s.c_p)),
         "e_rated": (np.array([shared[1]]) if shared is not None
                     else lp.add_columns(f"{s.name}:e_rated", 1, s.e_lo, s.e_hi, s.c_e)),
-        "ch": lp.add_columns(f"{s.name}:ch", T, 0.0, np.inf, w * c_ch),
-        "dis": lp.add_columns(f"{s.name}:dis", T, 0.0, np.inf, w * c_dis),
+        "ch": lp.add_columns(f"{s.name}:ch", T, 0.0, s.max_own_p_mw, w * c_ch),
+        "dis": lp.add_columns(f"{s.name}:dis", T, 0.0, s.max_own_p_mw, w * c_dis),
         "e": lp.add_columns(f"{s.name}:e", T + 1, 0.0, np.inf),
     }
     m.cols[s.name] = c
@@ -223,6 +243,52 @@ def add_power_limits(m: Model, s: StorageData) -> None:
     pr = np.full(T, c["p_rated"][0])
     m.lp.add_rows("power_limit", [(c["ch"], 1.0), (pr, -1.0)], -np.inf, 0.0, t=t, soft=False)
     m.lp.add_rows("power_limit", [(c["dis"], 1.0), (pr, -1.0)], -np.inf, 0.0, t=t, soft=False)
+
+
+def add_network_limits(m: Model) -> None:
+    """What the network carries, per step, for the sum of the storage powers (consumer frame).
+
+    .. math::
+        \\min(-C_F - L_t, 0) \\le \\sum_{s \\in U} (p^{ch}_{s,t} - p^{dis}_{s,t}) \\le \\max(C_F - L_t, 0),
+        \\qquad
+        \\min(-C_S - L_t, 0) \\le \\sum_{s} (p^{ch}_{s,t} - p^{dis}_{s,t}) \\le \\max(C_S - L_t, 0)
+
+    ==========  =====  ==============================================================
+    U           -      storages behind the UPSs (rack_storage, ups): the feeders carry
+                       their power with the site load
+    C_F         MW     feeders' capacity (``max_feeder_p_mw``; the network's headroom,
+                       :func:`facility.electrical.limits.network_limits`)
+    C_S         MW     site capacity (``max_site_p_mw``; substation or interconnection)
+    L_t         MW     site load
+    ==========  =====  ==============================================================
+
+    The bounds never force a storage to act (a load that alone exceeds a capacity leaves the
+    storage at zero headroom). Rows only where they can bind: steps with
+    :math:`L_t + \\sum P_{hi} > C` (upper) or :math:`L_t - \\sum P_{hi} < -C` (lower). They are
+    functions of the load alone, so the exact coarsening and the periodic reduction keep them.
+    """
+    data = list(m.storages.values())
+    if not data:
+        return
+    groups = (("feeder_limit", [s for s in data if s.behind_ups], min(s.max_feeder_p_mw for s in data)),
+              ("site_limit", data, min(s.max_site_p_mw for s in data)))
+    load = m.load_mw
+    for family, members, cap in groups:
+        if not members or not np.isfinite(cap):
+            continue
+        reach = float(sum(min(s.p_hi, s.max_own_p_mw) for s in members))
+        for upper in (True, False):
+            t = np.flatnonzero(load + reach > cap) if upper else np.flatnonzero(load - reach < -cap)
+            if t.size == 0:
+                continue
+            terms = []
+            for s in members:
+                c = m.cols[s.name]
+                terms += [(c["ch"][t], 1.0), (c["dis"][t], -1.0)]
+            if upper:
+                m.lp.add_rows(family, terms, -np.inf, np.maximum(cap - load[t], 0.0), t=t, soft=False)
+            else:
+                m.lp.add_rows(family, terms, np.minimum(-cap - load[t], 0.0), np.inf, t=t, soft=False)
 
 
 def add_soc_dynamics(m: Model, s: StorageData) -> None:
@@ -348,7 +414,8 @@ def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageD
 
     Minimize capex + loss cost + degradation cost (see :func:`add_storage_variables`)
     subject to SoC dynamics, power limits, SoC bounds, terminal SoC, converter ramps, the
-    window limits and the dynamic range on the PCC power.
+    network's headroom (:func:`add_network_limits`), the window limits and the dynamic range
+    on the PCC power.
 
     ``op_weight``, ``window_segments`` and ``soc_breaks`` serve the reduced models of
     :mod:`facility.optimize.periodic` (weighted steps, windows only inside segments, stored
@@ -373,6 +440,7 @@ def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageD
         if terminal:
             add_terminal_soc(m, s)
         add_storage_ramp(m, s)
+    add_network_limits(m)
     add_window_limits(m, spec, p_pcc_history_mw, margin_frac, bounds)
     if dynamic_range:
         add_dynamic_range(m, spec, margin_frac)
