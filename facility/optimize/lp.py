@@ -233,8 +233,7 @@ class HighsModel:
     """One LP kept alive in HiGHS and solved again and again with changed bounds, costs and
     added rows, each re-solve warm-started from the last optimal basis (dual simplex).
 
-    Used by the decomposition of :mod:`facility.optimize.blocks`, whose block LPs are solved
-    many times with other boundary states. The first solve runs HiGHS' presolve; the later
+    Used by the decomposition prototype of ``benchmarks/experiments/blocks``. The first solve runs HiGHS' presolve; the later
     ones skip it (a presolved warm start would lose the basis).
 
     Parameters

@@ -280,5 +280,6 @@ def solve_blocks(pb: Problem, block_steps: int | None = None,
                      solve_s=dec.solve_s, n_variables=max(b.hm.n_cols for b in dec.relaxed),
                      n_constraints=max(b.hm.n_rows for b in dec.relaxed), n_repaired_steps=n_rep,
                      relaxed_objective_usd=obj, method="blocks", lower_bound_usd=low,
-                     gap_frac=gap, iterations=it)
+                     gap_frac=gap)
+    info.iterations = it  # outer iterations (not a field of SolveInfo)
     return pack_result(pb.load_mw, pb.storages, plan, info)
