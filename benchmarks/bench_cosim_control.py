@@ -5,7 +5,7 @@ monitor on, and the MPC on combined_multi_job's size (600 s, 3 storages) when th
 importable.
 
 Prints one JSON line per case: {"name", "n_steps", "control_s", "steps_per_s", "target_s"}.
-The target is the share of the 20 s co-simulation budget (shared/design.md §4) the control
+The target is the share of the 20 s co-simulation budget (docs/contract.md §5) the control
 stage may take (2 s); numba compilation is excluded (one warm-up run first).
 
 Usage: python benchmarks/bench_cosim_control.py [--horizon-s 3600] [--skip-mpc]

@@ -29,12 +29,18 @@ class Results:
         One row per step: ``t_s`` [s], ``p_gpu_mw``, ``p_site_mw`` (raw site power: GPUs +
         non-GPU IT + cooling), ``p_load_mw`` (site power actually drawn, after GPU controls),
         ``p_raw_pcc_mw`` (PCC power with every mitigation off), ``p_pcc_mw`` (PCC power),
-        ``q_pcc_mvar``, ``vm_min_pu``, ``vm_max_pu``, ``trafo_loading_percent``, ``losses_mw``,
+        ``q_pcc_mvar``, ``vm_min_pu``, ``vm_max_pu`` (all AC buses), ``vm_pcc_pu``,
+        ``vm_min_mv_pu`` (PCC and MV buses), ``vm_min_lv_pu`` / ``vm_max_lv_pu`` (LV buses: UPS
+        inputs, BESS), ``trafo_loading_percent`` (largest of any transformer),
+        ``sub_trafo_loading_percent``, ``lv_trafo_loading_percent`` (worst feeder),
+        ``bess_trafo_loading_percent``, ``ups_loading_percent`` (worst UPS), ``losses_mw``,
         per storage ``p_<name>_mw`` (+ = charging) and ``soc_<name>_frac``, and
         ``gpu_engaged`` (bool, co-design). [MW, MVAr, pu, %]
     metrics : dict
-        The nested ``metrics.json`` (shared/design.md §3): raw, pcc, energy, storage,
-        electrical, training, compliance (+ gpu, events summaries).
+        The nested ``metrics.json`` (docs/contract.md §4): raw, pcc, energy, storage,
+        electrical, training, compliance (the utility spec at the PCC), electrical_compliance
+        (voltage bands and equipment loadings, :func:`facility.electrical.electrical_compliance`)
+        (+ gpu, events summaries).
     events : list of dict
         Time-stamped controller, co-design, monitor and GPU events (``t_s``, ``kind``, ``detail``).
     timings_s : dict

@@ -44,6 +44,11 @@ class StorageData:
     max_ramp_mw_per_s      MW/s       converter ramp limit (None = none)
     c_p, c_e               k$/MW(h)   capex per MW / MWh (already annualized if asked)
     c_deg                  k$/MWh     degradation cost per MWh discharged
+    behind_ups             -          sits behind the UPSs (rack_storage, ups): shares the
+                                      feeders' headroom
+    max_own_p_mw           MW         what its own connection carries (BESS transformer)
+    max_feeder_p_mw        MW         feeders' capacity C_F (same on every storage)
+    max_site_p_mw          MW         site capacity C_S (same on every storage)
     =====================  =========  ===============================================
     """
 
@@ -63,6 +68,15 @@ class StorageData:
     c_p: float
     c_e: float
     c_deg: float
+    behind_ups: bool = False
+    max_own_p_mw: float = np.inf
+    max_feeder_p_mw: float = np.inf
+    max_site_p_mw: float = np.inf
+
+
+def _cap(optimize, key: str) -> float:
+    v = getattr(optimize, key, None)
+    return np.inf if v is None else float(v)
 
 
 def capex_factor(optimize, horizon_h: float) -> float:
@@ -117,7 +131,10 @@ def resolve_storage(name: str, cfg, optimize, horizon_h: float, *, soc0: float |
         sigma_per_h=cfg.self_discharge_frac_per_h, max_ramp_mw_per_s=cfg.max_ramp_mw_per_s,
         # USD/kW = k$/MW, USD/kWh = k$/MWh
         c_p=f * cfg.cost_usd_per_kw, c_e=f * cfg.cost_usd_per_kwh,
-        c_deg=cfg.degradation_usd_per_mwh / 1000.0)
+        c_deg=cfg.degradation_usd_per_mwh / 1000.0,
+        behind_ups=name in ("rack_storage", "ups"),
+        max_own_p_mw=_cap(optimize, "max_bess_p_mw") if name == "bess" else np.inf,
+        max_feeder_p_mw=_cap(optimize, "max_feeder_p_mw"), max_site_p_mw=_cap(optimize, "max_site_p_mw"))
 
 
 @dataclass
@@ -139,12 +156,19 @@ class Model:
     window_segments: list = field(default_factory=list)
     #: steps b at which the stored energy is not carried over from step b - 1 (relaxations)
     soc_breaks: tuple = ()
+    #: initial condition per storage: e_0 - s_0 Ê = offset [MWh] (0: the horizon's start),
+    #: None = no row (the stored energy at the first step is linked by the caller)
+    initial_offset_mwh: dict = field(default_factory=dict)
+    #: rating columns shared with another model in the same LP: name -> (p_col, e_col)
+    rating_cols: dict = field(default_factory=dict)
     #: constant part of the objective that no column carries (GPU lever pieces) [k$]
     objective_offset_kusd: float = 0.0
     #: the GPU levers of the model (:class:`facility.optimize.levers.LeverSet`) or None
     levers: object = None
     #: columns of the GPU levers per job (:mod:`facility.optimize.levers`)
     lever_cols: dict = field(default_factory=dict)
+    #: the levers' own PCC terms (site power they add), also in ``pcc_terms``
+    lever_pcc_terms: list = field(default_factory=list)
 
     def pcc_of(self, x: np.ndarray) -> np.ndarray:
         """PCC power on the model's axis at the column values ``x``. [MW]"""
@@ -159,7 +183,10 @@ def add_storage_variables(m: Model, s: StorageData) -> dict[str, np.ndarray]:
 
     .. math::
         \\hat P \\in [P_{lo}, P_{hi}],\\ \\hat E \\in [E_{lo}, E_{hi}],\\
-        p^{ch}_t, p^{dis}_t \\ge 0,\\ e_t \\ge 0\\ (t = 0..T)
+        0 \\le p^{ch}_t, p^{dis}_t \\le P^{own},\\ e_t \\ge 0\\ (t = 0..T)
+
+    with :math:`P^{own}` = ``max_own_p_mw`` (what the storage's own connection carries, the
+    BESS transformer; a column bound).
 
     Objective terms [k$]: :math:`c_P \\hat P + c_E \\hat E + \\sum_t \\Delta t_h\\,
     [\\pi ((1-\\eta_c) p^{ch}_t + (1/\\eta_d - 1) p^{dis}_t) + c_{deg} p^{dis}_t]`, the capex,
@@ -170,11 +197,14 @@ def add_storage_variables(m: Model, s: StorageData) -> dict[str, np.ndarray]:
     w = np.ones(T) if m.op_weight is None else np.asarray(m.op_weight, dtype=float)
     c_ch, c_dis = op_cost_coefficients(s, m.dt_s, m.price_kusd_per_mwh)
     lp = m.lp
+    shared = m.rating_cols.get(s.name)
     c = {
-        "p_rated": lp.add_columns(f"{s.name}:p_rated", 1, s.p_lo, s.p_hi, s.c_p),
-        "e_rated": lp.add_columns(f"{s.name}:e_rated", 1, s.e_lo, s.e_hi, s.c_e),
-        "ch": lp.add_columns(f"{s.name}:ch", T, 0.0, np.inf, w * c_ch),
-        "dis": lp.add_columns(f"{s.name}:dis", T, 0.0, np.inf, w * c_dis),
+        "p_rated": (np.array([shared[0]]) if shared is not None
+                    else lp.add_columns(f"{s.name}:p_rated", 1, s.p_lo, s.p_hi, s.c_p)),
+        "e_rated": (np.array([shared[1]]) if shared is not None
+                    else lp.add_columns(f"{s.name}:e_rated", 1, s.e_lo, s.e_hi, s.c_e)),
+        "ch": lp.add_columns(f"{s.name}:ch", T, 0.0, s.max_own_p_mw, w * c_ch),
+        "dis": lp.add_columns(f"{s.name}:dis", T, 0.0, s.max_own_p_mw, w * c_dis),
         "e": lp.add_columns(f"{s.name}:e", T + 1, 0.0, np.inf),
     }
     m.cols[s.name] = c
@@ -232,12 +262,65 @@ def add_power_limits(m: Model, s: StorageData) -> None:
     m.lp.add_rows("power_limit", [(c["dis"], 1.0), (pr, -1.0)], -np.inf, 0.0, t=t, soft=False)
 
 
+def add_network_limits(m: Model) -> None:
+    """What the network carries, per step, for the sum of the storage powers (consumer frame).
+
+    .. math::
+        \\min(-C_F - L_t, 0) \\le \\sum_{s \\in U} (p^{ch}_{s,t} - p^{dis}_{s,t}) \\le \\max(C_F - L_t, 0),
+        \\qquad
+        \\min(-C_S - L_t, 0) \\le \\sum_{s} (p^{ch}_{s,t} - p^{dis}_{s,t}) \\le \\max(C_S - L_t, 0)
+
+    ==========  =====  ==============================================================
+    U           -      storages behind the UPSs (rack_storage, ups): the feeders carry
+                       their power with the site load
+    C_F         MW     feeders' capacity (``max_feeder_p_mw``; the network's headroom,
+                       :func:`facility.electrical.limits.network_limits`)
+    C_S         MW     site capacity (``max_site_p_mw``; substation or interconnection)
+    L_t         MW     site load
+    ==========  =====  ==============================================================
+
+    The bounds never force a storage to act (a load that alone exceeds a capacity leaves the
+    storage at zero headroom). Rows only where they can bind: steps with
+    :math:`L_t + \\sum P_{hi} > C` (upper) or :math:`L_t - \\sum P_{hi} < -C` (lower). They are
+    functions of the load alone, so the exact coarsening and the periodic reduction keep them.
+    """
+    data = list(m.storages.values())
+    if not data:
+        return
+    groups = (("feeder_limit", [s for s in data if s.behind_ups], min(s.max_feeder_p_mw for s in data)),
+              ("site_limit", data, min(s.max_site_p_mw for s in data)))
+    load = m.load_mw
+    for family, members, cap in groups:
+        if not members or not np.isfinite(cap):
+            continue
+        reach = float(sum(min(s.p_hi, s.max_own_p_mw) for s in members))
+        lever = getattr(m, "lever_pcc_terms", [])
+        if lever:  # burned power and caps move the site load the network carries
+            reach = np.inf
+        for upper in (True, False):
+            t = np.flatnonzero(load + reach > cap) if upper else np.flatnonzero(load - reach < -cap)
+            if t.size == 0:
+                continue
+            terms = []
+            for s in members:
+                c = m.cols[s.name]
+                terms += [(c["ch"][t], 1.0), (c["dis"][t], -1.0)]
+            terms += [(col[t], np.broadcast_to(v, col.shape)[t]) for col, v in lever]
+            if upper:
+                m.lp.add_rows(family, terms, -np.inf, np.maximum(cap - load[t], 0.0), t=t, soft=False)
+            else:
+                m.lp.add_rows(family, terms, np.minimum(-cap - load[t], 0.0), np.inf, t=t, soft=False)
+
+
 def add_soc_dynamics(m: Model, s: StorageData) -> None:
     """Stored energy with efficiencies and self-discharge (as :mod:`facility.storage.soc`).
 
     .. math::
         e_{t+1} = (1 - \\sigma \\Delta t_h)\\, e_t + \\Delta t_h (\\eta_c p^{ch}_t - p^{dis}_t / \\eta_d),
-        \\qquad e_0 = s_0 \\hat E
+        \\qquad e_0 = s_0 \\hat E + \\delta
+
+    (δ = ``Model.initial_offset_mwh``, 0 at the start of the horizon; a model of a later
+    stretch starts from the energy the plan before it left.)
 
     ==========  =====  ===========================
     e_t         MWh    stored energy at the start of step t (e_T: end of horizon)
@@ -258,8 +341,10 @@ def add_soc_dynamics(m: Model, s: StorageData) -> None:
         c["e_break"] = z
     m.lp.add_rows("soc_dynamics", [(nxt, 1.0), (c["e"][:-1], -a), (c["ch"], -s.eta_c * h),
                                    (c["dis"], h / s.eta_d)], 0.0, 0.0, t=t, soft=False, unit="MWh")
-    m.lp.add_rows("initial_soc", [(c["e"][:1], 1.0), (c["e_rated"], -s.soc0)], 0.0, 0.0, t=0,
-                  soft=False, unit="MWh")
+    off = m.initial_offset_mwh.get(s.name, 0.0)
+    if off is not None:
+        m.lp.add_rows("initial_soc", [(c["e"][:1], 1.0), (c["e_rated"], -s.soc0)], off, off, t=0,
+                      soft=False, unit="MWh")
 
 
 def add_soc_bounds(m: Model, s: StorageData) -> None:
@@ -275,13 +360,16 @@ def add_soc_bounds(m: Model, s: StorageData) -> None:
 
 
 def add_terminal_soc(m: Model, s: StorageData) -> None:
-    """End-of-horizon policy: :math:`e_T \\ge e_0` (at_least_initial), :math:`e_T = e_0`
-    (equal_initial), nothing (free). [MWh]"""
+    """End-of-horizon policy: :math:`e_T \\ge s_0 \\hat E` (at_least_initial),
+    :math:`e_T = s_0 \\hat E` (equal_initial), nothing (free). [MWh]
+
+    :math:`s_0 \\hat E` is the stored energy at the start of the horizon (= e_0 when the model
+    starts there), so a model of the horizon's last stretch states the same condition."""
     if s.terminal == "free":
         return
     c = m.cols[s.name]
     hi = np.inf if s.terminal == "at_least_initial" else 0.0
-    m.lp.add_rows("terminal_soc", [(c["e"][-1:], 1.0), (c["e"][:1], -1.0)], 0.0, hi,
+    m.lp.add_rows("terminal_soc", [(c["e"][-1:], 1.0), (c["e_rated"], -s.soc0)], 0.0, hi,
                   t=m.n_steps, soft=True, unit="MWh")
 
 
@@ -297,22 +385,26 @@ def add_storage_ramp(m: Model, s: StorageData) -> None:
                                    (c["dis"][t - 1], 1.0)], -r, r, t=t, soft=False)
 
 
-def add_window_limits(m: Model, spec, p_hist_mw: np.ndarray | None, margin_frac: float = 0.0) -> None:
+def add_window_limits(m: Model, spec, p_hist_mw: np.ndarray | None, margin_frac: float = 0.0,
+                      bounds: list | None = None) -> None:
     """Ramp (per second, per minute) and rolling-window swing limits on the PCC power.
 
     Each is a lag bound :math:`\\sigma (P_{t_2} - P_{t_1}) \\le B` for :math:`0 < t_2 - t_1 \\le k`
     (see :mod:`facility.optimize.windows`), linearized exactly in O(N) through sliding-window
     minima. With a PCC history (receding horizon), its samples precede t = 0 as constants.
+    ``bounds`` replaces the spec's own lag bounds on this grid (a relaxation on group
+    averages uses k // g).
     """
     hist = np.zeros(0) if p_hist_mw is None else np.asarray(p_hist_mw, dtype=float).ravel()
     segments = m.window_segments or [(0, m.n_steps)]
+    lbs = lag_bounds(spec, m.dt_s, margin_frac) if bounds is None else bounds
     for a, b in segments:
         H = hist.size if a == 0 else 0
         const = np.concatenate([hist[:H], m.load_mw[a:b]])
         terms = [(np.concatenate([np.full(H, -1), col[a:b]]),
                   np.concatenate([np.zeros(H), np.broadcast_to(v, col.shape)[a:b]]))
                  for col, v in m.pcc_terms]
-        for lb in lag_bounds(spec, m.dt_s, margin_frac):
+        for lb in lbs:
             add_lag_bound_rows(m.lp, lb, terms, const, H)
 
 
@@ -337,25 +429,34 @@ def add_dynamic_range(m: Model, spec, margin_frac: float = 0.0) -> None:
 def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageData], spec,
                 price_usd_per_mwh: float, *, p_pcc_history_mw: np.ndarray | None = None,
                 margin_frac: float = 0.0, op_weight: np.ndarray | None = None,
-                window_segments: list | None = None, soc_breaks=(), levers=None) -> Model:
+                window_segments: list | None = None, soc_breaks=(), lp: LinearProgram | None = None,
+                rating_cols: dict | None = None, bounds: list | None = None,
+                initial_offset_mwh: dict | None = None, terminal: bool = True,
+                dynamic_range: bool = True, levers=None) -> Model:
     """Assemble the LP in the fixed order of the named steps.
 
     Minimize capex + loss cost + degradation cost (see :func:`add_storage_variables`)
     subject to SoC dynamics, power limits, SoC bounds, terminal SoC, converter ramps, the
-    window limits and the dynamic range on the PCC power.
+    network's headroom (:func:`add_network_limits`), the window limits and the dynamic range
+    on the PCC power.
 
     ``op_weight``, ``window_segments`` and ``soc_breaks`` serve the reduced models of
     :mod:`facility.optimize.periodic` (weighted steps, windows only inside segments, stored
-    energy not carried across a break); left at their defaults the model is the full LP.
+    energy not carried across a break). ``lp`` and ``rating_cols`` add the model into an
+    existing LP sharing its rating columns, ``bounds`` replaces the spec's lag bounds,
+    ``initial_offset_mwh`` shifts (float) or drops (None) the initial-SoC row per storage, and
+    ``terminal`` / ``dynamic_range`` switch those rows: the stretches of
+    the decomposition prototype in ``benchmarks/experiments/blocks``. Left at their defaults the model is the full LP.
     ``levers`` (a :class:`facility.optimize.levers.LeverSet` on this axis) adds the GPU levers'
     columns and their PCC terms (:func:`facility.optimize.levers.add_lever_columns`) before
     the limits. The spectral rows are added lazily by the solve
     (:mod:`facility.optimize.spectral`).
     """
     load = np.asarray(p_load_mw, dtype=float).ravel()
-    m = Model(LinearProgram(), load.size, float(dt_s), load, dict(storages),
+    m = Model(LinearProgram() if lp is None else lp, load.size, float(dt_s), load, dict(storages),
               price_kusd_per_mwh=price_usd_per_mwh / 1000.0, op_weight=op_weight,
-              window_segments=list(window_segments or []), soc_breaks=tuple(int(b) for b in soc_breaks))
+              window_segments=list(window_segments or []), soc_breaks=tuple(int(b) for b in soc_breaks),
+              initial_offset_mwh=dict(initial_offset_mwh or {}), rating_cols=dict(rating_cols or {}))
     for s in storages.values():
         add_storage_variables(m, s)
     pcc_expression(m)
@@ -368,8 +469,11 @@ def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageD
         add_power_limits(m, s)
         add_soc_dynamics(m, s)
         add_soc_bounds(m, s)
-        add_terminal_soc(m, s)
+        if terminal:
+            add_terminal_soc(m, s)
         add_storage_ramp(m, s)
-    add_window_limits(m, spec, p_pcc_history_mw, margin_frac)
-    add_dynamic_range(m, spec, margin_frac)
+    add_network_limits(m)
+    add_window_limits(m, spec, p_pcc_history_mw, margin_frac, bounds)
+    if dynamic_range:
+        add_dynamic_range(m, spec, margin_frac)
     return m

@@ -445,7 +445,9 @@ def add_lever_columns(m, lv: LeverSet) -> None:
         m.lever_cols[jl.name] = c
     if not delta:
         return
-    m.pcc_terms += [(col, k_pcc * np.broadcast_to(coef, (T,))) for col, coef in delta]
+    terms = [(col, k_pcc * np.broadcast_to(coef, (T,))) for col, coef in delta]
+    m.pcc_terms += terms
+    m.lever_pcc_terms += terms
     if lv.lagged:
         _add_cooling_lag(m, lv, delta)
 
@@ -474,6 +476,7 @@ def _add_cooling_lag(m, lv: LeverSet, delta: list) -> None:
     lp.add_row("cooling_lag", np.concatenate(cols), np.concatenate(vals), 0.0, 0.0, t=0, soft=False)
     m.lever_cols["_cooling"] = {"y": y}
     m.pcc_terms.append((y, np.ones(T)))
+    m.lever_pcc_terms.append((y, np.ones(T)))
 
 
 def lever_plan_from_columns(m, x: np.ndarray) -> dict:

@@ -45,7 +45,7 @@ class SolveInfo:
         Solver time of the repair. [s]
     method : str
         ``"full"`` (one LP over the horizon), ``"periodic"``
-        (:mod:`facility.optimize.periodic`) or ``"blocks"`` (:mod:`facility.optimize.blocks`).
+        (:mod:`facility.optimize.periodic`).
     lower_bound_usd : float
         Proven lower bound on the optimum of the full LP. [USD]
     gap_frac : float
@@ -56,8 +56,6 @@ class SolveInfo:
     step_factor : int
         The LP was solved on steps this many times longer, exactly
         (:mod:`facility.optimize.coarsen`); 1 = on the given grid.
-    iterations : int
-        Outer iterations of an iterative method (``"blocks"``), else 0.
     n_spectral_bins : int
         FFT bins that carry spectral rows at the end (lazy rows,
         :mod:`facility.optimize.spectral`).
@@ -83,7 +81,6 @@ class SolveInfo:
     gap_frac: float = float("nan")
     period_steps: int = 0
     step_factor: int = 1
-    iterations: int = 0
     n_spectral_bins: int = 0
     n_spectral_rounds: int = 0
     n_lever_pieces: int = 0
@@ -181,7 +178,7 @@ def sizing_to_json(result: SizingResult) -> dict:
     """The ``sizing.json`` layout (docs/formulation.md): per storage
     ``p_rated_mw_opt``/``e_rated_mwh_opt``, then ``objective_usd``, ``solver_status``,
     ``build_s``, ``solve_s``, ``n_variables``, ``n_constraints``; extended with ``method``,
-    ``lower_bound_usd``, ``gap_frac``, ``period_steps``, ``step_factor``, ``iterations`` and
+    ``lower_bound_usd``, ``gap_frac``, ``period_steps``, ``step_factor``,
     ``n_repaired_steps``, ``n_spectral_bins``, ``n_spectral_rounds`` (see :class:`SolveInfo`)
     and, with GPU levers, ``levers`` (per job ``floor_frac``, ``cap_frac``, ``extra_s``,
     ``planned_burn_mwh`` over the horizon, GPU side), ``lever_piece``, ``n_lever_pieces``.
@@ -196,7 +193,7 @@ def sizing_to_json(result: SizingResult) -> dict:
                n_constraints=int(i.n_constraints), method=i.method,
                lower_bound_usd=float(i.lower_bound_usd), gap_frac=float(i.gap_frac),
                period_steps=int(i.period_steps), step_factor=int(i.step_factor),
-               iterations=int(i.iterations), n_repaired_steps=int(i.n_repaired_steps),
+               n_repaired_steps=int(i.n_repaired_steps),
                n_spectral_bins=int(i.n_spectral_bins), n_spectral_rounds=int(i.n_spectral_rounds))
     if result.levers:
         out["levers"] = {j: {"floor_frac": d["floor_frac"], "cap_frac": d["cap_frac"],
