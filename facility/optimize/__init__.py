@@ -2,7 +2,7 @@
 
 Public API
 ----------
-size_storage(p_load_mw, dt_s, storages, spec, optimize, *, t_s=None) -> SizingResult
+size_storage(p_load_mw, dt_s, storages, spec, optimize, *, t_s=None, levers=None) -> SizingResult
 solve_dispatch(p_load_mw, dt_s, storages, spec, optimize, *, initial_soc_frac=None,
                terminal=None, p_pcc_history_mw=None) -> SizingResult
 sizing_to_json(result) -> dict
@@ -10,10 +10,12 @@ sizing_to_json(result) -> dict
 Layers (each imports only those below it)::
 
     api            driver: size_storage, solve_dispatch, solve (picks and chains strategies)
-    full | coarsen | periodic      strategies, peers
+    full | coarsen | periodic      strategies, peers (periodic_spectral: the reduction's band rows)
     solve, verify, result, problem the shared LP layer: solve + diagnose + repair, plan checks,
                                    results, the problem object
-    formulation, windows, lp       the LP itself (equations) and its HiGHS interface
+    formulation, windows, lp       the LP itself (equations) and its HiGHS interface;
+      spectral, levers,            band peak rows (lazy FFT bins), the GPU levers (inputs,
+      lever_columns                pieces) and their columns: optional steps of the formulation
 
 The formulation (equations, symbols, units) is in :mod:`facility.optimize.formulation` and
 :mod:`facility.optimize.windows`, collected in ``docs/formulation.md``.

@@ -448,7 +448,7 @@ def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageD
     ``terminal`` / ``dynamic_range`` switch those rows: the stretches of
     the decomposition prototype in ``benchmarks/experiments/blocks``. Left at their defaults the model is the full LP.
     ``levers`` (a :class:`facility.optimize.levers.LeverSet` on this axis) adds the GPU levers'
-    columns and their PCC terms (:func:`facility.optimize.levers.add_lever_columns`) before
+    columns and their PCC terms (:func:`facility.optimize.lever_columns.add_lever_columns`) before
     the limits. The spectral rows are added lazily by the solve
     (:mod:`facility.optimize.spectral`).
     """
@@ -461,7 +461,7 @@ def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageD
         add_storage_variables(m, s)
     pcc_expression(m)
     if levers is not None:
-        from facility.optimize.levers import add_lever_columns
+        from facility.optimize.lever_columns import add_lever_columns
 
         m.levers = levers
         add_lever_columns(m, levers)

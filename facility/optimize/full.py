@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from facility.optimize.formulation import Model, build_model
-from facility.optimize.levers import lever_plan_from_columns
+from facility.optimize.lever_columns import lever_plan_from_columns
 from facility.optimize.problem import Problem
 from facility.optimize.result import SizingResult, pack_result, plan_from_columns
 from facility.optimize.solve import solve_model

@@ -52,11 +52,11 @@ import numpy as np
 
 from facility.errors import InfeasibleError
 from facility.optimize.formulation import Model, build_model, plan_cost_kusd
-from facility.optimize.levers import lever_cost_kusd, lever_plan_from_columns, lever_site_mw
+from facility.optimize.lever_columns import lever_cost_kusd, lever_plan_from_columns
 from facility.optimize.problem import Problem
-from facility.optimize.lp import extend_highs
+from facility.optimize.periodic_spectral import lower_spectral, solve_lower_bound, upper_spectral
 from facility.optimize.result import SizingResult, SolveInfo, gap_frac, pack_result, plan_from_columns
-from facility.optimize.solve import solve_lp, solve_model
+from facility.optimize.solve import solve_model
 from facility.optimize.verify import verify_plan
 from facility.optimize.windows import add_lag_bound_rows, lag_bounds
 
@@ -390,7 +390,7 @@ def solve_periodic(pb: Problem) -> SizingResult | None:
     while red is not None:
         t0 = time.perf_counter()
         mu = build_upper(load, dt_s, data, spec, optimize, red, levers)
-        up_sp = upper_spectral(pb, red)
+        up_sp = upper_spectral(pb, red, expand_plan)
         try:
             xu, iu = solve_model(mu, lambda red=red: build_upper(load, dt_s, data, spec, optimize, red, levers),
                                  optimize, dt_s, time.perf_counter() - t0, spectral=up_sp)
@@ -403,7 +403,7 @@ def solve_periodic(pb: Problem) -> SizingResult | None:
             # the upper's rows active at its optimum, those the relaxation can carry
             cand = lower_spectral(pb, red).carried_rows(up_sp, ml, up_sp.pcc_full(mu, xu))
         build_s += iu.build_s + time.perf_counter() - t0
-        sol, lower, s_s = _solve_lower(ml, cand, optimize)
+        sol, lower, s_s = solve_lower_bound(ml, cand, optimize)
         solve_s += iu.solve_s + s_s
         if sol.status != "ok":
             return None
@@ -444,53 +444,6 @@ def solve_periodic(pb: Problem) -> SizingResult | None:
     return pack_result(load, data, plan, info, levers=levers, lever_plan=lever_plan, dt_s=dt_s)
 
 
-#: HiGHS options of the Lagrangian relaxation (set by measurement, see _solve_lower)
-LOWER_OPTIONS = None
-
-
-def _solve_lower(ml: Model, cand: list, optimize):
-    """Solve the relaxation; with spectral rows carried from the restriction, a Lagrangian
-    bound first, then cutting planes if it is not tight enough.
-
-    Returns (solution, lower bound [USD], solver time [s]).
-
-    *Lagrangian*: the carried rows a_r x ≤ b_r enter the cost with the restriction's
-    multipliers λ_r ≥ 0: min_x c x + Σ λ_r (a_r x − b_r) over the relaxation's other rows is a
-    lower bound of the relaxation with the rows (weak duality) for any λ ≥ 0, and the LP keeps
-    no dense row (measured 5-10x faster). If its gap to the restriction is above
-    ``max_gap_frac``: *cutting planes* — the rows the relaxation violates are added and it is
-    solved again warm, until none is (any subset of them keeps a relaxation).
-    """
-    t_s = 0.0
-    off = ml.objective_offset_kusd
-    lam = [(c, v, r, l) for _, c, v, r, l in cand if l > 0]
-    if lam:
-        ml.lp.extra_cost = [(c, l * v) for c, v, r, l in lam]
-        sol, _ = solve_lp(ml.lp, optimize, options=LOWER_OPTIONS)
-        t_s += sol.solve_s
-        ml.lp.extra_cost = []
-        if sol.status == "ok":
-            lag = 1000.0 * (float(np.concatenate(ml.lp.cost) @ sol.x) + off
-                            + sum(l * (v @ sol.x[c] - r) for c, v, r, l in lam))
-            return sol, lag, t_s
-    sol, _ = solve_lp(ml.lp, optimize)
-    t_s += sol.solve_s
-    while cand and sol.status == "ok":
-        act = np.array([v @ sol.x[c] - r for _, c, v, r, _ in cand])
-        bad = act > 1e-9 * max(1.0, float(np.max(np.abs([row[3] for row in cand]))))
-        if not bad.any():
-            break
-        mark = ml.lp.mark()
-        for (fam, c, v, r, _), b in zip(cand, bad):
-            if b:
-                ml.lp.add_row(fam, c, v, -np.inf, r, soft=True)
-        cand = [row for row, b in zip(cand, bad) if not b]
-        sol = extend_highs(sol, ml.lp, mark) if sol.handle is not None else solve_lp(ml.lp, optimize)[0]
-        t_s += sol.solve_s
-    lower = 1000.0 * (float(np.concatenate(ml.lp.cost) @ sol.x) + off) if sol.status == "ok" else np.nan
-    return sol, lower, t_s
-
-
 def _repeats(d: np.ndarray, st: PeriodicStretch) -> bool:
     """Whether every row of ``d`` (K, T) repeats with the stretch's period over it."""
     a, b, p = st.start, st.stop, st.period
@@ -508,39 +461,3 @@ def expand_plan(mu: Model, xu: np.ndarray, red: Reduction) -> tuple[dict, dict]:
     lever_plan = {j: {**d, "burn": None if d["burn"] is None else expand(red, d["burn"])}
                   for j, d in lever_plan_from_columns(mu, xu).items()}
     return plan, lever_plan
-
-
-def upper_spectral(pb: Problem, red: Reduction):
-    """Lazy spectral rows of the restriction: the full-horizon DFT in its columns."""
-    from facility.optimize.spectral import LazySpectral, full_spectral, tiled_phasor
-
-    lazy = full_spectral(pb.spec, pb.load_mw, pb.dt_s, pb.margin_frac)
-    if lazy is None:
-        return None
-    n = pb.n_steps
-    lazy.phasor = tiled_phasor(red.upper_index(n), red.a, red.stretch.period, red.r, n)
-
-    def pcc_full(m, x):
-        plan, lever_plan = expand_plan(m, x, red)
-        p = pb.load_mw.copy()
-        for _, _, ch, dis, _ in plan.values():
-            p += ch - dis
-        if pb.levers is not None:
-            p += lever_site_mw(pb.levers, lever_plan, pb.dt_s)
-        return p
-
-    return LazySpectral(lazy.limits, lazy.const_dft, lazy.phasor, pcc_full)
-
-
-def lower_spectral(pb: Problem, red: Reduction):
-    """Spectral rows of the relaxation: the bins where every block has the same phase
-    (k K / N whole), on which X_k = explicit parts + B x̄'s (see the module docstring)."""
-    from facility.optimize.spectral import LazySpectral, block_average_phasor, full_spectral
-
-    lazy = full_spectral(pb.spec, pb.load_mw, pb.dt_s, pb.margin_frac)
-    if lazy is None:
-        return None
-    n, K = pb.n_steps, red.block
-    ph = block_average_phasor(red.lower_index(n), red.a, K, red.n_blocks, n)
-    return LazySpectral(lazy.limits, lazy.const_dft, ph, None,
-                        allowed=lambda k: (k * K) % n == 0)

@@ -159,7 +159,7 @@ def pack_result(load_mw: np.ndarray, storages: dict, plan: dict, info: SolveInfo
                            else np.full(load.size + 1, storages[n].soc0))
         res.p_pcc_mw = res.p_pcc_mw + res.p_storage_mw[n]
     if levers is not None and lever_plan:
-        from facility.optimize.levers import lever_delta_mw, lever_site_mw
+        from facility.optimize.lever_columns import lever_delta_mw, lever_site_mw
 
         res.p_pcc_mw = res.p_pcc_mw + lever_site_mw(levers, lever_plan, dt_s)
         for jl in levers.jobs:

@@ -75,7 +75,7 @@ def verify_plan(load, dt_s, data, spec, plan: dict, margin_frac: float = 0.0,
     pcc = np.asarray(load, dtype=float).copy()
     h = dt_s / S_PER_H
     if levers is not None and lever_plan:
-        from facility.optimize.levers import check_lever_plan, lever_site_mw
+        from facility.optimize.lever_columns import check_lever_plan, lever_site_mw
 
         bad = check_lever_plan(levers, lever_plan)
         if bad is not None:
