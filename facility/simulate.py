@@ -232,9 +232,16 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
                          for n, c in storages_cfg.items()}
                 sol = solve_dispatch(site_normal.p_site_mw, dt, fixed, scenario.spec, scenario.optimize)
                 plan = sol.p_storage_mw
+            from facility.control.codesign import gpu_ramp_mw_per_s
+            from facility.control.schedule import site_schedule
+
+            # what the site knows: its declared schedule (MPC forecast), its GPUs' ramps
+            sched = (site_schedule(_storage_first(scenario) if codesign else scenario)
+                     if controller.kind == "mpc" else None)
             ctl = run_control(site_normal.p_site_mw, dt, scenario, storages,
                               p_site_gpu_engaged_mw=site_full.p_site_mw if codesign else None,
-                              plan=plan)
+                              plan=plan, schedule=sched,
+                              gpu_ramp_mw_per_s=gpu_ramp_mw_per_s(scenario) if codesign else None)
             events.extend(ctl.events)
             p_storage = ctl.p_storage_mw
             soc = ctl.soc_frac

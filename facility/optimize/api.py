@@ -299,10 +299,11 @@ def _plan(m: Model, x: np.ndarray) -> dict:
             for n, c in m.cols.items()}
 
 
-def _run_full(load, dt_s, data, spec, optimize, hist) -> SizingResult:
+def _run_full(load, dt_s, data, spec, optimize, hist, variation_cost: float = 0.0) -> SizingResult:
     def build() -> Model:
         return build_model(load, dt_s, data, spec, optimize.energy_price_usd_per_mwh,
-                           p_pcc_history_mw=hist, margin_frac=optimize.limit_margin_frac)
+                           p_pcc_history_mw=hist, margin_frac=optimize.limit_margin_frac,
+                           pcc_variation_cost_usd_per_mw=variation_cost)
 
     t0 = time.perf_counter()
     m = build()
@@ -375,7 +376,9 @@ def size_storage(p_load_mw: np.ndarray, dt_s: float, storages: Mapping, spec, op
 
 def solve_dispatch(p_load_mw: np.ndarray, dt_s: float, storages: Mapping, spec, optimize, *,
                    initial_soc_frac: Mapping[str, float] | None = None, terminal: str | None = None,
-                   p_pcc_history_mw: np.ndarray | None = None) -> SizingResult:
+                   p_pcc_history_mw: np.ndarray | None = None,
+                   terminal_soc_frac: Mapping[str, tuple[float, float]] | None = None,
+                   pcc_variation_cost_usd_per_mw: float = 0.0) -> SizingResult:
     """Optimal dispatch of storages with fixed ratings (optimal controller, MPC windows).
 
     Parameters
@@ -391,16 +394,35 @@ def solve_dispatch(p_load_mw: np.ndarray, dt_s: float, storages: Mapping, spec, 
     p_pcc_history_mw : numpy.ndarray, optional
         PCC power of the steps just before t = 0 (same ``dt_s``); the window limits then also
         compare the plan with it. [MW]
+    terminal_soc_frac : mapping of name -> (lo, hi), optional
+        SoC band the horizon must end in, besides the terminal policy (receding horizon: keep
+        each storage away from its bounds for the next window). [frac]
+    pcc_variation_cost_usd_per_mw : float
+        Price on the PCC power's total variation, sum over t of abs(P[t] - P[t-1]) (the first
+        step against the history's last sample): among plans of equal loss the flattest one.
+        [USD/MW]
+
+    With either of the last two set, the LP is solved as it stands (no coarsening, no periodic
+    reduction: they are proven for the plain objective and terminal policy only).
     """
     load = _check_inputs(p_load_mw, dt_s, storages)
     if terminal is not None and terminal not in ("at_least_initial", "equal_initial", "free"):
         raise ScenarioError(f"terminal = {terminal!r}: use at_least_initial, equal_initial or free")
+    if not (np.isfinite(pcc_variation_cost_usd_per_mw) and pcc_variation_cost_usd_per_mw >= 0):
+        raise ScenarioError(f"pcc_variation_cost_usd_per_mw = {pcc_variation_cost_usd_per_mw!r} "
+                            f"USD/MW must be >= 0")
     horizon_h = load.size * dt_s / S_PER_H
     soc0 = dict(initial_soc_frac or {})
+    band = dict(terminal_soc_frac or {})
     data = {}
     for n, c in storages.items():
         fixed = c.model_copy(update={"extendable": False}) if c.extendable else c
-        data[n] = resolve_storage(n, fixed, optimize, horizon_h, soc0=soc0.get(n), terminal=terminal)
+        data[n] = resolve_storage(n, fixed, optimize, horizon_h, soc0=soc0.get(n), terminal=terminal,
+                                  soc_end=band.get(n))
+    if band or pcc_variation_cost_usd_per_mw > 0:
+        _warn_unsupported(spec)
+        return _run_full(load, dt_s, data, spec, optimize, p_pcc_history_mw,
+                         pcc_variation_cost_usd_per_mw)
     return _run(load, dt_s, data, spec, optimize, p_pcc_history_mw)
 
 
