@@ -299,6 +299,11 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
     timings["total"] = time.perf_counter() - t_start
     res = Results(scenario=scenario, timeseries=ts, metrics=metrics, events=events,
                   timings_s=timings, sizing=sizing)
+    if use_storage and controller.report_regret and controller.kind != "optimal":
+        from facility.control.regret import regret_vs_optimal
+
+        with stage("regret"):
+            metrics["regret"] = regret_vs_optimal(res)
     if out_dir is not None:
         from facility.report import write_outputs
 

@@ -369,8 +369,9 @@ class ControllerConfig(StrictModel):
     sample_s: float | None = F(None, unit="s", gt=0, le=3600.0, description="Controller sampling period; none = every step.")
     horizon_s: float | None = F(None, unit="s", gt=0, le=86400.0, description=(
         "MPC prediction horizon; none = long enough to ramp the largest change of the declared "
-        "schedule at the spec's allowed rate, half before and half after it (span / rate + "
-        "2 x spec.window_s), between 30 and 600 s."))
+        "schedule at the spec's allowed rate, half before and half after it, and to make room "
+        "in storage at full power for the energy that change leaves to it (span / rate + "
+        "span^2 / (2 rate) / sum of p_rated + 2 x spec.window_s), between 30 and 600 s."))
     replan_s: float = F(5.0, unit="s", gt=0, le=86400.0, description="MPC re-planning interval.")
     mpc_dt_s: float | None = F(None, unit="s", gt=0, le=3600.0, description=(
         "MPC time step (rounded to a multiple of dt_s); none = max(dt_s, 0.1 s, horizon / 400), "
@@ -429,6 +430,10 @@ class ControllerConfig(StrictModel):
         "and MPC history start from the first window instead of from nothing. false = cold "
         "start: the controller knows nothing before its first measurement, and a job already "
         "swinging at t = 0 produces a start-up transient."))
+    report_regret: bool = F(False, description=(
+        "Also run the 'optimal' (perfect-foresight) controller on the same site and report "
+        "how far this run is from it (metrics 'regret': energy overhead, limit margins, "
+        "storage throughput). One LP over the whole horizon: slow on long, fine horizons."))
     target_ramp_mw_per_s: float | None = F(None, unit="MW/s", gt=0, le=1e6, description=(
         "Largest rate of change of the grid target of the moving_average and filter "
         "controllers (trades a gentler start-up transient for storage energy); none = "

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from facility.control.forecast import moving_mean
+from facility.control.forecast import estimate_period_steps, moving_mean
 from facility.metrics import rolling_min_max
 
 __all__ = ["blend_steps", "storage_sufficient", "gpu_ramp_mw_per_s"]
@@ -61,10 +61,13 @@ def storage_sufficient(plain_mw: np.ndarray, dt_s: float, window_steps: int, p_r
                        e_usable_mwh: float, pre_mw: np.ndarray | None = None) -> np.ndarray:
     """Whether the storages could carry the plain load, step by step (trailing window), (T,).
 
-    Over the last ``window_steps``: the power the storages would supply to hold the grid at
-    the window mean, ``P = max |plain - mean|``, and the ripple energy, ``E = max - min`` of
-    the integral of ``plain - mean``. Sufficient when ``P <= 0.9 p_rated_mw`` and
-    ``E <= 0.5 e_usable_mwh``.
+    With ``dev = plain - (trailing mean over the window)``: the power the storages would
+    supply, ``P = max |dev|`` over the last window, and the energy of one swing, the largest
+    range of the integral of ``dev`` over one iteration period (detected from the first
+    minute by autocorrelation; the window when none shows) within the last window.
+    Sufficient when ``P <= 0.9 p_rated_mw`` and that energy ``<= 0.5 e_usable_mwh``: a tenth
+    of the power and half of the energy band stay for the controller's own errors (target
+    lag, SoC drift and its recovery).
 
     Parameters
     ----------
@@ -77,7 +80,7 @@ def storage_sufficient(plain_mw: np.ndarray, dt_s: float, window_steps: int, p_r
     p_rated_mw : float
         Sum of the storages' power ratings. [MW]
     e_usable_mwh : float
-        Sum of the storages' usable energy between their release margins. [MWh]
+        Sum of the storages' energy between their co-design margins. [MWh]
     pre_mw : numpy.ndarray, optional
         Load before t = 0 (warm start), prepended for the first windows. [MW]
     """
@@ -88,9 +91,14 @@ def storage_sufficient(plain_mw: np.ndarray, dt_s: float, window_steps: int, p_r
     n = max(1, int(window_steps))
     dev = x - moving_mean(x, n)
     _, p_need = rolling_min_max(np.abs(dev), n)
+    q = max(1, int(round(0.05 / dt_s)))
+    head = x[:int(round(60.0 / dt_s))]
+    per = estimate_period_steps(head[:(head.size // q) * q].reshape(-1, q).mean(axis=1)) if head.size >= 8 * q else None
+    k = n if per is None else max(1, min(n, per * q))
     e = np.cumsum(dev) * dt_s / 3600.0
-    lo, hi = rolling_min_max(e, n)
-    ok = (p_need <= 0.9 * p_rated_mw) & ((hi - lo) <= 0.5 * e_usable_mwh)
+    lo, hi = rolling_min_max(e, k)
+    _, e_need = rolling_min_max(hi - lo, n)
+    ok = (p_need <= 0.9 * p_rated_mw) & (e_need <= 0.5 * e_usable_mwh)
     return ok[n_pre:].astype(np.int8)
 
 

@@ -7,10 +7,12 @@ change the load modifiers in between.
 
 Order inside one step t:
 
-1. co-design: look at every storage's SoC at the end of step t-1 and its last saturation;
-   engage GPU controls when one saturated or (``cd_soc_trigger``: all but 'optimal', whose
-   plan may run to a bound on purpose) is within ``margin`` of a bound, release when
-   all are ``release_margin`` inside their bounds after ``hold`` steps and the storages could
+1. co-design: look at every storage's SoC level (``soc_lp``, low-passed with time constant
+   window_s: the iteration ripple around it comes back by itself) and its last saturation;
+   engage GPU controls when one saturated without the others meeting the grid target, or
+   (``cd_soc_trigger``: all but 'optimal', whose plan may run to a bound on purpose) its
+   level is within ``margin`` of a bound; release when all levels are ``release_margin``
+   inside their bounds after ``hold`` steps and the storages could
    carry the plain load (``release_ok[t]``); the blend weight ``w`` moves by at most
    ``w_step[t]`` per step towards 1 (engaged) or 0.
 2. drawn load = ``keep * (mean + (1 - throttle) * (base - mean))`` with
@@ -116,7 +118,8 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
             if not engaged:
                 for i in range(n_sto):
                     reason = 0
-                    val = e[i] / e_rated[i] if e_rated[i] > 0 else soc_target[i]
+                    # the SoC level (low-passed): the iteration ripple around it comes back
+                    val = soc_lp[i] if e_rated[i] > 0 else soc_target[i]
                     if last_lim[i] > 0 and not (last_lim[i] == 1 and st[S_GAP] > 0.5
                                                 and n_sto > 1 and st[S_MISS] < 0.5):
                         # (a storage at its power limit while the others still met the grid
@@ -147,7 +150,7 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                     if last_lim[i] > 0:
                         ok = False
                     elif cd_soc_trigger and e_rated[i] > 0:
-                        val = e[i] / e_rated[i]
+                        val = soc_lp[i]
                         if val < soc_min[i] + release_margin or val > soc_max[i] - release_margin:
                             ok = False
                 if ok:

@@ -201,10 +201,13 @@ class MpcPlanner:
         reads the future). [MW]
     schedule : SiteSchedule, optional
         Expected site power of the declared schedule (:func:`site_schedule`).
+    first_mw : numpy.ndarray (T,), optional
+        What was drawn before t = 0 under the warm start (its first window repeats); default
+        ``load_mw`` (the GPU-engaged power when the co-design starts engaged). [MW]
     """
 
     def __init__(self, ctrl, scenario, params: dict, fast: int, dt_s: float, load_mw: np.ndarray,
-                 schedule=None):
+                 schedule=None, first_mw: np.ndarray | None = None):
         self.ctrl, self.scenario, self.dt_s = ctrl, scenario, dt_s
         self.names = list(params)
         self.params = params
@@ -261,7 +264,7 @@ class MpcPlanner:
             # the load before t = 0 repeats the first window (as for the other controllers):
             # pre[-1] is step -1, i.e. load[(-1) mod pre_n]
             idx = np.arange(-self.hist_n, 0) % self.pre_n
-            self.pre = load_mw[:self.pre_n][idx]
+            self.pre = (load_mw if first_mw is None else first_mw)[:self.pre_n][idx]
         self.solve_times_s: list[float] = []
         self._last_period: int | None = None
         self.mode = ctrl.forecast
@@ -287,6 +290,11 @@ class MpcPlanner:
             if self.schedule is not None and self.schedule.size:
                 span = float(self.schedule.max() - self.schedule.min())
             need = span / self.rate if np.isfinite(self.rate) and self.rate > 0 else 0.0
+            p_tot = sum(p.p_rated_mw for p in self.params.values())
+            if span > 0 and p_tot > 0 and np.isfinite(self.rate) and self.rate > 0:
+                # and long enough to make room in storage, at full power, for the energy the
+                # ramp-limited change leaves to it (span^2 / (2 rate))
+                need += span ** 2 / (2.0 * self.rate) / p_tot
             horizon = float(np.clip(need + 2 * spec.window_s, 30.0, MAX_AUTO_HORIZON_S))
         horizon = max(horizon, ctrl.replan_s)
         windows, cap = [], [math.inf]       # windows of the set limits; step caps for them

@@ -177,9 +177,8 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
     if cd:
         cd_window = max(1, _steps(max(ctrl.window_s, scenario.spec.window_s), dt_s, "controller.window_s"))
         w_step = blend_steps(load, alt, dt_s, ctrl.codesign_blend_s, 0.5 * rate_spec, cd_window)
-        usable = float(np.sum((np.minimum(soc_max - rel, 1.0) - np.minimum(soc_min + rel, soc_max - rel))
-                              * e_rated))
-        pre = np.resize(load[:cd_window], cd_window) if ctrl.warm_start else None
+        usable = float(np.sum(np.maximum(soc_max - soc_min - 2 * margin, 0.0) * e_rated))
+        pre = np.resize(load[:cd_window], 2 * cd_window) if ctrl.warm_start else None
         release_ok = storage_sufficient(load, dt_s, cd_window, float(p_rated.sum()), usable, pre)
         if gpu_ramp_mw_per_s is not None:
             gpu_up, gpu_dn = gpu_ramp_mw_per_s[0] * dt_s, gpu_ramp_mw_per_s[1] * dt_s
@@ -224,23 +223,25 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
     n_ev = np.zeros(1, dtype=np.int64)
     mods = [1.0, 0.0, 0.0]   # keep, throttle, mean (monitor response)
     ma_pre = np.zeros(0)
+    first = load                   # what was drawn before t = 0 (warm start)
     if cd and ctrl.warm_start and not release_ok[0]:
         # the controller has been running: a storage that cannot carry the load had GPU
         # controls engaged before t = 0 already
         st[K.S_ENGAGED], st[K.S_W], st[K.S_SINCE] = 1.0, 1.0, 0.0
+        first = alt
     if ctrl.warm_start and (mode in (K.MODE_MOVING_AVERAGE, K.MODE_FILTER)
                             or ctrl.kind == "mpc"):
         # the controller has been running on the same load: the load before t = 0 repeats
         # the first window (periodic extension)
         if mode == K.MODE_MOVING_AVERAGE:
-            ma_pre = np.resize(load[:ma_window], ma_window)
+            ma_pre = np.resize(first[:ma_window], ma_window)
             st[K.S_MA_SUM], st[K.S_MA_N] = ma_pre.sum(), float(ma_window)
             m0 = float(ma_pre.mean())
         else:
             n_f = max(1, int(round(1.0 / (2 * math.pi * fc * dt_s))))
             n_s = max(1, int(round(1.0 / (2 * math.pi * fcs * dt_s))))
-            m0 = float(load[:n_f].mean())
-            st[K.S_LP_FAST], st[K.S_LP_SLOW], st[K.S_LP_OK] = m0, float(load[:n_s].mean()), 1.0
+            m0 = float(first[:n_f].mean())
+            st[K.S_LP_FAST], st[K.S_LP_SLOW], st[K.S_LP_OK] = m0, float(first[:n_s].mean()), 1.0
         st[K.S_MEAS], st[K.S_MEAS_OK] = m0, 1.0
 
     def run(t0: int, t1: int) -> None:
@@ -273,7 +274,8 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
         if schedule is not None and np.shape(schedule.p_level_mw) != load.shape:
             raise ScenarioError(f"schedule has shape {np.shape(schedule.p_level_mw)}, "
                                 f"p_site_mw {load.shape}")
-        mpc = MpcPlanner(ctrl, scenario, {n: storages[n] for n in names}, fast, dt_s, load, schedule)
+        mpc = MpcPlanner(ctrl, scenario, {n: storages[n] for n in names}, fast, dt_s, load, schedule,
+                         first_mw=first)
     if mon.enabled:
         monitor = MonitorPolicy(mon, scenario.spec, dt_s)
         every = max(1, _steps(mon.every_s, dt_s, "monitor.every_s", 1))
