@@ -293,6 +293,9 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
         if gpu_full is not None and getattr(gpu_full, "wear", None):
             metrics["gpu"]["wear"] = _numeric_tree(gpu_full.wear)
         metrics["events"] = {"count": len(events)}
+        if use_storage:
+            # the controller's own counters (re-plans and their wall time, fallbacks, ...)
+            metrics["control"] = _numeric_tree(ctl.info)
         ts = _timeseries(profile.t_s, raw_site, p_load, pf, pf_raw, p_storage, soc, engaged)
     bar.update()
 

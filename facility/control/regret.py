@@ -71,8 +71,8 @@ def regret_metrics(metrics: dict, optimal: dict, spec, *, d_stored_mwh: float = 
     -------
     dict
         Every leaf a number or bool (``metrics.json`` layout): ``energy_overhead_frac``,
-        ``optimal_energy_overhead_frac``, ``energy_overhead_ratio`` (nan when the optimal's is
-        not positive), ``energy_overhead_excess_frac``, the ``*_adj_frac`` versions corrected
+        ``optimal_energy_overhead_frac``, ``energy_overhead_ratio`` (left out when the
+        optimal's is not positive), ``energy_overhead_excess_frac``, the ``*_adj_frac`` versions corrected
         for stored energy, ``stored_energy_change_mwh`` (both), ``margin`` /
         ``optimal_margin`` / ``margin_regret`` per limit and their minima, ``throughput_mwh`` /
         ``optimal_throughput_mwh`` / ``throughput_ratio`` per storage, ``compliant`` and
@@ -87,7 +87,7 @@ def regret_metrics(metrics: dict, optimal: dict, spec, *, d_stored_mwh: float = 
     thr = {n: float(v["throughput_mwh"]) for n, v in metrics.get("storage", {}).items()}
     thr_o = {n: float(v["throughput_mwh"]) for n, v in optimal.get("storage", {}).items()}
     nan = float("nan")
-    return {
+    out = {
         "energy_overhead_frac": ovh,
         "optimal_energy_overhead_frac": ovh_o,
         "energy_overhead_ratio": ovh / ovh_o if ovh_o > 0 else nan,
@@ -109,6 +109,18 @@ def regret_metrics(metrics: dict, optimal: dict, spec, *, d_stored_mwh: float = 
         "compliant": bool(metrics["compliance"]["compliant"]),
         "optimal_compliant": bool(optimal["compliance"]["compliant"]),
     }
+    return _drop_nan(out)
+
+
+def _drop_nan(d: dict) -> dict:
+    """Leave out undefined ratios (metrics.json leaves are finite numbers or bools)."""
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out[k] = _drop_nan(v)
+        elif isinstance(v, bool) or np.isfinite(v):
+            out[k] = v
+    return out
 
 
 def optimal_variant(scenario, storage_metrics: dict | None = None):
