@@ -3,7 +3,7 @@ filter controller + power flow on every step, outputs written to disk.
 
 Prints one JSON line: {"name", "n_steps", "facility_s", "steps_per_s", "peak_rss_gib",
 "target_s", "target_rss_gib", "baseline_steps_per_s"}. The baseline is the throughput the
-closest open peer reports with a power flow (~8,000 steps/s, shared/design.md §4); the
+closest open peer reports with a power flow (~8,000 steps/s, docs/contract.md §5); the
 pandapower runpp loop itself (~40 steps/s) is measured by bench_powerflow.py.
 
 Usage: python benchmarks/bench_cosim.py [--horizon-s 3600] [--out DIR]

@@ -6,7 +6,7 @@ Two parts (both by default):
 (360,000 steps) of a stochastic-looking square wave: rack storage + filter (the co-simulation
 benchmark's control stage), moving average with co-design and the monitor. One JSON line per
 case: {"name", "n_steps", "control_s", "steps_per_s", "target_s"} (target: the 2 s share of
-the 20 s co-simulation budget, shared/design.md §4; numba compiled in a warm-up run first).
+the 20 s co-simulation budget, docs/contract.md §5; numba compiled in a warm-up run first).
 
 ``--compare``: none / moving_average / filter / mpc / optimal on the bundled scenarios and
 the Table I set (scenarios/table1), full horizons, through the whole co-simulation (power

@@ -1,7 +1,7 @@
 """Sizing LP benchmark: facility's sizing (matrix build, periodic reduction, tuned HiGHS) against
 the naive rule-based Pyomo build solved by HiGHS with its defaults.
 
-Case (design.md §4): a training job of 100/40 MW (iteration 4 s, compute share 0.8) under ramp
+Case (docs/contract.md §5): a training job of 100/40 MW (iteration 4 s, compute share 0.8) under ramp
 limits per second (2 MW/s over 1 s) and per minute (20 MW) and a 5 MW swing limit over 5 s,
 one extendable BESS. By default the job runs through the hour (a slice of a long run: the
 steady state that the periodic reduction is for); ``--start-stop`` adds a job start from 5 MW

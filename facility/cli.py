@@ -1,6 +1,7 @@
-"""Command line: ``python -m facility {validate,trace,run,size,sweep,export-net,models}``.
+"""Command line: ``python -m facility {validate,trace,run,size,sweep,export-net,models,record}``.
 
-Exit codes: 0 ok, 2 bad input, 3 infeasible, 4 power flow did not converge, 1 anything else.
+Exit codes: 0 ok, 2 bad input, 3 infeasible, 4 power flow did not converge, 5 a sweep finished
+with failed cases, 1 anything else.
 Every error is one clear message on stderr, never a traceback (``--debug`` shows it).
 """
 
@@ -26,10 +27,38 @@ def _add_common(p: argparse.ArgumentParser, out: str | None = None) -> None:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a scenario key, e.g. --set bess.e_rated_mwh=20 or --set jobs.llm.n_gpus=8000 "
                         "(repeatable)")
+    p.add_argument("--max-memory-gib", type=_positive_gib, default=None, metavar="GIB",
+                   help="refuse (exit 2) a scenario whose estimated peak memory exceeds this "
+                        "(default: 80%% of the machine's memory)")
     if out == "dir":
-        p.add_argument("--out", type=Path, required=True, help="output folder (replaced atomically)")
+        p.add_argument("--out", type=Path, required=True,
+                       help="output folder: a new or empty folder, or an earlier facility result with --force "
+                            "(replaced atomically); a folder holding anything else is refused")
+        p.add_argument("--force", action="store_true", help="replace an earlier facility result in --out")
     elif out == "file":
-        p.add_argument("--out", type=Path, required=True, help="output file")
+        p.add_argument("--out", type=Path, required=True, help="output file (an existing one needs --force)")
+        p.add_argument("--force", action="store_true", help="replace an existing --out file")
+
+
+def _positive_gib(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of GiB") from None
+    if not (v > 0 and v < float("inf")):
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a positive number of GiB")
+    return v
+
+
+def _load(args):
+    """Load and validate the scenario, then check its resource estimate against the budget
+    (``--max-memory-gib``); returns ``(scenario, estimate)``."""
+    from facility.config import load_scenario
+    from facility.config.resources import check_resources
+
+    s = load_scenario(args.scenario, args.overrides)
+    est = check_resources(s, getattr(args, "max_memory_gib", None), source=str(args.scenario))
+    return s, est
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -73,6 +102,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p, "file")
 
     sub.add_parser("models", help="list the GPU models and utility specs in models/")
+
+    p = sub.add_parser("record", help="record every GPU's power through NVML while a command runs "
+                                      "(a trace file the trace workload reads)",
+                       usage="facility record --out FILE [--interval-ms MS] -- COMMAND ...")
+    p.add_argument("--out", type=Path, required=True, help="CSV file to write")
+    p.add_argument("--interval-ms", type=float, default=20.0, help="poll interval [ms] (default 20)")
+    p.add_argument("--force", action="store_true", help="replace an existing --out file")
+    p.add_argument("argv", nargs=argparse.REMAINDER, metavar="COMMAND", help="the command to run, after --")
     return parser
 
 
@@ -83,34 +120,44 @@ def _setup_logging(args: argparse.Namespace) -> None:
 
 
 def _cmd_validate(args) -> int:
-    from facility.config import load_scenario
-
-    s = load_scenario(args.scenario, args.overrides)
+    s, est = _load(args)
     n = int(round(s.time.horizon_s / s.time.dt_s))
     limits = [k for k, v in s.spec.model_dump().items()
               if k.startswith("max_") and v is not None] + [f"band_{b.name}" for b in s.spec.bands]
     print(f"ok: {args.scenario} — {s.name}: {len(s.jobs)} job(s), {sum(j.n_gpus for j in s.jobs):,} GPUs, "
           f"{n:,} steps of {s.time.dt_s:g} s; storage: {', '.join(s.storages()) or 'none'}; "
           f"controller: {s.controller.kind}; limits: {', '.join(limits) or 'none'}")
+    print(f"   {est.summary()}")
+    from facility.config.checks import scenario_warnings, trace_summaries
+
+    for line in trace_summaries(s):
+        print(f"  {line}")
+    for w in scenario_warnings(s):
+        print(f"warning: {w}", file=sys.stderr)
     return EXIT_OK
 
 
 def _cmd_trace(args) -> int:
-    from facility.config import load_scenario
+    from facility.report.outdir import check_out_file
     from facility.simulate import generate_trace
 
-    s = load_scenario(args.scenario, args.overrides)
-    df = generate_trace(s)
     out: Path = args.out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    if out.suffix.lower() == ".csv":
-        df.to_csv(tmp, index=False)
-    elif out.suffix.lower() in (".parquet", ".pq"):
-        df.to_parquet(tmp, index=False)
-    else:
+    if out.suffix.lower() not in (".csv", ".parquet", ".pq"):
         raise ScenarioError(f"--out {out}: unknown format; use a .parquet or .csv file name")
-    os.replace(tmp, out)
+    full = check_out_file(out, force=args.force)
+    s, _ = _load(args)
+    df = generate_trace(s)
+    full.parent.mkdir(parents=True, exist_ok=True)
+    tmp = full.with_name(f".{full.name}.tmp-{os.getpid()}")
+    try:
+        if out.suffix.lower() == ".csv":
+            df.to_csv(tmp, index=False)
+        else:
+            df.to_parquet(tmp, index=False)
+        check_out_file(out, force=args.force)  # nothing appeared there meanwhile
+        os.replace(tmp, full)
+    finally:
+        tmp.unlink(missing_ok=True)
     print(f"wrote {out} ({len(df):,} steps, columns: {', '.join(df.columns)})")
     return EXIT_OK
 
@@ -124,15 +171,22 @@ def _summary(res, out: Path, wall_s: float) -> str:
             f"slowdown {100 * m['training']['slowdown_frac']:.2f} %; compliant: {'yes' if comp['compliant'] else 'no'}")
     if failing:
         line += f" (failing: {', '.join(failing)})"
+    el = m.get("electrical_compliance", {})
+    if not el.get("compliant", True):
+        from facility.electrical.limits import violation_lines
+
+        line += ("\nwarning: electrical limits violated (see events.json, kind electrical_limit): "
+                 + "; ".join(violation_lines(m, res.scenario.grid)))
     return f"{line}\nwrote {out}/ in {wall_s:.1f} s"
 
 
 def _cmd_run(args) -> int:
-    from facility.config import load_scenario
+    from facility.report.outdir import check_out_dir
     from facility.simulate import run_scenario
 
     t0 = time.perf_counter()
-    s = load_scenario(args.scenario, args.overrides)
+    check_out_dir(args.out, force=args.force, kinds=("run", "size"))
+    s, _ = _load(args)
     res = run_scenario(s, out_dir=args.out, progress=not args.no_progress and sys.stderr.isatty(),
                        plots=not args.no_plots)
     print(_summary(res, args.out, time.perf_counter() - t0))
@@ -144,22 +198,13 @@ def _nonneg(x: float) -> float:
     return float(x) if x > 0 else 0.0
 
 
-def _lossless_compliant(res) -> bool:
-    """Whether site load + storage (the optimizer's lossless PCC) meets every limit."""
-    from facility import metrics as fm
-
-    ts = res.timeseries
-    p = ts["p_load_mw"].to_numpy() + sum(ts[f"p_{n}_mw"].to_numpy() for n in res.scenario.storages())
-    spec = res.scenario.spec
-    return bool(fm.compliance(fm.power_metrics(p, res.scenario.time.dt_s, spec), spec)["compliant"])
-
-
 def _cmd_size(args) -> int:
-    from facility.config import load_scenario
+    from facility.report.outdir import check_out_dir
     from facility.simulate import size_scenario
 
     t0 = time.perf_counter()
-    s = load_scenario(args.scenario, args.overrides)
+    check_out_dir(args.out, force=args.force, kinds=("run", "size"))
+    s, _ = _load(args)
     if not any(st.extendable for st in s.storages().values()):
         raise ScenarioError(f"{args.scenario}: nothing to size: set extendable = true on rack_storage, ups or bess")
     sol, res = size_scenario(s, out_dir=args.out, progress=not args.no_progress and sys.stderr.isatty(),
@@ -172,11 +217,25 @@ def _cmd_size(args) -> int:
         how += f", on steps {sol.info.step_factor}x dt_s (exact)"
     print(f"sized {sizes}; objective {sol.info.objective_usd:,.0f} USD "
           f"({how}; proven within {sol.info.gap_frac:.2g} of the optimum)")
+    z = res.sizing or {}
+    hist = z.get("limit_margin_history", [])
+    if len(hist) > 1:
+        print(f"verified after {len(hist)} size-and-verify rounds: the network and UPS losses of the "
+              f"verification run called for optimize.limit_margin_frac "
+              f"{' -> '.join(f'{m:.3g}' for m in hist)}")
     print(_summary(res, args.out, time.perf_counter() - t0))
-    if not res.compliant and _lossless_compliant(res):
-        print("note: the planned dispatch meets every limit on the site power (the sizing LP is "
-              "lossless); the verification run adds the network and UPS losses at the PCC. Rerun "
-              "with --set optimize.limit_margin_frac=0.1 (or more) to leave room for them.")
+    if not z.get("verified", True) and res.scenario.controller.kind != "optimal":
+        print(f"note: the verification ran controller.kind = {res.scenario.controller.kind!r}, not the LP's "
+              f"dispatch; the limits it breaks are the controller's (controller.kind = 'optimal' verifies the "
+              f"sized design with its planned dispatch)")
+    elif not res.compliant:
+        from facility.simulate import LP_LIMITS
+
+        other = [k for k, v in res.metrics["compliance"].items()
+                 if k != "compliant" and not v and k not in LP_LIMITS]
+        if other:
+            print(f"note: the sizing LP does not hold {', '.join(other)} (not linear constraints of the "
+                  f"LP); the verification run breaks them; the limits it sized for hold")
     return EXIT_OK
 
 
@@ -189,16 +248,16 @@ def _cmd_sweep(args) -> int:
 def _cmd_export_net(args) -> int:
     import numpy as np
 
-    from facility.config import load_scenario
     from facility.electrical import build_network, export_network
+    from facility.report.outdir import check_out_file
     from facility.workload import default_n_feeders, generate_load, site_power
 
-    s = load_scenario(args.scenario, args.overrides)
+    full = check_out_file(args.out, force=args.force)
+    s, _ = _load(args)
     profile = generate_load(s)
     site = site_power(profile, profile.p_gpu_w, s.site, default_n_feeders(s))
     net = build_network(s, np.asarray(site.p_feeder_mw.max(axis=0)))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    export_network(net, args.out)
+    export_network(net, full)
     print(f"wrote {args.out}")
     return EXIT_OK
 
@@ -217,8 +276,27 @@ def _cmd_models(args) -> int:
     return EXIT_OK
 
 
+def _cmd_record(args) -> int:
+    from facility.report.outdir import check_out_file
+    from facility.workload.record import record
+
+    cmd = list(args.argv)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    full = check_out_file(args.out, force=args.force)   # before the job runs, not after
+    res = record(cmd, full, interval_s=args.interval_ms / 1e3)
+    print(f"wrote {res.path} ({res.n_polls:,} polls of {res.n_gpus} GPU(s), median interval "
+          f"{1e3 * res.median_interval_s:.4g} ms, sensor {res.sensor})")
+    if res.exit_status != 0:
+        print(f"error: {' '.join(cmd)} exited with status {res.exit_status} (the trace up to then is written)",
+              file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_OK
+
+
 _COMMANDS = {"validate": _cmd_validate, "trace": _cmd_trace, "run": _cmd_run, "size": _cmd_size,
-             "sweep": _cmd_sweep, "export-net": _cmd_export_net, "models": _cmd_models}
+             "sweep": _cmd_sweep, "export-net": _cmd_export_net, "models": _cmd_models,
+             "record": _cmd_record}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,8 +5,10 @@ exception           exit code meaning
 =================== ========= =============================================
 (none)              0         success
 ``ScenarioError``   2         bad input: schema, physics checks, files
+``NoDeviceError``   2         no GPU / driver / NVML for ``facility record``
 ``InfeasibleError`` 3         the optimizer cannot meet the limits
 ``PowerFlowError``  4         a power flow did not converge
+(sweep)             5         a sweep finished, but some of its cases failed
 anything else       1         unexpected failure
 =================== ========= =============================================
 """
@@ -17,6 +19,7 @@ __all__ = [
     "FacilityError",
     "ScenarioError",
     "NotSupportedError",
+    "NoDeviceError",
     "InfeasibleError",
     "PowerFlowError",
     "EXIT_OK",
@@ -24,6 +27,7 @@ __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_INFEASIBLE",
     "EXIT_POWER_FLOW",
+    "EXIT_CASES_FAILED",
     "exit_code_for",
 ]
 
@@ -32,6 +36,8 @@ EXIT_ERROR = 1
 EXIT_BAD_INPUT = 2
 EXIT_INFEASIBLE = 3
 EXIT_POWER_FLOW = 4
+#: ``facility sweep``: the sweep finished and wrote its table, but some cases failed.
+EXIT_CASES_FAILED = 5
 
 
 class FacilityError(Exception):
@@ -48,6 +54,13 @@ class ScenarioError(FacilityError, ValueError):
 
 class NotSupportedError(ScenarioError):
     """A scenario section whose behaviour is not implemented (yet)."""
+
+
+class NoDeviceError(FacilityError):
+    """A command needs hardware or drivers this machine lacks (``facility record`` without NVML,
+    an NVIDIA driver or a GPU); exit code 2, like bad input."""
+
+    exit_code = EXIT_BAD_INPUT
 
 
 class InfeasibleError(FacilityError):

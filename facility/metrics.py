@@ -1,6 +1,8 @@
-"""Metrics of a power time series and compliance with a utility spec (shared/design.md §3).
+"""Metrics of a power time series, the energy account, and compliance with a utility spec.
 
-Every function takes a uniformly sampled power series ``p_mw`` [MW] with step ``dt_s`` [s] and
+The definitions are the public contract (docs/contract.md); they are restated here.
+
+Every power function takes a uniformly sampled power series ``p_mw`` [MW] with step ``dt_s`` [s] and
 compares instants inside the horizon only (nothing is assumed about P before t = 0). The
 definitions do not depend on ``dt_s`` (``tests/test_metrics.py`` shows it):
 
@@ -15,11 +17,35 @@ definitions do not depend on ``dt_s`` (``tests/test_metrics.py`` shows it):
 
 On the sample grid a window of τ seconds spans ``k = floor(τ / dt_s)`` steps, i.e. the
 samples ``P[j-k] … P[j]``.
+
+Energy account (``metrics.json`` → ``energy``, :func:`energy_metrics`), every sample held for
+one step (:func:`energy_mwh`):
+
+* ``raw_mwh`` = energy at the PCC with every mitigation off; ``pcc_mwh`` = energy at the PCC.
+* ``storage_net_charge_mwh`` = Σ_s ΔE_s, ΔE_s = E_s(end) − E_s(0) the change of storage s's
+  *stored* energy over the horizon (+ = it ended fuller). [MWh]
+* ``storage_restore_mwh`` = Σ_s R_s, the AC energy at the storage terminals that brings every
+  storage back to its initial stored energy, at its own efficiencies:
+  R_s = −ΔE_s / η_c,s when ΔE_s < 0 (the grid must recharge what the run took from the
+  initial charge, paying the charging loss), R_s = −ΔE_s · η_d,s when ΔE_s > 0 (the surplus is
+  worth what it can deliver back, after the discharging loss). A full round trip of the
+  energy the storage lent thus costs 1/(η_c η_d) of it. Network losses of the refill are
+  not included. [MWh]
+* ``pcc_restored_mwh`` = ``pcc_mwh`` + ``storage_restore_mwh``: the PCC energy of the same run
+  had every storage ended where it started. [MWh]
+* ``energy_overhead_frac`` = ``pcc_restored_mwh`` / ``raw_mwh`` − 1: burned GPU floor and
+  firefly energy, storage conversion and self-discharge losses, the UPS path and the network
+  losses' change — never energy borrowed from a storage's initial charge (a run that ends with
+  its storages emptier is charged for refilling them, one that ends fuller is credited what
+  the surplus can return). Negative only when less energy is really drawn (a power cap). [frac]
+* ``energy_overhead_uncorrected_frac`` = ``pcc_mwh`` / ``raw_mwh`` − 1, the figure without the
+  storage correction; the two agree when every storage ends at its initial SoC (what the
+  optimizer's default ``terminal_soc = "at_least_initial"`` asks for). [frac]
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 import pandas as pd
@@ -40,6 +66,8 @@ __all__ = [
     "band_peak_mw",
     "dominant_freq_hz",
     "energy_mwh",
+    "storage_restore_mwh",
+    "energy_metrics",
     "power_metrics",
     "compliance",
 ]
@@ -203,6 +231,61 @@ def dominant_freq_hz(p_mw: np.ndarray, dt_s: float, min_hz: float = 0.1) -> floa
 def energy_mwh(p_mw: np.ndarray, dt_s: float) -> float:
     """Energy of P over the horizon, each sample held for one step: Σ P·dt / 3600. [MWh]"""
     return float(np.sum(p_mw, dtype=float) * dt_s / 3600.0)
+
+
+def storage_restore_mwh(delta_e_mwh: float, eff_charge_frac: float, eff_discharge_frac: float) -> float:
+    """AC energy at the terminals that returns a storage to its initial stored energy. [MWh]
+
+    Parameters
+    ----------
+    delta_e_mwh : float
+        ΔE = stored energy at the end − at the start. [MWh]
+    eff_charge_frac, eff_discharge_frac : float
+        η_c and η_d of the storage. [frac]
+
+    Returns
+    -------
+    float
+        −ΔE / η_c for ΔE < 0 (energy to draw to refill it), −ΔE · η_d for ΔE ≥ 0 (a credit:
+        what the surplus can deliver back). [MWh]
+    """
+    d = float(delta_e_mwh)
+    return -d / float(eff_charge_frac) if d < 0 else -d * float(eff_discharge_frac)
+
+
+def energy_metrics(raw_mwh: float, pcc_mwh: float,
+                   storages: Mapping[str, tuple[float, float, float]] | None = None) -> dict:
+    """The ``energy`` block of metrics.json (definitions in the module docstring).
+
+    Parameters
+    ----------
+    raw_mwh : float
+        PCC energy with every mitigation off. [MWh]
+    pcc_mwh : float
+        PCC energy. [MWh]
+    storages : mapping, optional
+        ``{name: (delta_e_mwh [MWh], eff_charge_frac, eff_discharge_frac)}`` of the storages.
+
+    Returns
+    -------
+    dict
+        raw_mwh, pcc_mwh, energy_overhead_frac, energy_overhead_uncorrected_frac,
+        storage_net_charge_mwh, storage_restore_mwh, pcc_restored_mwh.
+    """
+    items = dict(storages or {})
+    net = float(sum(d for d, _, _ in items.values()))
+    restore = float(sum(storage_restore_mwh(d, ec, ed) for d, ec, ed in items.values()))
+    restored = float(pcc_mwh) + restore
+    raw = float(raw_mwh)
+    return {
+        "raw_mwh": raw,
+        "pcc_mwh": float(pcc_mwh),
+        "energy_overhead_frac": restored / raw - 1.0 if raw > 0 else 0.0,
+        "energy_overhead_uncorrected_frac": float(pcc_mwh) / raw - 1.0 if raw > 0 else 0.0,
+        "storage_net_charge_mwh": net,
+        "storage_restore_mwh": restore,
+        "pcc_restored_mwh": restored,
+    }
 
 
 def power_metrics(p_mw: np.ndarray, dt_s: float, spec: "SpecConfig") -> dict:

@@ -37,12 +37,18 @@ class Results:
         One row per step: ``t_s`` [s], ``p_gpu_mw``, ``p_site_mw`` (raw site power: GPUs +
         non-GPU IT + cooling), ``p_load_mw`` (site power actually drawn, after GPU controls),
         ``p_raw_pcc_mw`` (PCC power with every mitigation off), ``p_pcc_mw`` (PCC power),
-        ``q_pcc_mvar``, ``vm_min_pu``, ``vm_max_pu``, ``trafo_loading_percent``, ``losses_mw``,
+        ``q_pcc_mvar``, ``vm_min_pu``, ``vm_max_pu`` (all AC buses), ``vm_pcc_pu``,
+        ``vm_min_mv_pu`` (PCC and MV buses), ``vm_min_lv_pu`` / ``vm_max_lv_pu`` (LV buses: UPS
+        inputs, BESS), ``trafo_loading_percent`` (largest of any transformer),
+        ``sub_trafo_loading_percent``, ``lv_trafo_loading_percent`` (worst feeder),
+        ``bess_trafo_loading_percent``, ``ups_loading_percent`` (worst UPS), ``losses_mw``,
         per storage ``p_<name>_mw`` (+ = charging) and ``soc_<name>_frac``, and
         ``gpu_engaged`` (bool, co-design). [MW, MVAr, pu, %]
     metrics : dict
-        The nested ``metrics.json`` (shared/design.md §3): raw, pcc, energy, storage,
-        electrical, training, compliance (+ gpu, events summaries).
+        The nested ``metrics.json`` (docs/contract.md §4): raw, pcc, energy, storage,
+        electrical, training, compliance (the utility spec at the PCC), electrical_compliance
+        (voltage bands and equipment loadings, :func:`facility.electrical.electrical_compliance`)
+        (+ gpu, events summaries).
     events : list of dict
         Time-stamped controller, co-design, monitor and GPU events (``t_s``, ``kind``, ``detail``).
     timings_s : dict
@@ -104,6 +110,24 @@ def _load_after_gpu_controls(scenario: Scenario, profile, n_feeders: int, raw=No
     return site_power(profile, apply_gpu_controls(profile, scenario).p_gpu_w, scenario.site, n_feeders).p_site_mw
 
 
+def _feeder_peaks(*sites) -> np.ndarray:
+    """Peak site power of each feeder over the given site powers (the network's default ratings). [MW]"""
+    return np.max([site.p_feeder_mw.max(axis=0) for site in sites if site is not None], axis=0)
+
+
+def network_caps(scenario: Scenario, net) -> dict:
+    """What the storage dispatch may use of the network (:func:`facility.electrical.limits.storage_caps`)."""
+    from facility.electrical.limits import storage_caps
+
+    return storage_caps(scenario.grid, scenario.optimize, net)
+
+
+def with_network_caps(scenario: Scenario, caps: Mapping[str, float | None]) -> Scenario:
+    """The scenario with ``caps`` as its ``[optimize]`` network limits (what the optimizer and
+    the MPC then respect)."""
+    return scenario.model_copy(update={"optimize": scenario.optimize.model_copy(update=dict(caps))})
+
+
 def generate_trace(scenario: Scenario) -> pd.DataFrame:
     """Load generator only (``facility trace``): GPU power with GPU controls, and raw site power.
 
@@ -151,7 +175,9 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
         Validated scenario.
     out_dir : str or pathlib.Path, optional
         When given, write metrics.json, timeseries.parquet, report.html + PNGs,
-        scenario.resolved.toml and manifest.json there (atomically).
+        scenario.resolved.toml and manifest.json there (atomically). It must be new, empty or
+        an earlier facility result (replaced); anything else raises ScenarioError before the
+        simulation (:mod:`facility.report.outdir`).
     progress : bool
         Show a progress bar over the stages.
     ratings : mapping, optional
@@ -173,6 +199,10 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
 
     from facility.workload import default_n_feeders, generate_load, site_power
 
+    if out_dir is not None:  # refuse a target that may not be replaced before simulating
+        from facility.report.outdir import check_out_dir
+
+        check_out_dir(out_dir, force=True, kinds=("run", "size"))
     if ratings is None and any(c.extendable for c in scenario.storages().values()):
         # one formulation for dispatch and sizing: an extendable storage is sized first, then
         # the simulation runs the sized design (what `facility size` does, without its files)
@@ -194,6 +224,8 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
         profile = generate_load(scenario)
         n_feeders = default_n_feeders(scenario)
         raw_site = site_power(profile, profile.p_gpu_w, scenario.site, n_feeders)
+        # what the load cannot show (e.g. a 1-s-averaged trace): events.json and report.html list them
+        events.extend({"t_s": 0.0, "kind": "warning", "detail": w} for w in profile.meta.get("warnings", []))
     bar.update()
 
     storages_cfg = scenario.storages()
@@ -219,6 +251,11 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
     bar.update()
 
     with stage("control"):
+        from facility.electrical import build_network
+
+        net = build_network(scenario, _feeder_peaks(raw_site, site_normal, site_full))
+        caps = network_caps(scenario, net)
+        sc_ctl = with_network_caps(scenario, caps)
         storages = _storage_params(scenario, ratings) if storages_cfg else {}
         if use_storage:
             from facility.control import run_control
@@ -230,7 +267,7 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
                                                  "p_rated_mw": storages[n].p_rated_mw,
                                                  "e_rated_mwh": storages[n].e_rated_mwh})
                          for n, c in storages_cfg.items()}
-                sol = solve_dispatch(site_normal.p_site_mw, dt, fixed, scenario.spec, scenario.optimize)
+                sol = solve_dispatch(site_normal.p_site_mw, dt, fixed, scenario.spec, sc_ctl.optimize)
                 plan = sol.p_storage_mw
             from facility.control.codesign import gpu_ramp_mw_per_s
             from facility.control.schedule import site_schedule
@@ -238,9 +275,9 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
             # what the site knows: its declared schedule (MPC forecast), its GPUs' ramps
             sched = (site_schedule(_storage_first(scenario) if codesign else scenario)
                      if controller.kind == "mpc" else None)
-            ctl = run_control(site_normal.p_site_mw, dt, scenario, storages,
+            ctl = run_control(site_normal.p_site_mw, dt, sc_ctl, storages,
                               p_site_gpu_engaged_mw=site_full.p_site_mw if codesign else None,
-                              plan=plan, schedule=sched,
+                              plan=plan, network_limits=caps, schedule=sched,
                               gpu_ramp_mw_per_s=gpu_ramp_mw_per_s(scenario) if codesign else None)
             events.extend(ctl.events)
             p_storage = ctl.p_storage_mw
@@ -259,10 +296,8 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
     bar.update()
 
     with stage("power flow"):
-        from facility.electrical import build_network, electrical_metrics, run_power_flow
+        from facility.electrical import electrical_compliance, electrical_metrics, run_power_flow, violation_events
 
-        peak = np.maximum(raw_site.p_feeder_mw.max(axis=0), p_feeder.max(axis=0))
-        net = build_network(scenario, peak)
         pf = run_power_flow(net, p_feeder, p_storage or None)
         pf_raw = run_power_flow(net, raw_site.p_feeder_mw, None)
     bar.update()
@@ -273,19 +308,19 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
         pcc_m = fm.power_metrics(pf.p_pcc_mw, dt, spec)
         raw_mwh = fm.energy_mwh(pf_raw.p_pcc_mw, dt)
         pcc_mwh = fm.energy_mwh(pf.p_pcc_mw, dt)
-        metrics: dict[str, Any] = {
-            "raw": raw_m,
-            "pcc": pcc_m,
-            "energy": {
-                "raw_mwh": raw_mwh,
-                "pcc_mwh": pcc_mwh,
-                "energy_overhead_frac": pcc_mwh / raw_mwh - 1.0 if raw_mwh > 0 else 0.0,
-                "site_raw_mwh": fm.energy_mwh(raw_site.p_site_mw, dt),
-                "site_load_mwh": fm.energy_mwh(p_load, dt),
-            },
-        }
-        metrics["storage"] = _storage_block(storages, p_storage, soc, dt, saturation)
+        storage_m = _storage_block(storages, p_storage, soc, dt, saturation)
+        energy = fm.energy_metrics(raw_mwh, pcc_mwh, {
+            n: (storage_m[n]["delta_e_mwh"], st.eff_charge_frac, st.eff_discharge_frac)
+            for n, st in storages.items()})
+        energy["site_raw_mwh"] = fm.energy_mwh(raw_site.p_site_mw, dt)
+        energy["site_load_mwh"] = fm.energy_mwh(p_load, dt)
+        metrics: dict[str, Any] = {"raw": raw_m, "pcc": pcc_m, "energy": energy, "storage": storage_m}
         metrics["electrical"] = electrical_metrics(pf, dt)
+        if net.enabled:
+            metrics["electrical"].update(net.limits.as_metrics())
+        metrics["electrical_compliance"] = electrical_compliance(pf, scenario.grid, dt, net.has_bess)
+        events.extend(violation_events(profile.t_s, pf, scenario.grid, dt))
+        events.sort(key=lambda e: e.get("t_s", 0.0))
         metrics["training"] = _training_block(scenario, gpu_full, gpu_normal, engaged, codesign)
         metrics["compliance"] = fm.compliance(pcc_m, spec)
         metrics["compliance_raw"] = fm.compliance(raw_m, spec)
@@ -370,7 +405,15 @@ def _timeseries(t_s, raw_site, p_load, pf, pf_raw, p_storage, soc, engaged) -> p
         "q_pcc_mvar": pf.q_pcc_mvar,
         "vm_min_pu": pf.vm_min_pu,
         "vm_max_pu": pf.vm_max_pu,
+        "vm_pcc_pu": pf.vm_pcc_pu,
+        "vm_min_mv_pu": pf.vm_min_mv_pu,
+        "vm_min_lv_pu": pf.vm_min_lv_pu,
+        "vm_max_lv_pu": pf.vm_max_lv_pu,
         "trafo_loading_percent": pf.trafo_loading_percent,
+        "sub_trafo_loading_percent": pf.sub_trafo_loading_percent,
+        "lv_trafo_loading_percent": pf.lv_trafo_loading_percent,
+        "bess_trafo_loading_percent": pf.bess_trafo_loading_percent,
+        "ups_loading_percent": pf.ups_loading_percent,
         "losses_mw": pf.losses_mw,
     }
     for name, s in soc.items():
@@ -380,34 +423,174 @@ def _timeseries(t_s, raw_site, p_load, pf, pf_raw, p_storage, soc, engaged) -> p
     return pd.DataFrame(cols)
 
 
+#: Spec limits the sizing LP holds as constraints (the margin loop of :func:`size_scenario`
+#: re-sizes for these; the others are checked by the verification run only).
+LP_LIMITS = ("max_ramp_up_mw_per_s", "max_ramp_down_mw_per_s", "max_ramp_mw_per_min",
+             "max_window_swing_mw", "max_dynamic_range_mw")
+#: Relative headroom a re-sizing aims below each failing limit. [frac]
+VERIFY_HEADROOM_FRAC = 0.01
+#: Smallest increase of the margin between two rounds. [frac]
+MIN_MARGIN_STEP_FRAC = 0.01
+#: Margins at or above this are not tried (the LP would size for almost no swing). [frac]
+MAX_MARGIN_FRAC = 0.9
+
+
+def _lp_limits(scenario: Scenario) -> list[str]:
+    return [k for k in LP_LIMITS if getattr(scenario.spec, k) is not None]
+
+
+def _lossless_pcc_mw(res: Results) -> np.ndarray:
+    """Site load + storage: the PCC power as the lossless LP sees it. [MW]"""
+    ts = res.timeseries
+    return ts["p_load_mw"].to_numpy() + sum((ts[f"p_{n}_mw"].to_numpy() for n in res.scenario.storages()),
+                                            np.zeros(len(ts)))
+
+
+def needed_margin_frac(res: Results, margin_frac: float, limits: list[str]) -> tuple[float, dict]:
+    """The ``limit_margin_frac`` the next sizing needs so the verification meets ``limits``.
+
+    For each failing limit with value L, verified metric v (with losses) and lossless metric l
+    (site load + storage, what the LP holds at or below (1 - m) L), the network and UPS losses
+    add d = v - l to the metric; they mostly follow the site load, which the margin does not
+    change, so the next LP must aim at (1 - m') L with (1 - m') L + d <= (1 - h) L:
+
+    .. math::  m' = \\max\\left(m + \\Delta m,\\ \\max_{\\text{failing}} \\frac{v - l}{L} + h\\right)
+
+    (h = :data:`VERIFY_HEADROOM_FRAC`, Δm = :data:`MIN_MARGIN_STEP_FRAC`, so every round
+    tightens).
+
+    Returns
+    -------
+    (float, dict)
+        The margin [frac] and ``{limit: (limit, verified, lossless)}`` of the failing limits.
+    """
+    spec = res.scenario.spec
+    comp = res.metrics["compliance"]
+    lossless = fm.power_metrics(_lossless_pcc_mw(res), res.scenario.time.dt_s, spec)
+    need, failing = margin_frac + MIN_MARGIN_STEP_FRAC, {}
+    for k in limits:
+        if comp.get(k, True):
+            continue
+        metric = fm._LIMITS[k]
+        lim, v, lo = getattr(spec, k), res.metrics["pcc"][metric], lossless[metric]
+        failing[k] = (lim, v, lo)
+        need = max(need, (v - lo) / lim + VERIFY_HEADROOM_FRAC)
+    return float(need), failing
+
+
 def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progress: bool = False,
                   plots: bool = True):
-    """Optimal sizing + dispatch, then a verification run of the sized design.
+    """Optimal sizing + dispatch, verified by a simulation of the sized design, re-sized until
+    the verification meets the limits the LP sized for.
 
-    The optimizer sees the site power after the GPU-side controls (lossless network); the
-    verification run uses the sized ratings and, with ``controller.kind = "optimal"``, the
-    optimizer's own dispatch as the plan.
+    The optimizer sees the site power after the GPU-side controls on a lossless network, within
+    the network's headroom (:func:`network_caps`); the verification run uses the sized ratings
+    and, with ``controller.kind = "optimal"``, the optimizer's own dispatch as the plan. While
+    the verification run breaks a limit the LP holds (:data:`LP_LIMITS`) — the network and UPS
+    losses it adds are what the LP does not see — the LP is solved again with the
+    ``optimize.limit_margin_frac`` those losses call for (:func:`needed_margin_frac`), at most
+    ``optimize.max_verify_runs`` rounds. With another ``controller.kind`` than ``optimal``
+    the verification runs that controller, not the LP's dispatch: one round, ``verified``
+    false if it breaks a limit (the controller's doing, not the sizing's). ``sizing.json`` reports ``verify_runs``,
+    ``limit_margin_frac`` (the one of the design returned), ``limit_margin_history`` and
+    ``verified``.
 
     Returns
     -------
     (SizingResult, Results)
-    """
-    from facility.optimize import size_storage, sizing_to_json
-    from facility.workload import default_n_feeders, generate_load
 
+    Raises
+    ------
+    InfeasibleError
+        No design within the storage bounds meets the limits, or the verification still breaks
+        a limit the LP holds after ``max_verify_runs`` rounds (the message gives the margin the
+        next round would use). The result of the last round is written to ``out_dir`` first.
+    """
+    from facility.electrical import build_network
+    from facility.errors import InfeasibleError
+    from facility.optimize import size_storage, sizing_to_json
+    from facility.workload import default_n_feeders, generate_load, site_power
+
+    if out_dir is not None:  # refuse a target that may not be replaced before sizing
+        from facility.report.outdir import check_out_dir
+
+        check_out_dir(out_dir, force=True, kinds=("run", "size"))
+    if out_dir is not None:  # refuse a target that may not be replaced before sizing
+        from facility.report.outdir import check_out_dir
+
+        check_out_dir(out_dir, force=True, kinds=("run", "size"))
     profile = generate_load(scenario)
-    p_load = _load_after_gpu_controls(scenario, profile, default_n_feeders(scenario))
-    sol = size_storage(p_load, scenario.time.dt_s, scenario.storages(), scenario.spec,
-                       scenario.optimize, t_s=profile.t_s)
-    ratings = {n: {"p_rated_mw": float(sol.p_rated_mw_opt[n]), "e_rated_mwh": float(sol.e_rated_mwh_opt[n])}
-               for n in sol.p_rated_mw_opt}
-    sized_storages = {}
-    for n, cfg in scenario.storages().items():
-        sized_storages[n] = cfg.model_copy(update={"extendable": False, **ratings[n]})
-    sized = scenario.model_copy(update=sized_storages)
-    if sized.controller.kind == "none":
-        sized = sized.model_copy(update={"controller": sized.controller.model_copy(update={"kind": "optimal"})})
-    plan = sol.p_storage_mw if sized.controller.kind == "optimal" else None
+    n_f = default_n_feeders(scenario)
+    raw = site_power(profile, profile.p_gpu_w, scenario.site, n_f)
+    if gpu_controls_active(scenario):
+        from facility.gpu import apply_gpu_controls
+
+        ctl_site = site_power(profile, apply_gpu_controls(profile, scenario).p_gpu_w, scenario.site, n_f)
+    else:
+        ctl_site = raw
+    p_load = ctl_site.p_site_mw
+    net = build_network(scenario, _feeder_peaks(raw, ctl_site))
+    sc = with_network_caps(scenario, network_caps(scenario, net))
+    limits = _lp_limits(scenario)
+    margin = float(scenario.optimize.limit_margin_frac)
+    history: list[float] = []
+    n_runs = scenario.optimize.max_verify_runs
+    controller_failing: dict = {}
+    for run in range(1, n_runs + 1):
+        history.append(margin)
+        opt = sc.optimize.model_copy(update={"limit_margin_frac": margin})
+        try:
+            sol = size_storage(p_load, scenario.time.dt_s, scenario.storages(), scenario.spec, opt,
+                               t_s=profile.t_s)
+        except InfeasibleError as exc:
+            if run == 1:
+                raise
+            raise InfeasibleError(
+                f"size-and-verify round {run}: with optimize.limit_margin_frac = {margin:.3g} (what the "
+                f"network and UPS losses of round {run - 1} call for) no design within the storage bounds "
+                f"meets the limits: {exc}", getattr(exc, "diagnosis", None)) from exc
+        ratings = {n: {"p_rated_mw": float(sol.p_rated_mw_opt[n]), "e_rated_mwh": float(sol.e_rated_mwh_opt[n])}
+                   for n in sol.p_rated_mw_opt}
+        sized = scenario.model_copy(update={
+            n: cfg.model_copy(update={"extendable": False, **ratings[n]}) for n, cfg in scenario.storages().items()})
+        if sized.controller.kind == "none":
+            sized = sized.model_copy(update={"controller": sized.controller.model_copy(update={"kind": "optimal"})})
+        plan = sol.p_storage_mw if sized.controller.kind == "optimal" else None
+        res = run_scenario(sized, progress=progress, plan=plan)
+        if plan is None:
+            # the verification runs the scenario's own controller, not the LP's dispatch: what
+            # it breaks is the controller's doing, which a margin on the LP does not fix
+            need, failing = needed_margin_frac(res, margin, limits)
+            controller_failing, failing = failing, {}
+            break
+        need, failing = needed_margin_frac(res, margin, limits)
+        if not failing:
+            break
+        log.info("size-and-verify round %d (limit_margin_frac %.3g) breaks %s; next margin %.3g",
+                 run, margin, ", ".join(failing), need)
+        if run == n_runs or need >= MAX_MARGIN_FRAC:
+            break
+        margin = need
     sizing = sizing_to_json(sol)
-    res = run_scenario(sized, out_dir=out_dir, progress=progress, plan=plan, sizing=sizing, plots=plots)
+    sizing.update(verify_runs=len(history), limit_margin_frac=float(margin),
+                  limit_margin_history=[float(m) for m in history],
+                  verified=not failing and not controller_failing)
+    res.sizing = sizing
+    if out_dir is not None:
+        from facility.report import write_outputs
+
+        write_outputs(res, Path(out_dir), plots=plots)
+    if failing:
+        what = "; ".join(f"{k} {v:.4g} vs {lim:g} (lossless plan {lo:.4g})" for k, (lim, v, lo) in failing.items())
+        why = (f"the next round would need optimize.limit_margin_frac = {need:.3g}: rerun with "
+               f"--set optimize.limit_margin_frac={need:.3g} or --set optimize.max_verify_runs={n_runs + 1}"
+               if need < MAX_MARGIN_FRAC else
+               f"the losses would need optimize.limit_margin_frac = {need:.3g} (at least "
+               f"{MAX_MARGIN_FRAC:g} is not tried): the network's losses alone break the limits")
+        raise InfeasibleError(
+            f"after {len(history)} size-and-verify round(s) (optimize.limit_margin_frac "
+            f"{' -> '.join(f'{m:.3g}' for m in history)}) the verification run of the sized design still "
+            f"breaks {what}; {why}" + (f"; the last design is in {out_dir}" if out_dir is not None else ""),
+            {"failing": {k: list(v) for k, v in failing.items()}, "limit_margin_history": history,
+             "next_limit_margin_frac": need})
     return sol, res

@@ -18,6 +18,7 @@ TOL = {
     "mwh": 1e-3,         # energy [MWh], absolute
     "frac": 1e-4,        # fractions, absolute
     "pu": 1e-6,          # voltages [pu], absolute
+    "percent": 1e-4,     # loadings [%], absolute
     "hz": 1e-9,          # frequencies [Hz], absolute
     "usd_rel": 1e-4,     # costs, relative
     "objective_rel": 1e-6,

@@ -22,7 +22,7 @@ def check_invariants(res, *, balance_rel_tol: float = 1e-6) -> None:
     * the timeseries has the contract columns and one row per step;
     * power balance at the PCC on every step: p_pcc = p_load + Σ storage + losses;
     * every storage SoC within [min_soc_frac, max_soc_frac], storage power within ±p_rated;
-    * compliance has ``compliant`` and it is the AND of the rows.
+    * compliance and electrical_compliance have ``compliant``, the AND of their rows.
     """
     for path, v in _leaves(res.metrics):
         assert isinstance(v, (bool, int, float)) and not isinstance(v, complex), (path, v)
@@ -52,3 +52,7 @@ def check_invariants(res, *, balance_rel_tol: float = 1e-6) -> None:
     comp = res.metrics["compliance"]
     rows = [v for k, v in comp.items() if k != "compliant"]
     assert comp["compliant"] == all(rows)
+    el = res.metrics["electrical_compliance"]
+    el_rows = [v for k, v in el.items() if k not in ("compliant", "violation_s")]
+    assert el["compliant"] == all(el_rows)
+    assert set(el["violation_s"]) == {k for k in el if k not in ("compliant", "violation_s")}

@@ -33,6 +33,8 @@ COMPARED = {
     "pcc.band_energy_frac": "frac", "pcc.band_peak_mw": "mw", "pcc.dominant_freq_hz": "hz",
     "energy.raw_mwh": "mwh", "energy.pcc_mwh": "mwh", "energy.energy_overhead_frac": "frac",
     "electrical.min_vm_pu": "pu", "electrical.max_vm_pu": "pu", "electrical.losses_mwh": "mwh",
+    "electrical.max_trafo_loading_percent": "percent", "electrical.max_lv_trafo_loading_percent": "percent",
+    "electrical.max_ups_loading_percent": "percent", "electrical_compliance.compliant": "exact",
     "training.slowdown_frac": "frac", "compliance.compliant": "exact",
 }
 

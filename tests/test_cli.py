@@ -64,16 +64,16 @@ def test_failed_run_leaves_no_half_result(tmp_path, monkeypatch):
     import facility.report.io as rio
 
     out = tmp_path / "run"
-    out.mkdir()
-    (out / "keep.txt").write_text("earlier result")
+    args = ["run", str(SCENARIOS / "default.toml"), "--out", str(out), "--set", "time.horizon_s=10", "--no-plots"]
+    assert main(args) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
 
     def boom(*a, **k):
         raise RuntimeError("disk full")
 
     monkeypatch.setattr(rio, "manifest", boom)
-    rc = main(["run", str(SCENARIOS / "default.toml"), "--out", str(out), "--set", "time.horizon_s=10", "--no-plots"])
-    assert rc == 1
-    assert (out / "keep.txt").read_text() == "earlier result"
+    assert main(args + ["--force"]) == 1
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # the earlier result stays whole
     assert not list(tmp_path.glob(".run.tmp-*"))
 
 
@@ -81,3 +81,106 @@ def test_failed_run_leaves_no_half_result(tmp_path, monkeypatch):
 def test_size_requires_extendable(cmd, tmp_path, capsys):
     assert main([cmd, str(SCENARIOS / "default.toml"), "--out", str(tmp_path / "x")]) == 2
     assert "nothing to size" in capsys.readouterr().err
+
+
+# --- --out safety (issue 18, item 1): refused before anything runs, exit 2 -----------------
+
+@pytest.fixture
+def no_simulation(monkeypatch):
+    """Fail the test if a simulation, sizing or trace starts."""
+    import facility.simulate as sim
+
+    def forbidden(*a, **k):
+        raise AssertionError("the simulation started although --out was refused")
+
+    for name in ("run_scenario", "size_scenario", "generate_trace"):
+        monkeypatch.setattr(sim, name, forbidden)
+
+
+def _tree(folder):
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_out_onto_a_folder_with_a_users_file(tmp_path, capsys, no_simulation):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("my notes")
+    for extra in ([], ["--force"]):
+        assert main(["run", str(SCENARIOS / "default.toml"), "--out", str(out), *extra]) == 2
+        assert "notes.txt" in capsys.readouterr().err
+    assert _tree(out) == {"notes.txt": b"my notes"}
+
+
+def test_out_onto_an_existing_file(tmp_path, capsys, monkeypatch, no_simulation):
+    (tmp_path / "README.md").write_text("# project\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", str(SCENARIOS / "default.toml"), "--out", "README.md", "--force"]) == 2
+    assert "existing file" in capsys.readouterr().err
+    assert _tree(tmp_path) == {"README.md": b"# project\n"}  # no hidden .README.md.old-* either
+
+
+@pytest.mark.parametrize("out", [".", "..", "some/dir/.."])
+def test_out_onto_the_current_directory_or_a_parent(tmp_path, capsys, monkeypatch, no_simulation, out):
+    (tmp_path / "some" / "dir").mkdir(parents=True)
+    (tmp_path / "some" / "data.csv").write_text("a,b\n")
+    monkeypatch.chdir(tmp_path / "some")
+    before = _tree(tmp_path)
+    assert main(["size", str(SCENARIOS / "sizing_start_ramp.toml"), "--out", out, "--force"]) == 2
+    assert "--out" in capsys.readouterr().err
+    assert _tree(tmp_path) == before
+
+
+def test_out_unwritable_fails_at_once(capsys, no_simulation):
+    assert main(["run", str(SCENARIOS / "default.toml"), "--out", "/proc/x"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write in /proc" in err and "unexpected" not in err
+
+
+def test_earlier_result_is_replaced_only_with_force(tmp_path, capsys):
+    out = tmp_path / "res"
+    args = ["run", str(SCENARIOS / "default.toml"), "--out", str(out), "--no-plots", "--set"]
+    assert main(args + ["time.horizon_s=10"]) == 0
+    man = json.loads((out / "manifest.json").read_text())
+    assert man["facility_output"] == "run" and set(man["files"]) == {p.name for p in out.iterdir()}
+    capsys.readouterr()
+    assert main(args + ["time.horizon_s=11"]) == 2
+    err = capsys.readouterr().err
+    assert "earlier facility run result" in err and "pass --force" in err
+    assert json.loads((out / "manifest.json").read_text())["n_steps"] == 1000  # untouched
+    assert main(args + ["time.horizon_s=11", "--force"]) == 0
+    assert json.loads((out / "manifest.json").read_text())["n_steps"] == 1100  # the new result
+
+
+def test_trace_out_file(tmp_path, capsys, no_simulation):
+    f = tmp_path / "trace.csv"
+    f.write_text("my data\n")
+    assert main(["trace", str(SCENARIOS / "default.toml"), "--out", str(f)]) == 2
+    assert "pass --force" in capsys.readouterr().err
+    assert f.read_text() == "my data\n"
+    assert main(["trace", str(SCENARIOS / "default.toml"), "--out", str(tmp_path)]) == 2
+    assert main(["trace", str(SCENARIOS / "default.toml"), "--out", "/proc/x.csv"]) == 2
+    assert main(["trace", str(SCENARIOS / "default.toml"), "--out", str(tmp_path / "t.xlsx")]) == 2
+
+
+def test_trace_force_replaces_a_file(tmp_path):
+    f = tmp_path / "trace.parquet"
+    f.write_text("old")
+    assert main(["trace", str(SCENARIOS / "default.toml"), "--out", str(f), "--set", "time.horizon_s=10",
+                 "--force"]) == 0
+    import pandas as pd
+
+    assert len(pd.read_parquet(f)) == 1000
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["trace.parquet"]
+
+
+def test_library_run_refuses_a_foreign_folder_before_simulating(tmp_path):
+    from facility.config import load_scenario
+    from facility.errors import ScenarioError
+    from facility.simulate import run_scenario
+
+    out = tmp_path / "x"
+    out.mkdir()
+    (out / "a.txt").write_text("x")
+    s = load_scenario(SCENARIOS / "default.toml", ["time.horizon_s=10"])
+    with pytest.raises(ScenarioError, match="did not write"):
+        run_scenario(s, out_dir=out, plots=False)

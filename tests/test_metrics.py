@@ -127,3 +127,27 @@ def test_compliance_rows_and_margin():
 
 def test_energy_mwh():
     assert m.energy_mwh(np.full(3600, 100.0), 1.0) == pytest.approx(100.0)
+
+
+def test_storage_restore_charges_a_deficit_and_credits_a_surplus():
+    # ended 2 MWh lower: refilling it draws 2 / 0.9 at the terminals
+    assert m.storage_restore_mwh(-2.0, 0.9, 0.8) == pytest.approx(2.0 / 0.9)
+    # ended 1 MWh higher: the surplus can deliver 1 x 0.8 back
+    assert m.storage_restore_mwh(1.0, 0.9, 0.8) == pytest.approx(-0.8)
+    assert m.storage_restore_mwh(0.0, 0.9, 0.8) == 0.0
+
+
+def test_energy_metrics_by_hand():
+    # a storage that ends lower than it started: a negative uncorrected overhead, a positive one
+    e = m.energy_metrics(100.0, 99.0, {"bess": (-2.0, 0.9, 0.95), "ups": (0.5, 0.97, 0.97)})
+    assert e["energy_overhead_uncorrected_frac"] == pytest.approx(-0.01)
+    assert e["storage_net_charge_mwh"] == pytest.approx(-1.5)
+    assert e["storage_restore_mwh"] == pytest.approx(2.0 / 0.9 - 0.5 * 0.97)
+    assert e["pcc_restored_mwh"] == pytest.approx(99.0 + 2.0 / 0.9 - 0.485)
+    assert e["energy_overhead_frac"] == pytest.approx((99.0 + 2.0 / 0.9 - 0.485) / 100.0 - 1.0)
+    assert e["energy_overhead_frac"] > 0
+    # no storage or none that moved: both figures agree with pcc/raw - 1
+    for st in (None, {"rack_storage": (0.0, 0.97, 0.97)}):
+        e = m.energy_metrics(50.0, 51.0, st)
+        assert e["energy_overhead_frac"] == e["energy_overhead_uncorrected_frac"] == pytest.approx(0.02)
+    assert m.energy_metrics(0.0, 0.0)["energy_overhead_frac"] == 0.0

@@ -56,3 +56,30 @@ def test_bundled_scenarios_run_with_invariants(name):
     res = run_scenario(s)
     check_invariants(res)
     assert res.metrics["raw"]["max_window_swing_mw"] > 0
+
+
+@pytest.mark.parametrize("eff", [1.0, 0.9])
+@pytest.mark.parametrize("soc0, target", [(0.9, 0.3), (0.2, 0.8)])
+def test_energy_overhead_charges_the_storages_net_energy(eff, soc0, target):
+    """No network: the overhead is exactly the storage's round-trip loss, whatever its end SoC.
+
+    Ending lower (ΔE < 0) the overhead energy is E_dis (1/(η_c η_d) − 1), ending higher
+    E_ch (1 − η_c η_d), with E_dis / E_ch the energy discharged / charged at the terminals:
+    lossless storage gives 0, never the negative overhead of spending its initial charge.
+    """
+    res = run_scenario(square_site(extra=[
+        "rack_storage.enabled=true", "rack_storage.p_rated_mw=10", "rack_storage.e_rated_mwh=0.05",
+        f"rack_storage.eff_charge_frac={eff}", f"rack_storage.eff_discharge_frac={eff}",
+        f"rack_storage.initial_soc_frac={soc0}", "controller.kind='moving_average'",
+        f"controller.soc_target_frac={target}", "controller.soc_gain_per_s=0.05"]))
+    e, st = res.metrics["energy"], res.metrics["storage"]["rack_storage"]
+    p = res.timeseries["p_rack_storage_mw"].to_numpy()
+    e_ch, e_dis = (np.maximum(s * p, 0).sum() * 0.01 / 3600 for s in (1, -1))
+    ended_lower = soc0 > target
+    assert (st["delta_e_mwh"] < -0.01) if ended_lower else (st["delta_e_mwh"] > 0.01)
+    assert e["storage_net_charge_mwh"] == pytest.approx(st["delta_e_mwh"])
+    assert (e["energy_overhead_uncorrected_frac"] < -0.1) if ended_lower else (e["energy_overhead_uncorrected_frac"] > 0.05)
+    loss = e_dis * (1 / eff**2 - 1) if ended_lower else e_ch * (1 - eff**2)
+    assert e["pcc_restored_mwh"] - e["raw_mwh"] == pytest.approx(loss, abs=1e-12)
+    assert e["energy_overhead_frac"] == pytest.approx(loss / e["raw_mwh"], abs=1e-12)
+    assert e["energy_overhead_frac"] >= -1e-12

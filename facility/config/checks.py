@@ -7,9 +7,9 @@ Each ``check_*`` function returns a list of problems (strings naming key, unit a
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from facility.config import files
 from facility.config.library import load_gpu
 from facility.errors import NotSupportedError, ScenarioError
 
@@ -22,6 +22,9 @@ __all__ = [
     "check_scenario",
     "check_time",
     "check_jobs",
+    "check_trace_file",
+    "scenario_warnings",
+    "trace_summaries",
     "check_storage",
     "check_spec",
     "check_gpu_controls",
@@ -104,10 +107,59 @@ def check_jobs(s: "Scenario") -> list[str]:
         if job.workload == "trace":
             if not job.trace_file:
                 out.append(f"{key}.trace_file is required when {key}.workload = 'trace'")
-            elif not Path(job.trace_file).is_file():
-                out.append(f"{key}.trace_file = {job.trace_file!r}: no such file")
+            else:
+                try:
+                    files.check_file(job.trace_file, key=f"{key}.trace_file", what="trace file")
+                except ScenarioError as exc:
+                    out.append(str(exc))
+                else:
+                    out.extend(check_trace_file(job, key))
         elif job.trace_file:
             out.append(f"{key}.trace_file is only used with workload = 'trace' (workload = {job.workload!r})")
+    return out
+
+
+def check_trace_file(job, key: str) -> list[str]:
+    """Open and check a trace job's file exactly as the replay reads it (format, units, GPU rows,
+    scale vs TDP and idle power, sensor): the same messages as ``run``."""
+    from facility.workload.trace_checks import job_trace  # numpy/pandas/scipy only
+
+    try:
+        job_trace(job, key)
+    except ScenarioError as exc:
+        return [str(exc)]
+    return []
+
+
+def scenario_warnings(s: "Scenario") -> list[str]:
+    """What the scenario's inputs cannot show (no error): a trace averaged by its sensor under
+    limits above ~0.5 Hz, sampling slower than the band limits, poll gaps, a trace shorter than
+    the job. Each names its key. ``run`` logs the same and lists them in events and report.html.
+    """
+    from facility.workload.trace_checks import inspect_job_trace
+
+    out = []
+    for i, job in enumerate(s.jobs):
+        if job.workload == "trace" and job.trace_file:
+            try:
+                _, found = inspect_job_trace(job, f"jobs.{i}", s)
+            except ScenarioError:
+                continue   # reported by check_jobs
+            out.extend(found)
+    return out
+
+
+def trace_summaries(s: "Scenario") -> list[str]:
+    """One line per trace job: what its file holds (GPUs, polls, interval, sensor)."""
+    from facility.workload.trace_checks import job_trace
+
+    out = []
+    for i, job in enumerate(s.jobs):
+        if job.workload == "trace" and job.trace_file:
+            try:
+                out.append(f"jobs.{i}.trace_file: {job_trace(job, f'jobs.{i}').info.summary()}")
+            except ScenarioError:
+                continue
     return out
 
 
@@ -126,9 +178,11 @@ def check_storage(s: "Scenario") -> list[str]:
                 out.append(f"{name}.max_e_rated_mwh = {st.max_e_rated_mwh:g} MWh is below min_e_rated_mwh = {st.min_e_rated_mwh:g} MWh")
         else:
             if st.p_rated_mw is None:
-                out.append(f"{name}.p_rated_mw [MW] is required when {name}.enabled = true and extendable = false")
+                out.append(f"{name}.p_rated_mw [MW] is required when {name}.enabled = true and "
+                           f"{name}.extendable = false")
             if st.e_rated_mwh is None:
-                out.append(f"{name}.e_rated_mwh [MWh] is required when {name}.enabled = true and extendable = false")
+                out.append(f"{name}.e_rated_mwh [MWh] is required when {name}.enabled = true and "
+                           f"{name}.extendable = false")
         if st.min_soc_frac >= st.max_soc_frac:
             out.append(
                 f"{name}.min_soc_frac = {st.min_soc_frac:g} must be below {name}.max_soc_frac = "
@@ -157,15 +211,18 @@ def check_spec(s: "Scenario") -> list[str]:
         out.append(f"spec.band_min_hz = {sp.band_min_hz:g} Hz must be below spec.band_max_hz = {sp.band_max_hz:g} Hz")
     nyquist = 0.5 / dt
     band_limited = sp.max_band_energy_frac is not None or sp.max_band_peak_mw is not None
+    by = " and ".join(f"spec.{k}" for k in ("max_band_energy_frac", "max_band_peak_mw")
+                      if getattr(sp, k) is not None)
     if band_limited and sp.band_max_hz > nyquist + 1e-9:
         out.append(
             f"time.dt_s = {dt:g} s cannot resolve spec.band_max_hz = {sp.band_max_hz:g} Hz "
-            f"(Nyquist {nyquist:g} Hz); allowed: dt_s ≤ {0.5 / sp.band_max_hz:g} s"
+            f"(Nyquist {nyquist:g} Hz) of the band limit {by}; allowed: dt_s ≤ {0.5 / sp.band_max_hz:g} s"
         )
     if band_limited and sp.band_min_hz < 1.0 / s.time.horizon_s - 1e-12:
         out.append(
-            f"spec.band_min_hz = {sp.band_min_hz:g} Hz is below the frequency resolution "
-            f"1/horizon_s = {1.0 / s.time.horizon_s:g} Hz; allowed: time.horizon_s ≥ {1.0 / sp.band_min_hz:g} s"
+            f"spec.band_min_hz = {sp.band_min_hz:g} Hz of the band limit {by} is below the frequency "
+            f"resolution 1/horizon_s = {1.0 / s.time.horizon_s:g} Hz; allowed: time.horizon_s ≥ "
+            f"{1.0 / sp.band_min_hz:g} s"
         )
     seen = set()
     for i, b in enumerate(sp.bands):
@@ -183,6 +240,8 @@ def check_spec(s: "Scenario") -> list[str]:
         out.append(f"spec.ramp_window_s = {sp.ramp_window_s:g} s must be at least time.dt_s = {dt:g} s")
     if sp.max_window_swing_mw is not None and sp.window_s < dt - 1e-12:
         out.append(f"spec.window_s = {sp.window_s:g} s must be at least time.dt_s = {dt:g} s")
+    if sp.base:
+        out = [f"{p} (limits of spec.base = {sp.base!r})" for p in out]
     return out
 
 
@@ -257,7 +316,8 @@ def check_controller(s: "Scenario") -> list[str]:
     """A storage controller needs a storage to act on."""
     kind = s.controller.kind
     if kind != "none" and not s.storages():
-        return [f"controller.kind = {kind!r} needs at least one enabled storage (rack_storage, ups or bess)"]
+        return [f"controller.kind = {kind!r} needs at least one enabled storage: set "
+                "rack_storage.enabled, ups.enabled or bess.enabled = true (or controller.kind = 'none')"]
     return []
 
 
@@ -273,29 +333,52 @@ def check_grid(s: "Scenario") -> list[str]:
 
     types = check_grid_types(g)
     out.extend(types)
+    if not types:   # a transformer needs a reactance: vkr < vk (pandapower divides by it)
+        for pre, type_key in (("trafo", "trafo_type"), ("lv_trafo", "lv_trafo_type")):
+            name = getattr(g, type_key)
+            if name is not None:
+                tt = load_trafo_type(name, key=f"grid.{type_key}")
+                vk, vkr, where = tt.vk_percent, tt.vkr_percent, f" (from grid.{type_key} = {name!r})"
+            else:
+                vk, vkr, where = getattr(g, f"{pre}_vk_percent"), getattr(g, f"{pre}_vkr_percent"), ""
+            if vkr >= vk:
+                out.append(f"grid.{pre}_vkr_percent = {vkr:g} % must be below grid.{pre}_vk_percent = "
+                           f"{vk:g} %{where}: the short-circuit voltage's real part cannot exceed it "
+                           f"(the transformer would have no reactance)")
     sn = g.trafo_sn_mva
     if g.trafo_type is not None and not types:
         sn = load_trafo_type(g.trafo_type).sn_mva
-    if g.enabled and (sn is not None or g.lv_trafo_sn_mva is not None):
+    if g.enabled:
+        from facility.config.preconditions import check_feeders as feeder_checks
+        from facility.config.preconditions import feeder_peaks_mw
+
         try:
-            peak = estimate_peak_site_mw(s)
+            peaks = feeder_peaks_mw(s)
+            peak = sum(peaks) if peaks else estimate_peak_site_mw(s)
         except ScenarioError:
             return out
-        if sn is not None and peak > 2.0 * sn * g.n_trafos:
+        if g.sc_mva < peak:
             out.append(
-                f"grid.trafo_sn_mva = {sn:g} MVA x {g.n_trafos} transformer(s) cannot "
-                f"carry the peak site load of about {peak:.1f} MW; allowed: trafo_sn_mva ≥ "
+                f"grid.sc_mva = {g.sc_mva:g} MVA is below the peak site load of up to {peak:.1f} MW "
+                f"(short-circuit ratio {g.sc_mva / peak:.2g} < 1): the utility cannot deliver it "
+                f"(voltage collapse); allowed: sc_mva ≥ {peak:.1f} MVA (real connections: ≥ 3x)")
+        if sn is not None and peak > 2.0 * sn * g.n_trafos:
+            src = f" (from grid.trafo_type = {g.trafo_type!r})" if g.trafo_type is not None else ""
+            out.append(
+                f"grid.trafo_sn_mva = {sn:g} MVA{src} x grid.n_trafos = {g.n_trafos} transformer(s) "
+                f"cannot carry the peak site load of up to {peak:.1f} MW (jobs.*.n_gpus at full "
+                f"power, site.non_gpu_frac, site.pue, site.base_load_mw); allowed: trafo_sn_mva ≥ "
                 f"{peak / 2.0 / g.n_trafos:.1f} MVA (2x overload at most)"
             )
-        # the busiest feeder carries at least the mean share of the peak
-        n_f = g.n_feeders or min(len(s.jobs), 8)
-        if g.lv_trafo_sn_mva is not None and g.lv_trafo_type is None and peak / n_f > 2.0 * g.lv_trafo_sn_mva:
-            out.append(
-                f"grid.lv_trafo_sn_mva = {g.lv_trafo_sn_mva:g} MVA cannot carry a feeder's share of the "
-                f"peak site load ({peak:.1f} MW over {n_f} feeder(s)); allowed: lv_trafo_sn_mva ≥ "
-                f"{peak / n_f / 2.0:.1f} MVA (2x overload at most)"
-            )
+        out.extend(feeder_checks(s))
     return out
+
+
+def _preconditions() -> tuple:
+    from facility.config import preconditions as pc
+
+    return (pc.check_job_timing, pc.check_storage_run, pc.check_controller_run, pc.check_monitor,
+            pc.check_sizes)
 
 
 _CHECKS = (check_time, check_jobs, check_storage, check_spec, check_gpu_controls,
@@ -316,5 +399,7 @@ def check_scenario(scenario: "Scenario", source: str = "<scenario>") -> None:
         if active(scenario):
             raise NotSupportedError(f"{source}: not supported yet: {section}")
     problems = [p for check in _CHECKS for p in check(scenario)]
+    if not problems:  # the run's preconditions, on a scenario that is consistent as written
+        problems = [p for check in _preconditions() for p in check(scenario)]
     if problems:
         raise ScenarioError("\n".join(f"{source}: {p}" for p in problems))

@@ -7,15 +7,16 @@ hold utility limits in the keys of :class:`facility.config.schema.SpecConfig`.
 from __future__ import annotations
 
 import functools
-import tomllib
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from facility.config import files
 from facility.config.schema import F, StrictModel
 from facility.errors import ScenarioError
 
-__all__ = ["MODELS_DIR", "GpuModel", "list_gpus", "list_specs", "load_gpu", "load_spec_table"]
+__all__ = ["MODELS_DIR", "GpuModel", "list_gpus", "list_specs", "load_gpu", "load_spec_table",
+           "library_file", "read_library"]
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 
@@ -54,14 +55,49 @@ def list_specs() -> list[str]:
     return _names("specs")
 
 
-def _read(sub: str, name: str, what: str, key: str) -> dict:
-    path = MODELS_DIR / sub / f"{name}.toml"
-    if not path.is_file():
+_SINGULAR = {"gpus": "gpu", "specs": "spec", "trafos": "trafo", "ups": "ups"}
+
+
+def library_file(sub: str, name: str, what: str, key: str) -> Path:
+    """The file a library reference points to.
+
+    A reference is either one of the library's own names (a file stem in ``models/<sub>/``,
+    looked up in the list of names, never joined into a path) or an explicit path to a TOML
+    file (it has a folder separator or ends in ``.toml``; relative paths resolve against the
+    scenario's folder when the scenario is loaded from a file, see
+    :func:`facility.config.load.scenario_from_dict`).
+
+    Raises
+    ------
+    ScenarioError
+        An unknown name (the message lists the available ones), or a path that is not a
+        readable file (see :func:`facility.config.files.check_file`).
+    """
+    if files.is_explicit_path(name):
+        return files.check_file(name, key=key, what=f"{what} file", max_bytes=files.MAX_TOML_BYTES)
+    names = _names(sub)
+    if name not in names:
         raise ScenarioError(
-            f"{key} = {name!r}: unknown {what}; available: {', '.join(_names(sub)) or '(none)'}"
+            f"{key} = {files.shown(name)}: unknown {what}; available: {', '.join(names) or '(none)'} "
+            f"(or the path of a .toml file of your own, e.g. ./my_{_SINGULAR.get(sub, sub)}.toml)"
         )
-    with path.open("rb") as fh:
-        return tomllib.load(fh)
+    return MODELS_DIR / sub / f"{name}.toml"
+
+
+def read_library(sub: str, name: str, what: str, key: str) -> tuple[dict, str]:
+    """The table of a library reference and how to name it in messages (``models/<sub>/<name>.toml``
+    or the explicit path)."""
+    path = library_file(sub, name, what, key)
+    label = str(path) if files.is_explicit_path(name) else f"models/{sub}/{name}.toml"
+    return files.read_toml(path, key=key, what=f"{what} file"), label
+
+
+def _read(sub: str, name: str, what: str, key: str) -> dict:
+    return read_library(sub, name, what, key)[0]
+
+
+def _label(sub: str, name: str) -> str:
+    return name if files.is_explicit_path(name) else f"models/{sub}/{name}.toml"
 
 
 @functools.lru_cache(maxsize=64)
@@ -81,13 +117,24 @@ def load_gpu(name: str, key: str = "gpu") -> GpuModel:
         Unknown name or malformed file.
     """
     data = _read("gpus", name, "GPU model", key)
+    if files.is_explicit_path(name):
+        data.setdefault("name", Path(name).stem)
     try:
         return GpuModel(**data)
     except ValidationError as exc:  # library data error: still a clear message
-        raise ScenarioError(f"models/gpus/{name}.toml is malformed: {exc}") from None
+        raise ScenarioError(_malformed(exc, "gpus", name, key, GpuModel)) from None
+    except TypeError as exc:  # a top-level key that is not a string
+        raise ScenarioError(f"{_label('gpus', name)} ({key}): {exc}") from None
+
+
+def _malformed(exc: ValidationError, sub: str, name: str, key: str, model) -> str:
+    from facility.config.load import format_validation_error
+
+    return (f"{key} = {files.shown(name)}: {_label(sub, name)} is not a valid {model.__name__} "
+            f"table:\n" + format_validation_error(exc, _label(sub, name), model))
 
 
 def load_spec_table(name: str, key: str = "spec.base") -> dict:
     """The limit keys of a library spec, without its ``description`` and ``source``."""
     data = _read("specs", name, "utility spec", key)
-    return {k: v for k, v in data.items() if k not in ("description", "source")}
+    return {k: v for k, v in data.items() if k not in ("description", "source", "name")}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 import tomllib
 from pathlib import Path
 from typing import Any, Iterable
@@ -11,6 +12,7 @@ import annotated_types
 import tomli_w
 from pydantic import BaseModel, ValidationError
 
+from facility.config import files
 from facility.config.checks import check_scenario
 from facility.config.library import load_spec_table
 from facility.config.schema import Scenario
@@ -28,17 +30,15 @@ __all__ = [
 
 
 def read_toml(path: str | Path) -> dict:
-    """Read a TOML file, raising :class:`ScenarioError` for a missing file or bad TOML."""
-    path = Path(path)
-    if not path.is_file():
-        raise ScenarioError(f"{path}: no such scenario file")
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"{path}: not valid TOML: {exc}") from None
-    except UnicodeDecodeError:
-        raise ScenarioError(f"{path}: not a text (UTF-8) TOML file") from None
+    """Read a scenario TOML file through the shared reader (:mod:`facility.config.files`).
+
+    Raises
+    ------
+    ScenarioError
+        Missing file, a folder, no read permission, a path too long or holding a NUL byte, not
+        UTF-8, bad TOML (line and column), nesting too deep; the message names the file.
+    """
+    return files.read_toml(path, what="scenario file")
 
 
 def _parse_value(text: str) -> Any:
@@ -47,6 +47,9 @@ def _parse_value(text: str) -> Any:
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         return text
+    except RecursionError:
+        raise ScenarioError(f"--set value {files.shown(text)}: arrays nested too deeply; a scenario "
+                            "value needs at most 2 levels") from None
 
 
 def parse_override(item: str) -> tuple[list[str], Any]:
@@ -108,9 +111,11 @@ def apply_overrides(data: dict, overrides: Iterable[str] | None) -> dict:
     List entries (``[[jobs]]``) are addressed by index (``jobs.0.n_gpus=8``) or by name
     (``jobs.llm.n_gpus=8``).
     """
+    files.check_depth(data, source="scenario")
     out = copy.deepcopy(data)
     for item in overrides or ():
         path, value = parse_override(item)
+        files.check_depth(value, source=f"--set {files.shown(item)}", max_depth=files.MAX_DEPTH - len(path))
         _set_path(out, path, value, item)
     return out
 
@@ -214,33 +219,65 @@ def scenario_from_dict(data: dict, source: str = "<scenario>", base_dir: Path | 
     check : bool
         Run the physics checks of :mod:`facility.config.checks`.
     """
-    data = _resolve_spec(data, source)
-    if base_dir is not None:
-        data = _absolute_trace_paths(data, base_dir)
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{source}: a scenario is a table of keys, got {type(data).__name__}")
     try:
-        scenario = Scenario(**data)
-    except ValidationError as exc:
-        raise ScenarioError(format_validation_error(exc, source)) from None
-    except TypeError as exc:
-        raise ScenarioError(f"{source}: {exc}") from None
-    if check:
-        check_scenario(scenario, source)
+        files.check_depth(data, source=source)
+        if base_dir is not None:
+            data = _absolute_paths(data, Path(base_dir))
+        data = _resolve_spec(data, source)
+        try:
+            scenario = Scenario(**data)
+        except ValidationError as exc:
+            raise ScenarioError(format_validation_error(exc, source)) from None
+        except TypeError as exc:
+            raise ScenarioError(f"{source}: {exc}") from None
+        if check:
+            check_scenario(scenario, source)
+    except RecursionError:
+        raise ScenarioError(f"{source}: the scenario is nested too deeply to validate; a scenario "
+                            "needs at most 4 levels of tables and arrays") from None
     return scenario
 
 
-def _absolute_trace_paths(data: dict, base_dir: Path) -> dict:
-    jobs = data.get("jobs")
-    if not isinstance(jobs, list):
-        return data
+def _absolute(value: Any, base_dir: Path, explicit_only: bool) -> Any:
+    """``value`` made absolute against ``base_dir`` when it is a relative path (a pure string
+    operation: no file system call, so a NUL byte or an overlong name is left to the reader
+    to report with its key)."""
+    if not isinstance(value, str) or not value or (explicit_only and not files.is_explicit_path(value)):
+        return value
+    if "\x00" in value or os.path.isabs(value):
+        return value
+    return os.path.normpath(os.path.join(str(base_dir), value))
+
+
+def _absolute_paths(data: dict, base_dir: Path) -> dict:
+    """Relative file paths of a scenario resolved against its folder: ``jobs.*.trace_file`` and
+    library references given as paths (``jobs.*.gpu``, ``grid.trafo_type``,
+    ``grid.lv_trafo_type``, ``grid.ups_type``, ``spec`` / ``spec.base``)."""
     data = dict(data)
-    new_jobs = []
-    for job in jobs:
-        if isinstance(job, dict) and isinstance(job.get("trace_file"), str):
-            p = Path(job["trace_file"])
-            if not p.is_absolute():
-                job = dict(job, trace_file=str((base_dir / p).resolve()))
-        new_jobs.append(job)
-    data["jobs"] = new_jobs
+    jobs = data.get("jobs")
+    if isinstance(jobs, list):
+        new_jobs = []
+        for job in jobs:
+            if isinstance(job, dict):
+                job = dict(job)
+                if "trace_file" in job:
+                    job["trace_file"] = _absolute(job["trace_file"], base_dir, explicit_only=False)
+                if "gpu" in job:
+                    job["gpu"] = _absolute(job["gpu"], base_dir, explicit_only=True)
+            new_jobs.append(job)
+        data["jobs"] = new_jobs
+    grid = data.get("grid")
+    if isinstance(grid, dict):
+        data["grid"] = {k: (_absolute(v, base_dir, explicit_only=True)
+                            if k in ("trafo_type", "lv_trafo_type", "ups_type") else v)
+                        for k, v in grid.items()}
+    spec = data.get("spec")
+    if isinstance(spec, str):
+        data["spec"] = _absolute(spec, base_dir, explicit_only=True)
+    elif isinstance(spec, dict) and "base" in spec:
+        data["spec"] = dict(spec, base=_absolute(spec["base"], base_dir, explicit_only=True))
     return data
 
 
@@ -262,9 +299,10 @@ def load_scenario(path: str | Path, overrides: Iterable[str] | None = None, chec
         Missing file, bad TOML, schema or physics error; the message names the file, the key
         path, the unit and the allowed range.
     """
-    path = Path(path)
-    data = apply_overrides(read_toml(path), overrides)
-    return scenario_from_dict(data, source=str(path), base_dir=path.resolve().parent, check=check)
+    text = files.check_path_text(path, hint="; give the path of a scenario TOML file")
+    data = apply_overrides(read_toml(text), overrides)
+    base_dir = Path(os.path.abspath(os.path.dirname(text) or "."))
+    return scenario_from_dict(data, source=str(path), base_dir=base_dir, check=check)
 
 
 def _drop_none(obj: Any) -> Any:

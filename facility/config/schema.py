@@ -45,10 +45,24 @@ def F(default: Any = ..., *, unit: str = "-", description: str, **kw: Any) -> An
     return Field(default, description=description, json_schema_extra=extra, **kw)
 
 
-class StrictModel(BaseModel):
-    """Base model: unknown keys are errors, instances are frozen, assignment is validated."""
+#: Smallest magnitude of a nonzero number a scenario may hold: nothing in a facility is
+#: 1e-300 of its unit, and subnormal values overflow the divisions downstream.
+MIN_NONZERO = 1e-9
 
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+class StrictModel(BaseModel):
+    """Base model: unknown keys are errors, instances are frozen, assignment is validated;
+    a number must be 0 or of magnitude at least :data:`MIN_NONZERO`, and finite."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _not_tiny(cls, v: Any) -> Any:
+        if isinstance(v, float) and v != 0.0 and abs(v) < MIN_NONZERO:
+            raise ValueError(f"a nonzero value this small is not physical; use 0 (where allowed) or "
+                             f"a magnitude of at least {MIN_NONZERO:g}")
+        return v
 
 
 # --------------------------------------------------------------------------- time
@@ -63,7 +77,7 @@ class TimeConfig(StrictModel):
 
 # --------------------------------------------------------------------------- jobs
 WorkloadKind = Literal["square", "stochastic", "trace"]
-ArchetypeName = Literal["llm_pretrain", "finetune", "adapter_tuning"]
+ArchetypeName = Literal["llm_pretrain", "llm_pretrain_h100", "finetune", "adapter_tuning"]
 
 
 class JobConfig(StrictModel):
@@ -76,8 +90,9 @@ class JobConfig(StrictModel):
         "Waveform: 'square' (ideal synchronous iterations), 'stochastic' (jittered periods and "
         "duties, per-phase noise, after Ko & Zhu), 'trace' (replay of a measured CSV)."))
     archetype: ArchetypeName | None = F(None, description=(
-        "Named preset (llm_pretrain, finetune, adapter_tuning) supplying defaults for period_s, "
-        "compute_frac, p_low_frac and the noise terms; explicit keys override it."))
+        "Named preset (llm_pretrain, llm_pretrain_h100, finetune, adapter_tuning) supplying defaults "
+        "for period_s, compute_frac, p_low_frac and the noise terms (llm_pretrain_h100 also "
+        "p_high_frac and checkpoint_frac, calibrated on measured H100 traces); explicit keys override it."))
     period_s: float | None = F(None, unit="s", gt=0, le=3600.0,
                                description="Mean iteration period (compute + communication). Default 1.0 s or the archetype's.")
     compute_frac: float | None = F(None, unit="frac", gt=0, lt=1,
@@ -128,8 +143,15 @@ class JobConfig(StrictModel):
         "the scenario file). Columns: a time column (t_s, timestamp, time) and a power column "
         "(p_gpu_w, power.draw [W], DCGM_FI_DEV_POWER_USAGE, ...)."))
     trace_scale: Literal["per_gpu", "per_node", "normalized"] = F("per_gpu", description=(
-        "What the trace's power column measures: one GPU [W], one node [W] (divided by "
-        "gpus_per_node), or a fraction of TDP."))
+        "What the trace's power column(s) measure: one GPU [W] (several GPUs in one file are "
+        "averaged per poll), one node [W] (divided by gpus_per_node; per-GPU rows or columns are "
+        "summed, and must number gpus_per_node), or a fraction of TDP."))
+    trace_sensor: Literal["auto", "instant", "average_1s"] = F("auto", description=(
+        "The sensor behind the trace's power: 'instant' (nvidia-smi power.draw.instant, "
+        "DCGM_FI_DEV_POWER_USAGE_INSTANT, facility record), 'average_1s' (NVML's 1-s average: "
+        "power.draw and nvmlDeviceGetPowerUsage on Ampere and newer), or 'auto' (from the column "
+        "name, the file's '# sensor:' line and the GPU model). An averaged trace cannot show "
+        "content above ~0.5 Hz; validate warns when the spec has limits there."))
     gpus_per_node: int = F(8, unit="GPU", gt=0, le=1024,
                            description="GPUs per node, for trace_scale = 'per_node'.")
     trace_loop: bool = F(True, description="Repeat the trace when it is shorter than the job's running time.")
@@ -227,8 +249,8 @@ class StorageConfig(StrictModel):
     max_p_rated_mw: float | None = F(None, unit="MW", ge=0, le=100_000.0, description="Upper bound of p_rated_mw when extendable.")
     min_e_rated_mwh: float = F(0.0, unit="MWh", ge=0, le=1e6, description="Lower bound of e_rated_mwh when extendable.")
     max_e_rated_mwh: float | None = F(None, unit="MWh", ge=0, le=1e6, description="Upper bound of e_rated_mwh when extendable.")
-    eff_charge_frac: float = F(0.95, unit="frac", gt=0, le=1, description="Charging efficiency.")
-    eff_discharge_frac: float = F(0.95, unit="frac", gt=0, le=1, description="Discharging efficiency.")
+    eff_charge_frac: float = F(0.95, unit="frac", ge=0.5, le=1, description="Charging efficiency.")
+    eff_discharge_frac: float = F(0.95, unit="frac", ge=0.5, le=1, description="Discharging efficiency.")
     min_soc_frac: float = F(0.1, unit="frac", ge=0, le=1, description="Lowest allowed state of charge.")
     max_soc_frac: float = F(0.9, unit="frac", ge=0, le=1, description="Highest allowed state of charge.")
     initial_soc_frac: float = F(0.5, unit="frac", ge=0, le=1, description="State of charge at t = 0.")
@@ -252,7 +274,7 @@ class UpsConfig(StorageConfig):
     reserve_frac: float = F(0.0, unit="frac", ge=0, le=1, description=(
         "Share of e_rated_mwh kept for ride-through; smoothing may not discharge below it "
         "(added to min_soc_frac)."))
-    eff_ups_frac: float = F(0.97, unit="frac", gt=0, le=1, description="Double-conversion efficiency of the UPS at rated load.")
+    eff_ups_frac: float = F(0.97, unit="frac", ge=0.5, le=1, description="Double-conversion efficiency of the UPS at rated load.")
 
 
 class BessConfig(StorageConfig):
@@ -263,12 +285,12 @@ class BessConfig(StorageConfig):
 class GridConfig(StrictModel):
     """Utility connection and the facility's electrical network."""
 
-    vn_kv: float = F(230.0, unit="kV", gt=0, le=1200.0, description="Nominal voltage of the utility connection (HV side).")
+    vn_kv: float = F(230.0, unit="kV", ge=1.0, le=1200.0, description="Nominal voltage of the utility connection (HV side).")
     sc_mva: float = F(10_000.0, unit="MVA", gt=0, le=1e6, description="Short-circuit power of the utility at the PCC.")
     rx_ratio: float = F(0.1, unit="-", ge=0, le=10.0, description="R/X ratio of the utility's source impedance.")
     vm_pu: float = F(1.0, unit="pu", ge=0.8, le=1.2, description="Voltage set point of the utility source.")
-    mv_kv: float = F(34.5, unit="kV", gt=0, le=230.0, description="Nominal voltage of the site's MV bus.")
-    lv_kv: float = F(0.48, unit="kV", gt=0, le=35.0, description="Nominal voltage of the rack LV buses.")
+    mv_kv: float = F(34.5, unit="kV", ge=0.4, le=230.0, description="Nominal voltage of the site's MV bus.")
+    lv_kv: float = F(0.48, unit="kV", ge=0.1, le=35.0, description="Nominal voltage of the rack LV buses.")
     trafo_sn_mva: float | None = F(None, unit="MVA", gt=0, le=1e5, description=(
         "Rating of each substation transformer; none = sized to 1.25 x peak site power / n_trafos."))
     n_trafos: int = F(1, unit="-", ge=1, le=20, description="Number of parallel substation transformers.")
@@ -301,10 +323,38 @@ class GridConfig(StrictModel):
         "Rating of the BESS transformer (MV / lv_kv); none = 1.25 x bess.p_rated_mw (or "
         "max_p_rated_mw when extendable)."))
     power_factor: float = F(0.98, unit="-", gt=0, le=1.0, description="Power factor of the rack loads (lagging).")
-    min_vm_pu: float = F(0.9, unit="pu", ge=0.5, le=1.0, description="Lower voltage limit for the electrical report.")
-    max_vm_pu: float = F(1.1, unit="pu", ge=1.0, le=1.5, description="Upper voltage limit for the electrical report.")
-    max_trafo_loading_percent: float = F(100.0, unit="%", gt=0, le=300.0, description="Loading limit for the electrical report.")
+    min_vm_pu: float = F(0.95, unit="pu", ge=0.5, le=1.0, description=(
+        "Lowest allowed voltage of the PCC and MV buses (default: ANSI C84.1 Range A, -5 %); an "
+        "electrical compliance row."))
+    max_vm_pu: float = F(1.05, unit="pu", ge=1.0, le=1.5, description=(
+        "Highest allowed voltage of the PCC and MV buses (default: ANSI C84.1 Range A, +5 %); an "
+        "electrical compliance row."))
+    min_lv_vm_pu: float = F(0.9, unit="pu", ge=0.5, le=1.0, description=(
+        "Lowest allowed voltage of the LV buses: the UPS inputs and the BESS bus (default: IEC 60038 "
+        "/ EN 50160 LV supply, -10 %; a double-conversion UPS regulates its output); an electrical "
+        "compliance row."))
+    max_lv_vm_pu: float = F(1.1, unit="pu", ge=1.0, le=1.5, description=(
+        "Highest allowed voltage of the LV buses (default: IEC 60038 / EN 50160, +10 %); an "
+        "electrical compliance row."))
+    max_trafo_loading_percent: float = F(100.0, unit="%", gt=0, le=300.0, description=(
+        "Largest allowed loading of every transformer (substation, feeder MV/LV, BESS; pandapower's "
+        "current-based loading); above 100 % = a planned overload. An electrical compliance row."))
+    max_ups_loading_percent: float = F(100.0, unit="%", gt=0, le=300.0, description=(
+        "Largest allowed UPS loading |P_out| / ups_sn_mva of every feeder's UPS; an electrical "
+        "compliance row."))
+    limit_storage: bool = F(True, description=(
+        "Controllers and the optimizer keep storage power within what the network carries at these "
+        "limits (rack storage and UPS battery: the feeders' headroom; all storage: the substation's; "
+        "BESS: its transformer); false = they ignore the network (to study a violation)."))
     enabled: bool = F(True, description="Run the electrical power flow; false = PCC power equals site power plus storage.")
+
+    @model_validator(mode="after")
+    def _bands_ordered(self) -> "GridConfig":
+        for lo, hi in (("min_vm_pu", "max_vm_pu"), ("min_lv_vm_pu", "max_lv_vm_pu")):
+            if getattr(self, lo) >= getattr(self, hi):
+                raise ValueError(f"grid.{lo} = {getattr(self, lo):g} pu must be below grid.{hi} = "
+                                 f"{getattr(self, hi):g} pu")
+        return self
 
 
 # --------------------------------------------------------------------------- spec
@@ -466,7 +516,9 @@ class OptimizeConfig(StrictModel):
     annualize: bool = F(False, description=(
         "Scale the annualized capex to the horizon (true) or charge the full capex once (false)."))
     energy_price_usd_per_mwh: float = F(60.0, unit="USD/MWh", ge=0, le=1e5, description="Price of energy lost in conversion or burned.")
-    solver: str = F("highs", description="Solver name (HiGHS through Pyomo).")
+    solver: str = F("highs", description=(
+        "Solver: 'highs' (the LP matrix passed to HiGHS directly) or 'appsi_highs' (a Pyomo model, "
+        "HiGHS through APPSI); case is ignored."))
     time_limit_s: float = F(600.0, unit="s", gt=0, le=86400.0, description="Solver time limit.")
     mip_rel_gap: float = F(1e-6, unit="frac", ge=0, le=1, description="Relative optimality tolerance (LP: unused).")
     coarsen: bool = F(True, description=(
@@ -485,7 +537,32 @@ class OptimizeConfig(StrictModel):
     allow_slack: bool = F(False, description="Solve with penalized slacks instead of hard limits (diagnosis mode).")
     limit_margin_frac: float = F(0.0, unit="frac", ge=0, lt=1, description=(
         "Tighten every window / dynamic-range limit by this share in the optimizer, so that the "
-        "network losses the lossless LP does not see keep the verification run compliant."))
+        "network losses the lossless LP does not see keep the verification run compliant "
+        "(facility size raises it itself when the verification needs more, see max_verify_runs)."))
+    max_verify_runs: int = F(5, unit="-", ge=1, le=20, description=(
+        "facility size: largest number of size-and-verify rounds; while the verification run (with "
+        "network and UPS losses) breaks a limit the LP sized for, the LP is solved again with the "
+        "limit_margin_frac the measured losses call for. 1 = size once."))
+    max_feeder_p_mw: float | None = F(None, unit="MW", gt=0, le=1e6, description=(
+        "Largest active power of site load + rack storage + UPS battery at the UPS outputs, all "
+        "feeders together (|P| <= this); none = no such row in the LP. facility run/size set it to "
+        "the network's capacity (metrics: electrical.feeder_capacity_mw) when grid.limit_storage is "
+        "true, or to the smaller of the two when it is set here."))
+    max_site_p_mw: float | None = F(None, unit="MW", gt=0, le=1e6, description=(
+        "Largest lossless site power: site load + every storage (|P| <= this), e.g. the substation "
+        "or an interconnection limit; none = no such row. facility run/size set it from the network "
+        "(electrical.site_capacity_mw) as for max_feeder_p_mw."))
+    max_bess_p_mw: float | None = F(None, unit="MW", gt=0, le=1e6, description=(
+        "Largest BESS charge / discharge power its connection carries; none = p_rated_mw only. "
+        "facility run/size set it from the BESS transformer (electrical.bess_capacity_mw) as for "
+        "max_feeder_p_mw."))
+
+    @field_validator("solver")
+    @classmethod
+    def _solver_known(cls, v: str) -> str:
+        if v.lower() not in ("highs", "appsi_highs"):
+            raise ValueError("unknown solver; allowed: 'highs' or 'appsi_highs'")
+        return v
 
 
 # --------------------------------------------------------------------------- scenario

@@ -31,7 +31,12 @@ Order inside one step t:
    ``soc_lp`` and ``loss_lp`` are the SoC and the storage's own loss power (conversion and
    self-discharge) low-passed with coefficient ``a_rec`` (time constant window_s), so that
    neither carries the iteration-frequency ripple to the grid.
-5. storage: :func:`facility.storage.soc.storage_step` for each storage.
+5. storage: :func:`facility.storage.soc.storage_step_bounded` for each storage, the fast one
+   first; with ``net_on``, each within what the network still carries in this step: the
+   storages behind the UPSs (``behind_ups``) share the feeders' headroom
+   ``[-c_feeder - drawn, c_feeder - drawn]``, all storages the substation's
+   ``[-c_site - drawn, c_site - drawn]``, each at most ``p_own_max`` (BESS transformer); a
+   storage the network stops saturates with ``LIMIT_NETWORK`` (never forced to act).
 6. PCC power (lossless) = drawn load + sum of storage powers.
 """
 
@@ -40,7 +45,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from facility.storage.soc import storage_step
+from facility.storage.soc import storage_step_bounded
 
 __all__ = ["control_loop", "MODE_NONE", "MODE_MOVING_AVERAGE", "MODE_FILTER", "MODE_TRACK",
            "new_state", "EV_ENGAGE", "EV_RELEASE", "REASON_NEAR_MIN", "REASON_NEAR_MAX",
@@ -77,6 +82,26 @@ def _limit_target(st, x, step):
     return x
 
 
+@njit(cache=True, inline="always")
+def _net_bounds(net_on, behind, p_own, f_hi, f_lo, s_hi, s_lo, u_f, u_s, floor_hi=0.0, ceil_lo=0.0):
+    """Bounds ``(hi, lo)`` of one storage's power: its own connection ``p_own`` and, with
+    ``net_on``, the headroom ``[*_lo, *_hi]`` less what earlier storages took (``u_*``) of the
+    substation and, behind the UPSs, of the feeders. The network stops a storage but does not
+    push it past ``floor_hi`` / ``ceil_lo`` (0: never forced to act; a slow storage in gap
+    mode: its predicted power, which the fast one counted on). [MW]"""
+    hi = p_own
+    lo = -p_own
+    if net_on:
+        r_hi = s_hi - u_s
+        r_lo = s_lo - u_s
+        if behind:
+            r_hi = min(r_hi, f_hi - u_f)
+            r_lo = max(r_lo, f_lo - u_f)
+        hi = min(hi, max(r_hi, floor_hi))
+        lo = max(lo, min(r_lo, ceil_lo))
+    return hi, lo
+
+
 def new_state() -> np.ndarray:
     """Fresh scalar state of :func:`control_loop`."""
     st = np.zeros(N_STATE)
@@ -94,7 +119,7 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                  pcc_plan, ff, err_share, fb, rec_gain_fb, comp_fb, res_gain_fb, tgt_step_fb,
                  cd_enabled, cd_soc_trigger, soc_min, soc_max, margin, release_margin, hold,
                  w_step, release_ok, gpu_up_step, gpu_dn_step,
-                 dt_h,
+                 dt_h, net_on, behind_ups, p_own_max, c_feeder, c_site,
                  st, e, p_prev, sp, last_lim, first_sat, first_lim, soc_lp, loss_lp,
                  out_p, out_e, out_lim, out_load, out_pcc, out_w, meas,
                  ev_step, ev_kind, ev_sto, ev_reason, ev_val, n_ev):
@@ -111,6 +136,7 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
     cap = ev_step.size
     rec = np.zeros(n_sto)
     xr = np.zeros(n_sto)
+    pred = np.zeros(n_sto)
     for t in range(t0, t1):
         # 1. co-design switch
         if cd_enabled:
@@ -120,11 +146,12 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                     reason = 0
                     # the SoC level (low-passed): the iteration ripple around it comes back
                     val = soc_lp[i] if e_rated[i] > 0 else soc_target[i]
-                    if last_lim[i] > 0 and not (last_lim[i] == 1 and st[S_GAP] > 0.5
-                                                and n_sto > 1 and st[S_MISS] < 0.5):
-                        # (a storage at its power limit while the others still met the grid
-                        # target is no reason: the fast one hands its rest to the slow ones,
-                        # and closes the gap a slow one leaves)
+                    if last_lim[i] > 0 and not ((last_lim[i] == 1 or last_lim[i] == 4)
+                                                and st[S_GAP] > 0.5 and n_sto > 1
+                                                and st[S_MISS] < 0.5):
+                        # (a storage at its power or network limit while the others still met
+                        # the grid target is no reason: the fast one hands its rest to the slow
+                        # ones, and closes the gap a slow one leaves)
                         reason = REASON_SATURATED
                     elif not cd_soc_trigger or e_rated[i] <= 0:
                         reason = 0
@@ -314,25 +341,58 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
         gap_on = st[S_GAP] > 0.5
         ovf = 0.0
         miss = False
+        # network headroom of the step for the sum of the storage powers: behind the UPSs
+        # (feeders, f_*) and everything (substation, s_*); u_* = what earlier storages took.
+        # In gap mode the fast storage makes up for the slow ones, so the slow ones are
+        # predicted with the headroom widened by what the fast one can take back (g_*); the
+        # fast one then gets what they leave, and the slow ones get what the fast one
+        # actually left (so only a saturated fast storage ever lets the slow ones be clipped)
+        f_hi = c_feeder - drawn
+        f_lo = -c_feeder - drawn
+        s_hi = c_site - drawn
+        s_lo = -c_site - drawn
+        u_f = 0.0
+        u_s = 0.0
         for k in range(n_sto):
             if k == 0:
                 i = fast_idx
                 if close_gap:
                     spf = gap_target - m + rec[i]
-                    for j in range(n_sto):
-                        if j != fast_idx:
-                            p_pred, _e, _l = storage_step(sp[j], p_prev[j], e[j], p_rated[j],
-                                                          eta_c[j], eta_d[j], k_self[j], e_min[j],
-                                                          e_max[j], alpha[j], ramp_step[j], dt_h)
-                            spf -= p_pred - rec[j] - xr[j]
+                    g_s = min(p_rated[i], p_own_max[i])
+                    g_f = g_s if behind_ups[i] else 0.0
+                    for kk in range(1, n_sto):
+                        j = kk - 1 if kk - 1 < fast_idx else kk
+                        hi, lo = _net_bounds(net_on, behind_ups[j], p_own_max[j], f_hi + g_f, f_lo - g_f,
+                                             s_hi + g_s, s_lo - g_s, u_f, u_s)
+                        p_pred, _e, _l = storage_step_bounded(sp[j], p_prev[j], e[j], p_rated[j],
+                                                              hi, lo, eta_c[j], eta_d[j], k_self[j],
+                                                              e_min[j], e_max[j], alpha[j],
+                                                              ramp_step[j], dt_h)
+                        pred[j] = p_pred
+                        spf -= p_pred - rec[j] - xr[j]
+                        u_s += p_pred
+                        if behind_ups[j]:
+                            u_f += p_pred
                     sp[i] = spf
                 req = sp[i]
             else:
                 i = k - 1 if k - 1 < fast_idx else k
                 req = sp[i] + res_share[i] * ovf if gap_on else sp[i]
-            p, e_new, lim = storage_step(req, p_prev[i], e[i], p_rated[i], eta_c[i], eta_d[i],
-                                         k_self[i], e_min[i], e_max[i], alpha[i], ramp_step[i],
-                                         dt_h)
+            if k > 0 and close_gap:
+                hi, lo = _net_bounds(net_on, behind_ups[i], p_own_max[i], f_hi, f_lo, s_hi, s_lo, u_f, u_s,
+                                     min(pred[i], 0.0), max(pred[i], 0.0))
+            else:
+                hi, lo = _net_bounds(net_on, behind_ups[i], p_own_max[i], f_hi, f_lo, s_hi, s_lo, u_f, u_s)
+            p, e_new, lim = storage_step_bounded(req, p_prev[i], e[i], p_rated[i], hi, lo, eta_c[i],
+                                                 eta_d[i], k_self[i], e_min[i], e_max[i], alpha[i],
+                                                 ramp_step[i], dt_h)
+            if k == 0:
+                # from here on count what is actually delivered
+                u_f = 0.0
+                u_s = 0.0
+            u_s += p
+            if behind_ups[i]:
+                u_f += p
             if i == fast_idx:
                 ovf = req - p if (gap_on and lim > 0) else 0.0
                 miss = lim > 0 and n_sto == 1

@@ -64,7 +64,8 @@ def _steps(x_s: float, dt_s: float, key: str, minimum: int = 0) -> int:
 
 def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StorageParams], *,
                 p_site_gpu_engaged_mw=None, plan: dict | None = None,
-                schedule=None, gpu_ramp_mw_per_s: tuple[float, float] | None = None) -> ControlResult:
+                network_limits: dict | None = None, schedule=None,
+                gpu_ramp_mw_per_s: tuple[float, float] | None = None) -> ControlResult:
     """Run the storage controller, the co-design and the monitor in closed loop.
 
     Parameters
@@ -83,6 +84,11 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
     plan : dict of str to array_like (T,), optional
         Perfect-foresight storage dispatch for ``controller.kind = 'optimal'`` (a coarser plan
         whose length divides T is held over each of its steps). [MW]
+    network_limits : dict, optional
+        What the network carries (keys as in ``[optimize]``; missing or None = unlimited):
+        ``max_feeder_p_mw`` bounds |drawn load + rack_storage + ups|, ``max_site_p_mw``
+        |drawn load + every storage|, ``max_bess_p_mw`` |bess|, per step. A storage the
+        network stops saturates at its ``network`` limit. [MW]
     schedule : facility.control.schedule.SiteSchedule, optional
         The site's expected power from its declared schedule
         (:func:`facility.control.schedule.site_schedule`): the MPC's forecast moves the
@@ -138,6 +144,18 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
         share = _shares(p_rated, group == 0) + _shares(p_rated, group == 1)
     else:
         share = _shares(p_rated, np.ones(S, bool))
+
+    # ---- network headroom (facility.electrical.limits)
+    nl = dict(network_limits or {})
+
+    def _cap(key: str) -> float:
+        v = nl.get(key)
+        return math.inf if v is None else float(v)
+
+    c_feeder, c_site = _cap("max_feeder_p_mw"), _cap("max_site_p_mw")
+    behind_ups = np.array([n in ("rack_storage", "ups") for n in names], dtype=np.bool_)
+    p_own_max = np.array([_cap("max_bess_p_mw") if n == "bess" else math.inf for n in names], dtype=float)
+    net_on = bool(math.isfinite(c_feeder) or math.isfinite(c_site))
 
     # ---- controller timing
     delay = _steps(ctrl.measurement_delay_s, dt_s, "controller.measurement_delay_s")
@@ -253,7 +271,8 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
                        pcc_plan, ff, err_share, fb, rec_gain_fb, comp_fb, res_gain_fb, tgt_step_fb,
                        cd, ctrl.kind != "optimal", soc_min, soc_max, margin, rel, hold,
                        w_step, release_ok, gpu_up, gpu_dn,
-                       dt_s / 3600.0, st, e, p_prev, sp, last_lim, first_sat, first_lim,
+                       dt_s / 3600.0, net_on, behind_ups, p_own_max, c_feeder, c_site,
+                       st, e, p_prev, sp, last_lim, first_sat, first_lim,
                        soc_lp, loss_lp,
                        out_p, out_e, out_lim, out_load, out_pcc, out_w, meas,
                        ev_step, ev_kind, ev_sto, ev_reason, ev_val, n_ev)

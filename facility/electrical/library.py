@@ -7,12 +7,12 @@ Like pandapower's std_types: a scenario names a type (``grid.trafo_type``,
 from __future__ import annotations
 
 import functools
-import tomllib
 from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from facility.config.library import MODELS_DIR
+from facility.config.files import is_explicit_path, shown
+from facility.config.library import MODELS_DIR, read_library
 from facility.config.schema import F, StrictModel
 from facility.errors import ScenarioError
 
@@ -75,11 +75,22 @@ def list_ups_types() -> list[str]:
 
 
 def _read(sub: str, name: str, what: str, key: str) -> dict:
-    path = MODELS_DIR / sub / f"{name}.toml"
-    if not path.is_file():
-        raise ScenarioError(f"{key} = {name!r}: unknown {what}; available: {', '.join(_names(sub)) or '(none)'}")
-    with path.open("rb") as fh:
-        return tomllib.load(fh)
+    """A type's table: a name in models/<sub>/ or an explicit .toml path (the shared reader)."""
+    data, _ = read_library(sub, name, what, key)
+    if is_explicit_path(name):
+        data.setdefault("name", name.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".toml"))
+    return data
+
+
+def _malformed(exc: Exception, sub: str, name: str, key: str) -> str:
+    label = name if is_explicit_path(name) else f"models/{sub}/{name}.toml"
+    if isinstance(exc, ValidationError):
+        from facility.config.load import format_validation_error
+
+        model = TrafoType if sub == "trafos" else UpsType
+        return (f"{key} = {shown(name)}: {label} is not a valid {model.__name__} table:\n"
+                + format_validation_error(exc, label, model))
+    return f"{key} = {shown(name)}: {label}: {exc}"
 
 
 @functools.lru_cache(maxsize=64)
@@ -91,10 +102,11 @@ def load_trafo_type(name: str, key: str = "grid.trafo_type") -> TrafoType:
     ScenarioError
         Unknown name or malformed file.
     """
+    data = _read("trafos", name, "transformer type", key)
     try:
-        return TrafoType(**_read("trafos", name, "transformer type", key))
-    except ValidationError as exc:
-        raise ScenarioError(f"models/trafos/{name}.toml is malformed: {exc}") from None
+        return TrafoType(**data)
+    except (ValidationError, TypeError) as exc:
+        raise ScenarioError(_malformed(exc, "trafos", name, key)) from None
 
 
 @functools.lru_cache(maxsize=64)
@@ -106,13 +118,16 @@ def load_ups_type(name: str, key: str = "grid.ups_type") -> UpsType:
     ScenarioError
         Unknown name, malformed file, or shares that neither sum to 1 nor are all 0.
     """
+    data = _read("ups", name, "UPS type", key)
     try:
-        ups = UpsType(**_read("ups", name, "UPS type", key))
-    except ValidationError as exc:
-        raise ScenarioError(f"models/ups/{name}.toml is malformed: {exc}") from None
+        ups = UpsType(**data)
+    except (ValidationError, TypeError) as exc:
+        raise ScenarioError(_malformed(exc, "ups", name, key)) from None
     total = sum(ups.shares)
     if total != 0.0 and abs(total - 1.0) > 1e-9:
-        raise ScenarioError(f"models/ups/{name}.toml: the loss shares sum to {total:g}; they must sum to 1 (or all be 0)")
+        label = name if is_explicit_path(name) else f"models/ups/{name}.toml"
+        raise ScenarioError(f"{key} = {shown(name)}: {label}: the loss shares sum to {total:g}; they "
+                            "must sum to 1 (or all be 0)")
     return ups
 
 

@@ -16,7 +16,9 @@ bus (the utility's own source impedance losses are not the facility's).
 from __future__ import annotations
 
 import copy
+import json
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,7 +27,7 @@ import numpy as np
 import pandapower as pp
 
 from facility.electrical.library import check_grid_types, load_trafo_type, load_ups_type
-from facility.errors import ScenarioError
+from facility.errors import PowerFlowError, ScenarioError
 
 if TYPE_CHECKING:
     from facility.config.schema import Scenario
@@ -35,6 +37,7 @@ __all__ = [
     "NetworkMatrices",
     "build_network",
     "export_network",
+    "bool_columns_as_object",
     "SIZING_FACTOR",
     "MIN_RATING_MVA",
     "LV_PFE_FRAC",
@@ -81,6 +84,7 @@ class NetworkMatrices:
     pcc_ytf: complex
     pcc_ytt: complex
     bus_names: list = field(default_factory=list)  # pandapower bus name of each column of ``other``
+    bus_lv: np.ndarray | None = None  # (L,) True for LV-level buses (feeder LV buses, BESS bus)
 
 
 @dataclass
@@ -107,6 +111,8 @@ class FacilityNetwork:
         Q / P of the feeder loads, from ``grid.power_factor``. [-]
     has_bess : bool
         Whether the BESS and its transformer exist.
+    grid : GridConfig or None
+        The ``[grid]`` section it was built from (its limits define :attr:`limits`).
     """
 
     net: object
@@ -124,7 +130,9 @@ class FacilityNetwork:
     ups_shares: tuple[float, float, float]
     tan_phi: float
     has_bess: bool
+    grid: object = None
     _matrices: NetworkMatrices | None = field(default=None, repr=False)
+    _limits: object = field(default=None, repr=False)
 
     @property
     def matrices(self) -> NetworkMatrices:
@@ -133,9 +141,50 @@ class FacilityNetwork:
             self._matrices = _extract_matrices(self)
         return self._matrices
 
+    @property
+    def limits(self):
+        """What the network carries within its electrical limits
+        (:class:`facility.electrical.limits.NetworkLimits`, computed on first use)."""
+        if self._limits is None:
+            from facility.electrical.limits import network_limits
+
+            self._limits = network_limits(self)
+        return self._limits
+
 
 def _rating(value: float | None, peak_mw: float) -> float:
     return float(value) if value is not None else max(SIZING_FACTOR * peak_mw, MIN_RATING_MVA)
+
+
+@contextmanager
+def bool_columns_as_object(net, table: str):
+    """Hold the boolean columns of ``net[table]`` as ``object`` while a single-element
+    pandapower creator runs, then restore them to ``bool``.
+
+    pandapower's single-element creators (``create_ext_grid``, controllers) write a new row
+    cell by cell: the first write enlarges the table with NaN, which turns an empty boolean
+    column (``in_service``) into float64, and pandas >= 3 then refuses to write ``True`` into
+    it (pandas 2 warned and upcast). Object columns take both, so the table comes out the same
+    under pandas 2 and 3. Vectorized ``create_<elements>`` functions need none of this.
+    """
+    df = net[table]
+    cols = [c for c in df.columns if df[c].dtype == bool]
+    for c in cols:
+        df[c] = df[c].astype(object)
+    try:
+        yield
+    finally:
+        df = net[table]
+        for c in cols:
+            if c in df.columns:
+                df[c] = df[c].astype(bool)
+
+
+def _create_ext_grid(net, bus: int, **kwargs) -> int:
+    """``pandapower.create_ext_grid`` under pandas 2 and 3 (no vectorized ``create_ext_grids``
+    exists in every pandapower release this package supports)."""
+    with bool_columns_as_object(net, "ext_grid"):
+        return int(pp.create_ext_grid(net, bus, **kwargs))
 
 
 def build_network(scenario: "Scenario", feeder_peak_mw: np.ndarray) -> FacilityNetwork:
@@ -182,57 +231,70 @@ def build_network(scenario: "Scenario", feeder_peak_mw: np.ndarray) -> FacilityN
     ups_type = load_ups_type(g.ups_type)
     lvt = load_trafo_type(g.lv_trafo_type, key="grid.lv_trafo_type") if g.lv_trafo_type else None
 
-    net = pp.create_empty_network(name=f"facility:{scenario.name}", sn_mva=1.0)
-    b_src = pp.create_bus(net, g.vn_kv, name="source")
-    b_pcc = pp.create_bus(net, g.vn_kv, name="pcc")
-    b_mv = pp.create_bus(net, g.mv_kv, name="mv")
-    pp.create_ext_grid(net, b_src, vm_pu=g.vm_pu, name="utility", s_sc_max_mva=g.sc_mva, rx_max=g.rx_ratio)
-    z = 1.0 / math.sqrt(1.0 + g.rx_ratio ** 2)  # |Z| = 1 pu on sc_mva -> Z = vn^2 / sc_mva
-    pp.create_impedance(net, b_src, b_pcc, rft_pu=g.rx_ratio * z, xft_pu=z, sn_mva=g.sc_mva, name="utility source impedance")
-    for i in range(g.n_trafos):
-        pp.create_transformer_from_parameters(
-            net, b_pcc, b_mv, sn_mva=sn, vn_hv_kv=g.vn_kv, vn_lv_kv=g.mv_kv, vkr_percent=vkr, vk_percent=vk,
-            pfe_kw=pfe, i0_percent=i0, tap_side="hv", tap_neutral=0, tap_min=-20, tap_max=20,
-            tap_step_percent=tstep, tap_pos=g.trafo_tap_pos, tap_changer_type="Ratio", name=f"substation {i}")
-
-    lv_buses, loads, lv_sn, ups_sn = [], [], np.empty(n_f), np.empty(n_f)
     tan_phi = math.tan(math.acos(g.power_factor))
     from facility.electrical.ups import ups_input_mw
 
+    # per-feeder MV/LV transformer units and UPS ratings (checked before anything is built)
+    lv_unit_sn, lv_vk, lv_vkr, lv_pfe, lv_i0 = (np.empty(n_f) for _ in range(5))
+    lv_par = np.ones(n_f, dtype=int)
+    ups_sn, p_in = np.empty(n_f), np.empty(n_f)
     for f in range(n_f):
-        b = pp.create_bus(net, g.lv_kv, name=f"lv_{f}")
         if lvt is not None:
-            par = max(1, math.ceil(SIZING_FACTOR * peaks[f] / lvt.sn_mva))
-            unit = dict(sn_mva=lvt.sn_mva, vk_percent=lvt.vk_percent, vkr_percent=lvt.vkr_percent,
-                        pfe_kw=lvt.pfe_kw, i0_percent=lvt.i0_percent)
+            lv_par[f] = max(1, math.ceil(SIZING_FACTOR * peaks[f] / lvt.sn_mva))
+            lv_unit_sn[f], lv_vk[f], lv_vkr[f] = lvt.sn_mva, lvt.vk_percent, lvt.vkr_percent
+            lv_pfe[f], lv_i0[f] = lvt.pfe_kw, lvt.i0_percent
         else:
-            par = 1
             s_f = _rating(g.lv_trafo_sn_mva, peaks[f])
-            unit = dict(sn_mva=s_f, vk_percent=g.lv_trafo_vk_percent, vkr_percent=g.lv_trafo_vkr_percent,
-                        pfe_kw=LV_PFE_FRAC * s_f * 1e3, i0_percent=LV_I0_PERCENT)
-        lv_sn[f] = unit["sn_mva"] * par
-        if peaks[f] > MAX_OVERLOAD_FRAC * lv_sn[f]:
-            raise ScenarioError(
-                f"grid.lv_trafo_sn_mva = {lv_sn[f]:g} MVA cannot carry feeder {f}'s peak of {peaks[f]:.1f} MW; "
-                f"allowed: lv_trafo_sn_mva >= {peaks[f] / MAX_OVERLOAD_FRAC:.1f} MVA")
-        pp.create_transformer_from_parameters(net, b_mv, b, vn_hv_kv=g.mv_kv, vn_lv_kv=g.lv_kv, parallel=par,
-                                              name=f"feeder {f}", **unit)
+            lv_unit_sn[f], lv_vk[f], lv_vkr[f] = s_f, g.lv_trafo_vk_percent, g.lv_trafo_vkr_percent
+            lv_pfe[f], lv_i0[f] = LV_PFE_FRAC * s_f * 1e3, LV_I0_PERCENT
         ups_sn[f] = _rating(g.ups_sn_mva, peaks[f])
-        p_in = float(ups_input_mw(peaks[f], ups_sn[f], scenario.ups.eff_ups_frac, ups_type.shares))
-        loads.append(pp.create_load(net, b, p_mw=p_in, q_mvar=p_in * tan_phi, name=f"feeder {f} (UPS input)"))
-        lv_buses.append(b)
+        p_in[f] = float(ups_input_mw(peaks[f], ups_sn[f], scenario.ups.eff_ups_frac, ups_type.shares))
+    lv_sn = lv_unit_sn * lv_par
+    over = np.flatnonzero(peaks > MAX_OVERLOAD_FRAC * lv_sn)
+    if over.size:
+        f = int(over[0])
+        raise ScenarioError(
+            f"grid.lv_trafo_sn_mva = {lv_sn[f]:g} MVA cannot carry feeder {f}'s peak of {peaks[f]:.1f} MW; "
+            f"allowed: lv_trafo_sn_mva >= {peaks[f] / MAX_OVERLOAD_FRAC:.1f} MVA")
 
     bess = scenario.bess
-    b_bess, st, bess_sn = None, None, None
+    bess_sn = None
     if bess.enabled:
         p_b = bess.p_rated_mw if not bess.extendable else (bess.max_p_rated_mw or bess.p_rated_mw)
         bess_sn = _rating(g.bess_trafo_sn_mva, p_b or 0.0)
-        b_bess = pp.create_bus(net, g.lv_kv, name="bess")
-        pp.create_transformer_from_parameters(
-            net, b_mv, b_bess, sn_mva=bess_sn, vn_hv_kv=g.mv_kv, vn_lv_kv=g.lv_kv, vk_percent=g.lv_trafo_vk_percent,
-            vkr_percent=g.lv_trafo_vkr_percent, pfe_kw=LV_PFE_FRAC * bess_sn * 1e3, i0_percent=LV_I0_PERCENT,
-            name="bess")
-        st = pp.create_storage(net, b_bess, p_mw=0.0, max_e_mwh=bess.e_rated_mwh or 0.0, name="bess")
+
+    # Elements are created with pandapower's vectorized ``create_<elements>`` functions: they
+    # build whole typed rows at once. The single-element ``create_<element>`` functions enlarge
+    # a table cell by cell, which pandas >= 3 refuses for boolean columns (pandapower <= 3.1,
+    # the releases that install beside pandas 3, do this); see _create_ext_grid.
+    net = pp.create_empty_network(name=f"facility:{scenario.name}", sn_mva=1.0)
+    b_src, b_pcc, b_mv = (int(b) for b in pp.create_buses(
+        net, 3, [g.vn_kv, g.vn_kv, g.mv_kv], name=["source", "pcc", "mv"]))
+    lv_buses = [int(b) for b in pp.create_buses(net, n_f, g.lv_kv, name=[f"lv_{f}" for f in range(n_f)])]
+    _create_ext_grid(net, b_src, vm_pu=g.vm_pu, name="utility", s_sc_max_mva=g.sc_mva, rx_max=g.rx_ratio)
+    z = 1.0 / math.sqrt(1.0 + g.rx_ratio ** 2)  # |Z| = 1 pu on sc_mva -> Z = vn^2 / sc_mva
+    pp.create_impedances(net, [b_src], [b_pcc], rft_pu=g.rx_ratio * z, xft_pu=z, sn_mva=g.sc_mva,
+                         rtf_pu=g.rx_ratio * z, xtf_pu=z, name=["utility source impedance"])
+    pp.create_transformers_from_parameters(
+        net, [b_pcc] * g.n_trafos, [b_mv] * g.n_trafos, sn_mva=sn, vn_hv_kv=g.vn_kv, vn_lv_kv=g.mv_kv,
+        vkr_percent=vkr, vk_percent=vk, pfe_kw=pfe, i0_percent=i0, tap_side="hv", tap_neutral=0,
+        tap_min=-20, tap_max=20, tap_step_percent=tstep, tap_pos=g.trafo_tap_pos, tap_changer_type="Ratio",
+        name=[f"substation {i}" for i in range(g.n_trafos)])
+    pp.create_transformers_from_parameters(
+        net, [b_mv] * n_f, lv_buses, sn_mva=lv_unit_sn, vn_hv_kv=g.mv_kv, vn_lv_kv=g.lv_kv,
+        vk_percent=lv_vk, vkr_percent=lv_vkr, pfe_kw=lv_pfe, i0_percent=lv_i0, parallel=lv_par,
+        name=[f"feeder {f}" for f in range(n_f)])
+    loads = pp.create_loads(net, lv_buses, p_mw=p_in, q_mvar=p_in * tan_phi,
+                            name=[f"feeder {f} (UPS input)" for f in range(n_f)])
+
+    b_bess, st = None, None
+    if bess.enabled:
+        b_bess = int(pp.create_buses(net, 1, g.lv_kv, name=["bess"])[0])
+        pp.create_transformers_from_parameters(
+            net, [b_mv], [b_bess], sn_mva=bess_sn, vn_hv_kv=g.mv_kv, vn_lv_kv=g.lv_kv,
+            vk_percent=g.lv_trafo_vk_percent, vkr_percent=g.lv_trafo_vkr_percent,
+            pfe_kw=LV_PFE_FRAC * bess_sn * 1e3, i0_percent=LV_I0_PERCENT, name=["bess"])
+        st = int(pp.create_storages(net, [b_bess], p_mw=0.0, max_e_mwh=bess.e_rated_mwh or 0.0, name=["bess"])[0])
 
     return FacilityNetwork(
         net=net, enabled=g.enabled, n_feeders=n_f,
@@ -240,7 +302,7 @@ def build_network(scenario: "Scenario", feeder_peak_mw: np.ndarray) -> FacilityN
         load_index=np.asarray(loads), storage_index=st, trafo_sn_mva=float(sn), n_trafos=g.n_trafos,
         lv_trafo_sn_mva=lv_sn, ups_sn_mva=ups_sn, bess_trafo_sn_mva=bess_sn,
         ups_eff_rated_frac=scenario.ups.eff_ups_frac, ups_shares=ups_type.shares, tan_phi=tan_phi,
-        has_bess=bess.enabled)
+        has_bess=bess.enabled, grid=g)
 
 
 def export_network(net: FacilityNetwork, path) -> None:
@@ -250,7 +312,28 @@ def export_network(net: FacilityNetwork, path) -> None:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    pp.to_json(net.net, str(path))
+    doc = _portable_pandas_modules(json.loads(pp.to_json(net.net)))
+    path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+
+
+#: Where pandapower's JSON reader looks up the pandas classes it decodes. pandas >= 3 reports
+#: ``DataFrame.__module__ == "pandas"``, which pandapower <= 3.1 (the releases that install
+#: beside pandas 3) does not know: its ``from_json`` then silently returns the tables as dicts.
+_PANDAS_CLASS_MODULES = {"DataFrame": "pandas.core.frame", "Series": "pandas.core.series"}
+
+
+def _portable_pandas_modules(obj):
+    """Rewrite ``{"_module": "pandas", "_class": "DataFrame"}`` entries to the module name every
+    pandapower release reads (recursively, in place); returns ``obj``."""
+    if isinstance(obj, dict):
+        if obj.get("_module") == "pandas" and obj.get("_class") in _PANDAS_CLASS_MODULES:
+            obj["_module"] = _PANDAS_CLASS_MODULES[obj["_class"]]
+        for v in obj.values():
+            _portable_pandas_modules(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            _portable_pandas_modules(v)
+    return obj
 
 
 def _extract_matrices(fn: FacilityNetwork) -> NetworkMatrices:
@@ -260,7 +343,18 @@ def _extract_matrices(fn: FacilityNetwork) -> NetworkMatrices:
     net.load["q_mvar"] = 0.0
     net.storage["p_mw"] = 0.0
     # numba=False: pandapower's numba kernels would be JIT-compiled in every process (~3 s)
-    pp.runpp(net, tolerance_mva=1e-10, calculate_voltage_angles=True, numba=False)
+    # (only Ybus is needed; a very stiff grid cannot meet 1e-10 MVA in round-off: retry looser)
+    for tol in (1e-10, 1e-8, 1e-6):
+        try:
+            pp.runpp(net, tolerance_mva=tol, calculate_voltage_angles=True, numba=False)
+            break
+        except pp.LoadflowNotConverged:
+            continue
+    else:
+        raise PowerFlowError("the zero-load power flow of the facility network did not converge: "
+                             "its impedances are degenerate; check grid.sc_mva, grid.rx_ratio and "
+                             "the transformer impedances (grid.trafo_vk_percent, "
+                             "grid.lv_trafo_vk_percent and their vkr)") from None
     ppci = net._ppc["internal"]
     lookup = net._pd2ppc_lookups["bus"]
     n_bus = ppci["Ybus"].shape[0]
@@ -288,6 +382,7 @@ def _extract_matrices(fn: FacilityNetwork) -> NetworkMatrices:
     br_t = branch[rows, 1].real.astype(int)
     br_y = np.column_stack([np.asarray(m[rows, c]).ravel() for m, c in ((yf, br_f), (yf, br_t), (yt, br_f), (yt, br_t))])
     br_sn = (net.trafo.sn_mva * net.trafo.parallel).to_numpy(dtype=float)
+    lv_internal = {int(lookup[b]) for b in list(fn.bus["lv"]) + ([fn.bus["bess"]] if fn.bus["bess"] is not None else [])}
     i0 = net._pd2ppc_lookups["branch"]["impedance"][0]
     pf_, pt_ = int(branch[i0, 0].real), int(branch[i0, 1].real)
     return NetworkMatrices(
@@ -297,4 +392,5 @@ def _extract_matrices(fn: FacilityNetwork) -> NetworkMatrices:
         k_pcc=pos[int(lookup[fn.bus["pcc"]])],
         br_f=br_f, br_t=br_t, br_y=br_y, br_sn_mva=br_sn, br_group=group,
         pcc_f=pf_, pcc_t=pt_, pcc_ytf=complex(yt[i0, pf_]), pcc_ytt=complex(yt[i0, pt_]),
-        bus_names=[str(net.bus.name.at[pp_of[int(i)]]) for i in other])
+        bus_names=[str(net.bus.name.at[pp_of[int(i)]]) for i in other],
+        bus_lv=np.array([int(i) in lv_internal for i in other], dtype=np.bool_))

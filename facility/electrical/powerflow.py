@@ -1,8 +1,9 @@
 """Time-series power flow of the facility network, chunked, and its metrics.
 
 Per step: the feeder loads plus rack storage and UPS battery power (split over the feeders in
-proportion to their load) form each UPS's output; the UPS loss model gives its AC input, the
-load of the feeder's LV bus (Q from ``grid.power_factor``); the BESS injects at its own bus.
+proportion to each feeder's headroom to its equipment limits, :func:`storage_shares`) form
+each UPS's output; the UPS loss model gives its AC input, the load of the feeder's LV bus (Q
+from ``grid.power_factor``); the BESS injects at its own bus.
 :mod:`facility.electrical.solver` solves all steps of a chunk at once on the admittance
 matrix pandapower builds; branch flows then give the PCC power, transformer loadings and
 losses.
@@ -14,13 +15,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from facility.electrical.flows import summarize_steps
+from facility.electrical.flows import ROWS, summarize_steps
 from facility.electrical.network import FacilityNetwork
 from facility.electrical.solver import ZBUS_MAX_ITER, solve_newton, solve_zbus_warm, solve_zbus_warm_star, star_split
 from facility.electrical.ups import ups_input_mw
 from facility.errors import PowerFlowError, ScenarioError
 
-__all__ = ["PowerFlowResult", "run_power_flow", "electrical_metrics", "feeder_injections", "TOL_MVA"]
+__all__ = ["PowerFlowResult", "run_power_flow", "electrical_metrics", "feeder_injections", "storage_shares",
+           "TOL_MVA"]
 
 #: Largest power mismatch per bus accepted as converged. [MVA] (1e-10 pu on a 1 MVA base)
 TOL_MVA = 1e-10
@@ -39,11 +41,21 @@ class PowerFlowResult:
         Lowest / highest voltage magnitude over the facility's AC buses (PCC, MV, LV, BESS). [pu]
     vm_pcc_pu : numpy.ndarray
         Voltage magnitude at the PCC. [pu]
-    trafo_loading_percent : numpy.ndarray
+    vm_min_mv_pu, vm_max_mv_pu : numpy.ndarray
+        Lowest / highest voltage of the PCC and MV buses. [pu]
+    vm_min_lv_pu, vm_max_lv_pu : numpy.ndarray
+        Lowest / highest voltage of the LV buses (feeder LV buses = UPS inputs, BESS bus). [pu]
+    sub_trafo_loading_percent : numpy.ndarray
         Largest loading of the substation transformers (pandapower's definition:
         max(|S_hv| / vm_hv, |S_lv| / vm_lv) / sn_mva). [%]
     lv_trafo_loading_percent : numpy.ndarray
-        Largest loading of the feeder MV/LV transformers. [%]
+        Largest loading of the feeder MV/LV transformers (the worst feeder). [%]
+    bess_trafo_loading_percent : numpy.ndarray
+        Loading of the BESS transformer (0 without a BESS). [%]
+    ups_loading_percent : numpy.ndarray
+        Largest UPS loading |P_out| / S_ups over the feeders (the worst feeder). [%]
+    trafo_loading_percent : numpy.ndarray (property)
+        Largest loading of any transformer (substation, feeder, BESS). [%]
     losses_mw : numpy.ndarray
         Network (transformer) losses + UPS conversion losses. [MW]
     network_losses_mw, ups_losses_mw : numpy.ndarray
@@ -63,21 +75,83 @@ class PowerFlowResult:
     vm_min_pu: np.ndarray
     vm_max_pu: np.ndarray
     vm_pcc_pu: np.ndarray
-    trafo_loading_percent: np.ndarray
+    sub_trafo_loading_percent: np.ndarray
     lv_trafo_loading_percent: np.ndarray
     losses_mw: np.ndarray
     network_losses_mw: np.ndarray
     ups_losses_mw: np.ndarray
     p_load_mw: np.ndarray
+    bess_trafo_loading_percent: np.ndarray | None = None
+    ups_loading_percent: np.ndarray | None = None
+    vm_min_mv_pu: np.ndarray | None = None
+    vm_max_mv_pu: np.ndarray | None = None
+    vm_min_lv_pu: np.ndarray | None = None
+    vm_max_lv_pu: np.ndarray | None = None
     max_mismatch_mva: float = 0.0
     n_newton_steps: int = 0
     vm_bus_pu: np.ndarray | None = None
     bus_names: list = field(default_factory=list)
 
+    def __post_init__(self):
+        z = np.zeros_like(self.p_pcc_mw)
+        for k in ("bess_trafo_loading_percent", "ups_loading_percent"):
+            if getattr(self, k) is None:
+                setattr(self, k, z.copy())
+        for k, v in (("vm_min_mv_pu", self.vm_min_pu), ("vm_max_mv_pu", self.vm_max_pu),
+                     ("vm_min_lv_pu", self.vm_min_pu), ("vm_max_lv_pu", self.vm_max_pu)):
+            if getattr(self, k) is None:
+                setattr(self, k, v.copy())
+
     @property
     def n_steps(self) -> int:
         """Number of time steps T."""
         return int(self.p_pcc_mw.size)
+
+    @property
+    def trafo_loading_percent(self) -> np.ndarray:
+        """Largest loading of any transformer (substation, feeder MV/LV, BESS) per step. [%]"""
+        return np.maximum(np.maximum(self.sub_trafo_loading_percent, self.lv_trafo_loading_percent),
+                          self.bess_trafo_loading_percent)
+
+
+def storage_shares(p_feeder_mw: np.ndarray, p_storage_mw: np.ndarray, p_max_mw: np.ndarray) -> np.ndarray:
+    """Share of the storage behind the UPSs that each feeder takes, per step.
+
+    The rack storage and UPS batteries are lumped over the site; their power goes to the
+    feeders in proportion to each feeder's headroom to what its equipment carries
+    (what a per-feeder dispatcher does), so no feeder is overloaded while the lumped power
+    stays within the site-wide headroom Σ_f P_max,f − Σ_f P_f:
+
+    .. math::
+        w_{f,t} = \\frac{h_{f,t}}{\\sum_g h_{g,t}},\\quad
+        h_{f,t} = \\begin{cases} \\max(P^{max}_f - P_{f,t}, 0) & p_t \\ge 0 \\ (charging)\\\\
+                                \\max(P^{max}_f + P_{f,t}, 0) & p_t < 0 \\ (discharging)\\end{cases}
+
+    (reverse flow counts against the same ratings); by ``P_max`` where no feeder has headroom.
+
+    Parameters
+    ----------
+    p_feeder_mw : numpy.ndarray, shape (T, F)
+        Site power per feeder (UPS output before storage). [MW]
+    p_storage_mw : numpy.ndarray, shape (T,)
+        Rack storage + UPS battery power, + = charging. [MW]
+    p_max_mw : numpy.ndarray, shape (F,)
+        Active power at the UPS output each feeder carries at its limits
+        (:attr:`facility.electrical.limits.NetworkLimits.feeder_p_max_mw`). [MW]
+
+    Returns
+    -------
+    numpy.ndarray, shape (T, F)
+        Shares w (each row sums to 1). [frac]
+    """
+    p = np.asarray(p_feeder_mw, dtype=float)
+    pmax = np.asarray(p_max_mw, dtype=float)[None, :]
+    charge = (np.asarray(p_storage_mw, dtype=float) >= 0.0)[:, None]
+    h = np.where(charge, np.maximum(pmax - p, 0.0), np.maximum(pmax + p, 0.0))
+    tot = h.sum(axis=1, keepdims=True)
+    base = pmax / pmax.sum() if pmax.sum() > 0 else np.full_like(pmax, 1.0 / pmax.size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(tot > 0.0, h / tot, base)
 
 
 def feeder_injections(net: FacilityNetwork, p_feeder_mw: np.ndarray, p_rack_mw: np.ndarray,
@@ -90,18 +164,19 @@ def feeder_injections(net: FacilityNetwork, p_feeder_mw: np.ndarray, p_rack_mw: 
     p_feeder_mw : numpy.ndarray, shape (T, F)
         Site power per feeder. [MW]
     p_rack_mw, p_ups_mw : numpy.ndarray, shape (T,)
-        Rack storage and UPS battery power (+ = charging), split over the feeders in proportion
-        to each feeder's load at that step (evenly where the site load is zero). [MW]
+        Rack storage and UPS battery power (+ = charging), split over the feeders by
+        :func:`storage_shares` (in proportion to each feeder's headroom). [MW]
 
     Returns
     -------
     p_out_mw, p_in_mw : numpy.ndarray, shape (T, F)
         UPS output (load + storage share) and AC input (output + UPS loss). [MW]
     """
-    total = p_feeder_mw.sum(axis=1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        w = np.where(total != 0.0, p_feeder_mw / total, 1.0 / p_feeder_mw.shape[1])
-    p_out = p_feeder_mw + w * (p_rack_mw + p_ups_mw)[:, None]
+    p_s = np.asarray(p_rack_mw, dtype=float) + np.asarray(p_ups_mw, dtype=float)
+    if np.any(p_s != 0.0):
+        p_out = p_feeder_mw + storage_shares(p_feeder_mw, p_s, net.limits.feeder_p_max_mw) * p_s[:, None]
+    else:
+        p_out = np.array(p_feeder_mw, dtype=float)
     p_in = ups_input_mw(p_out, net.ups_sn_mva, net.ups_eff_rated_frac, net.ups_shares)
     return p_out, p_in
 
@@ -164,12 +239,11 @@ def run_power_flow(net: FacilityNetwork, p_feeder_mw: np.ndarray, p_storage_mw: 
         z, one = np.zeros(t), np.ones(t)
         return PowerFlowResult(
             p_pcc_mw=p_load.copy(), q_pcc_mvar=p.sum(axis=1) * net.tan_phi, vm_min_pu=one, vm_max_pu=one.copy(),
-            vm_pcc_pu=one.copy(), trafo_loading_percent=z, lv_trafo_loading_percent=z.copy(), losses_mw=z.copy(),
-            network_losses_mw=z.copy(), ups_losses_mw=z.copy(), p_load_mw=p_load)
+            vm_pcc_pu=one.copy(), sub_trafo_loading_percent=z, lv_trafo_loading_percent=z.copy(),
+            losses_mw=z.copy(), network_losses_mw=z.copy(), ups_losses_mw=z.copy(), p_load_mw=p_load)
 
     m = net.matrices
-    names = ["p_pcc_mw", "q_pcc_mvar", "vm_min_pu", "vm_max_pu", "vm_pcc_pu", "trafo_loading_percent",
-             "lv_trafo_loading_percent", "network_losses_mw", "ups_losses_mw"]
+    names = list(ROWS) + ["ups_losses_mw", "ups_loading_percent"]
     out = {k: np.empty(t) for k in names}
     n_l = m.other.size
     vm_bus = np.empty((t, n_l), dtype=np.float32) if store_bus_vm else None
@@ -219,19 +293,17 @@ def run_power_flow(net: FacilityNetwork, p_feeder_mw: np.ndarray, p_storage_mw: 
                                          np.abs(v_l[failed[0]]), int(np.sum(~(mis_nr <= TOL_MVA))))
         worst = max(worst, float(mis.max()))
         summ = summarize_steps(v_l, m.v_slack, f_pos, t_pos, m.br_y, m.br_sn_mva, m.br_group.astype(np.int64),
-                               int(m.k_pcc), m.pcc_ytf, m.pcc_ytt)
-        for j, key in enumerate(("vm_min_pu", "vm_max_pu", "vm_pcc_pu", "trafo_loading_percent",
-                                 "lv_trafo_loading_percent", "network_losses_mw", "p_pcc_mw", "q_pcc_mvar")):
+                               int(m.k_pcc), m.pcc_ytf, m.pcc_ytt, m.bus_lv)
+        for j, key in enumerate(ROWS):
             out[key][a:b] = summ[j]
         out["ups_losses_mw"][a:b] = (p_in - p_out).sum(axis=1)
+        out["ups_loading_percent"][a:b] = (np.abs(p_out) / net.ups_sn_mva[None, :]).max(axis=1) * 100.0
         if vm_bus is not None:
             vm_bus[a:b] = np.abs(v_l)
 
     bus_names = list(m.bus_names) if store_bus_vm else []
     return PowerFlowResult(
-        **{k: out[k] for k in names if k != "network_losses_mw" and k != "ups_losses_mw"},
-        losses_mw=out["network_losses_mw"] + out["ups_losses_mw"],
-        network_losses_mw=out["network_losses_mw"], ups_losses_mw=out["ups_losses_mw"], p_load_mw=p_load,
+        **out, losses_mw=out["network_losses_mw"] + out["ups_losses_mw"], p_load_mw=p_load,
         max_mismatch_mva=worst, n_newton_steps=n_newton, vm_bus_pu=vm_bus, bus_names=bus_names)
 
 
@@ -265,11 +337,14 @@ def electrical_metrics(res: PowerFlowResult, dt_s: float) -> dict:
     Returns
     -------
     dict
-        The contract's ``min_vm_pu`` and ``max_vm_pu`` (extremes over all buses and steps) [pu],
-        ``max_trafo_loading_percent`` (substation transformers) [%],
-        ``losses_mwh`` = sum_t losses_mw(t) * dt_s / 3600 (network + UPS) [MWh]; and
-        ``min_vm_pcc_pu`` [pu], ``max_lv_trafo_loading_percent`` [%], ``network_losses_mwh``
-        and ``ups_losses_mwh`` (the two parts of ``losses_mwh``) [MWh].
+        The contract's ``min_vm_pu`` and ``max_vm_pu`` (extremes over all AC buses and steps)
+        [pu], ``max_trafo_loading_percent`` (largest loading of *any* transformer: substation,
+        feeder MV/LV, BESS) [%], ``losses_mwh`` = sum_t losses_mw(t) * dt_s / 3600 (network +
+        UPS) [MWh]; and ``min_vm_pcc_pu``, ``min_vm_mv_pu`` / ``max_vm_mv_pu`` (PCC and MV
+        buses), ``min_vm_lv_pu`` / ``max_vm_lv_pu`` (LV buses: UPS inputs, BESS) [pu],
+        ``max_sub_trafo_loading_percent``, ``max_lv_trafo_loading_percent`` (worst feeder),
+        ``max_bess_trafo_loading_percent``, ``max_ups_loading_percent`` (worst UPS) [%],
+        ``network_losses_mwh`` and ``ups_losses_mwh`` (the two parts of ``losses_mwh``) [MWh].
     """
     if res.n_steps == 0:
         raise ScenarioError("electrical_metrics needs at least one time step")
@@ -280,7 +355,14 @@ def electrical_metrics(res: PowerFlowResult, dt_s: float) -> dict:
         "max_trafo_loading_percent": float(np.max(res.trafo_loading_percent)),
         "losses_mwh": float(np.sum(res.losses_mw) * h),
         "min_vm_pcc_pu": float(np.min(res.vm_pcc_pu)),
+        "min_vm_mv_pu": float(np.min(res.vm_min_mv_pu)),
+        "max_vm_mv_pu": float(np.max(res.vm_max_mv_pu)),
+        "min_vm_lv_pu": float(np.min(res.vm_min_lv_pu)),
+        "max_vm_lv_pu": float(np.max(res.vm_max_lv_pu)),
+        "max_sub_trafo_loading_percent": float(np.max(res.sub_trafo_loading_percent)),
         "max_lv_trafo_loading_percent": float(np.max(res.lv_trafo_loading_percent)),
+        "max_bess_trafo_loading_percent": float(np.max(res.bess_trafo_loading_percent)),
+        "max_ups_loading_percent": float(np.max(res.ups_loading_percent)),
         "network_losses_mwh": float(np.sum(res.network_losses_mw) * h),
         "ups_losses_mwh": float(np.sum(res.ups_losses_mw) * h),
     }

@@ -12,7 +12,7 @@ import numpy as np
 import pandapower as pp
 import pandas as pd
 
-from facility.electrical.network import FacilityNetwork
+from facility.electrical.network import FacilityNetwork, bool_columns_as_object
 from facility.electrical.powerflow import feeder_injections
 
 __all__ = ["set_step", "runpp_step", "runpp_loop", "run_timeseries_loop"]
@@ -35,7 +35,11 @@ def set_step(fn: FacilityNetwork, net, p_in_mw: np.ndarray, p_bess_mw: float) ->
 
 
 def _read(fn: FacilityNetwork, net, ups_loss_mw: float) -> dict:
-    sub = net.trafo.name.astype(str).str.startswith("substation").to_numpy()
+    names = net.trafo.name.astype(str)
+    sub = names.str.startswith("substation").to_numpy()
+    lv = names.str.startswith("feeder").to_numpy()
+    bess = (names == "bess").to_numpy()
+    ld = net.res_trafo.loading_percent.to_numpy()
     vm = net.res_bus.vm_pu.drop(index=fn.bus["source"]).to_numpy()
     return {
         "p_pcc_mw": -float(net.res_impedance.p_to_mw.iat[0]),
@@ -43,7 +47,10 @@ def _read(fn: FacilityNetwork, net, ups_loss_mw: float) -> dict:
         "vm_bus_pu": vm,
         "vm_min_pu": float(vm.min()),
         "vm_max_pu": float(vm.max()),
-        "trafo_loading_percent": float(net.res_trafo.loading_percent.to_numpy()[sub].max()),
+        "trafo_loading_percent": float(ld.max()),
+        "sub_trafo_loading_percent": float(ld[sub].max()),
+        "lv_trafo_loading_percent": float(ld[lv].max()),
+        "bess_trafo_loading_percent": float(ld[bess].max()) if bess.any() else 0.0,
         "losses_mw": float(net.res_trafo.pl_mw.sum()) + ups_loss_mw,
     }
 
@@ -65,7 +72,9 @@ def runpp_step(fn: FacilityNetwork, p_feeder_mw: np.ndarray, p_storage_mw: dict 
     -------
     dict
         ``p_pcc_mw``, ``q_pcc_mvar``, ``vm_bus_pu`` (buses but the source, pandapower order),
-        ``vm_min_pu``, ``vm_max_pu``, ``trafo_loading_percent`` (substation max), ``losses_mw``.
+        ``vm_min_pu``, ``vm_max_pu``, ``trafo_loading_percent`` (largest of all transformers),
+        ``sub_trafo_loading_percent``, ``lv_trafo_loading_percent``, ``bess_trafo_loading_percent``,
+        ``losses_mw``.
     """
     net = copy.deepcopy(fn.net) if net is None else net
     st = {k: np.atleast_1d(v) for k, v in (p_storage_mw or {}).items()}
@@ -106,11 +115,13 @@ def run_timeseries_loop(fn: FacilityNetwork, p_feeder_mw: np.ndarray, p_storage_
     cols = [str(i) for i in fn.load_index]
     ds_p = DFData(pd.DataFrame(p_in, columns=cols))
     ds_q = DFData(pd.DataFrame(p_in * fn.tan_phi, columns=cols))
-    ConstControl(net, "load", "p_mw", element_index=list(fn.load_index), data_source=ds_p, profile_name=cols)
-    ConstControl(net, "load", "q_mvar", element_index=list(fn.load_index), data_source=ds_q, profile_name=cols)
-    if fn.storage_index is not None:
-        ds_b = DFData(pd.DataFrame({"bess": p_bess}))
-        ConstControl(net, "storage", "p_mw", element_index=[fn.storage_index], data_source=ds_b, profile_name=["bess"])
+    with bool_columns_as_object(net, "controller"):  # pandapower adds controllers cell by cell
+        ConstControl(net, "load", "p_mw", element_index=list(fn.load_index), data_source=ds_p, profile_name=cols)
+        ConstControl(net, "load", "q_mvar", element_index=list(fn.load_index), data_source=ds_q, profile_name=cols)
+        if fn.storage_index is not None:
+            ds_b = DFData(pd.DataFrame({"bess": p_bess}))
+            ConstControl(net, "storage", "p_mw", element_index=[fn.storage_index], data_source=ds_b,
+                         profile_name=["bess"])
     ow = OutputWriter(net, time_steps=range(n), output_path=None, log_variables=[])
     ow.log_variable("res_impedance", "p_to_mw")
     ow.log_variable("res_bus", "vm_pu")

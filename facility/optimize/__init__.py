@@ -8,16 +8,21 @@ solve_dispatch(p_load_mw, dt_s, storages, spec, optimize, *, initial_soc_frac=No
                pcc_variation_cost_usd_per_mw=0.0) -> SizingResult
 sizing_to_json(result) -> dict
 
+Layers (each imports only those below it)::
+
+    api            driver: size_storage, solve_dispatch, solve (picks and chains strategies)
+    full | coarsen | periodic      strategies, peers
+    solve, verify, result, problem the shared LP layer: solve + diagnose + repair, plan checks,
+                                   results, the problem object
+    formulation, windows, lp       the LP itself (equations) and its HiGHS interface
+
 The formulation (equations, symbols, units) is in :mod:`facility.optimize.formulation` and
 :mod:`facility.optimize.windows`, collected in ``docs/formulation.md``.
 """
 
-from facility.optimize.api import (
-    SizingResult,
-    SolveInfo,
-    size_storage,
-    sizing_to_json,
-    solve_dispatch,
-)
+from facility.optimize.api import size_storage, solve, solve_dispatch
+from facility.optimize.problem import Problem
+from facility.optimize.result import SizingResult, SolveInfo, sizing_to_json
 
-__all__ = ["SizingResult", "SolveInfo", "size_storage", "solve_dispatch", "sizing_to_json"]
+__all__ = ["SizingResult", "SolveInfo", "Problem", "size_storage", "solve_dispatch", "solve",
+           "sizing_to_json"]

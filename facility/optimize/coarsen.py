@@ -20,18 +20,21 @@ are unchanged (the recursion is a sum when σ = 0). For groups i < j with j − 
 pair every fine step t of group i with t + (j − i) g (a lag ≤ k): each pair meets the bound,
 so their averages do. The dynamic range holds for averages. So the averaged plan is feasible
 for the coarse LP at the same cost, and both optima are equal. The expanded plan is still
-checked step by step on the fine grid (:func:`facility.optimize.periodic.verify_plan`).
+checked step by step on the fine grid (:func:`facility.optimize.verify.verify_plan`).
 """
 
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 
+from facility.optimize.result import pack_result
+from facility.optimize.verify import verify_plan
 from facility.optimize.windows import lag_bounds
 
-__all__ = ["coarsening_factor", "expand_steps", "run_coarsened"]
+__all__ = ["coarsening_factor", "expand_steps", "coarsen", "expand_result"]
 
 
 def _lag_signature(spec, dt_s: float, margin_frac: float):
@@ -77,31 +80,42 @@ def expand_steps(values: np.ndarray, g: int, boundaries: bool = False) -> np.nda
     return np.concatenate([inner, v[-1:]])
 
 
-def run_coarsened(load, dt_s, data, spec, optimize):
-    """Solve on the coarsest exact grid and expand; None when no coarsening applies.
+def coarsen(pb):
+    """The problem on the coarsest exact grid, or None when no coarsening applies.
 
     Returns
     -------
-    facility.optimize.api.SizingResult or None
+    (Problem, int) or None : the coarse problem and the factor g.
     """
-    from dataclasses import replace
-
-    from facility.optimize import api
-    from facility.optimize.periodic import verify_plan
-
-    g = coarsening_factor(load, dt_s, data, spec, optimize.limit_margin_frac)
+    if pb.p_pcc_history_mw is not None or pb.optimize.allow_slack or not pb.optimize.coarsen:
+        return None
+    g = coarsening_factor(pb.load_mw, pb.dt_s, pb.storages, pb.spec, pb.margin_frac)
     if g == 1:
         return None
-    coarse = api._run_grid(load[::g], dt_s * g, data, spec, optimize, None)
+    return pb.with_load(pb.load_mw[::g], pb.dt_s * g), g
+
+
+def expand_result(pb, coarse, g: int):
+    """The fine-grid result of a coarse one, verified step by step; None when it fails.
+
+    Parameters
+    ----------
+    pb : Problem
+        The fine problem.
+    coarse : SizingResult
+        Solution of the coarse problem of :func:`coarsen`.
+    g : int
+        Coarsening factor.
+    """
     plan = {}
     for n in coarse.p_rated_mw_opt:
         p_r, e_r = coarse.p_rated_mw_opt[n], coarse.e_rated_mwh_opt[n]
         plan[n] = (p_r, e_r, expand_steps(coarse.p_charge_mw[n], g),
                    expand_steps(coarse.p_discharge_mw[n], g),
                    expand_steps(coarse.soc_frac[n] * e_r, g, boundaries=True))
-    bad = verify_plan(load, dt_s, data, spec, plan, optimize.limit_margin_frac)
+    bad = verify_plan(pb.load_mw, pb.dt_s, pb.storages, pb.spec, plan, pb.margin_frac)
     if bad is not None:
         warnings.warn(f"the plan of the {g}x coarser grid breaks {bad} on the fine grid; the "
                       f"fine LP is solved instead", stacklevel=4)
         return None
-    return api._result(load, data, plan, replace(coarse.info, step_factor=g))
+    return pack_result(pb.load_mw, pb.storages, plan, replace(coarse.info, step_factor=g))

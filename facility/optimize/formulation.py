@@ -44,6 +44,11 @@ class StorageData:
     max_ramp_mw_per_s      MW/s       converter ramp limit (None = none)
     c_p, c_e               k$/MW(h)   capex per MW / MWh (already annualized if asked)
     c_deg                  k$/MWh     degradation cost per MWh discharged
+    behind_ups             -          sits behind the UPSs (rack_storage, ups): shares the
+                                      feeders' headroom
+    max_own_p_mw           MW         what its own connection carries (BESS transformer)
+    max_feeder_p_mw        MW         feeders' capacity C_F (same on every storage)
+    max_site_p_mw          MW         site capacity C_S (same on every storage)
     soc_end_lo, soc_end_hi frac       SoC band at the end of the horizon (None = the
                                       terminal policy alone; receding horizon)
     =====================  =========  ===============================================
@@ -65,8 +70,17 @@ class StorageData:
     c_p: float
     c_e: float
     c_deg: float
+    behind_ups: bool = False
+    max_own_p_mw: float = np.inf
+    max_feeder_p_mw: float = np.inf
+    max_site_p_mw: float = np.inf
     soc_end_lo: float | None = None
     soc_end_hi: float | None = None
+
+
+def _cap(optimize, key: str) -> float:
+    v = getattr(optimize, key, None)
+    return np.inf if v is None else float(v)
 
 
 def capex_factor(optimize, horizon_h: float) -> float:
@@ -117,7 +131,7 @@ def resolve_storage(name: str, cfg, optimize, horizon_h: float, *, soc0: float |
     if not 0.0 <= s0 <= 1.0:
         raise ScenarioError(f"{name}: initial_soc_frac = {s0:g} must lie in [0, 1] [frac]")
     if soc_end is not None and not 0.0 <= soc_end[0] <= soc_end[1] <= 1.0:
-        raise ScenarioError(f"{name}: end-of-horizon SoC band {soc_end!r} must satisfy "
+        raise ScenarioError(f"{name}: end-of-horizon SoC band {tuple(soc_end)!r} must satisfy "
                             f"0 <= lo <= hi <= 1 [frac]")
     f = capex_factor(optimize, horizon_h)
     return StorageData(
@@ -128,6 +142,9 @@ def resolve_storage(name: str, cfg, optimize, horizon_h: float, *, soc0: float |
         # USD/kW = k$/MW, USD/kWh = k$/MWh
         c_p=f * cfg.cost_usd_per_kw, c_e=f * cfg.cost_usd_per_kwh,
         c_deg=cfg.degradation_usd_per_mwh / 1000.0,
+        behind_ups=name in ("rack_storage", "ups"),
+        max_own_p_mw=_cap(optimize, "max_bess_p_mw") if name == "bess" else np.inf,
+        max_feeder_p_mw=_cap(optimize, "max_feeder_p_mw"), max_site_p_mw=_cap(optimize, "max_site_p_mw"),
         soc_end_lo=None if soc_end is None else float(soc_end[0]),
         soc_end_hi=None if soc_end is None else float(soc_end[1]))
 
@@ -151,6 +168,11 @@ class Model:
     window_segments: list = field(default_factory=list)
     #: steps b at which the stored energy is not carried over from step b - 1 (relaxations)
     soc_breaks: tuple = ()
+    #: initial condition per storage: e_0 - s_0 Ê = offset [MWh] (0: the horizon's start),
+    #: None = no row (the stored energy at the first step is linked by the caller)
+    initial_offset_mwh: dict = field(default_factory=dict)
+    #: rating columns shared with another model in the same LP: name -> (p_col, e_col)
+    rating_cols: dict = field(default_factory=dict)
 
 
 def add_storage_variables(m: Model, s: StorageData) -> dict[str, np.ndarray]:
@@ -158,7 +180,10 @@ def add_storage_variables(m: Model, s: StorageData) -> dict[str, np.ndarray]:
 
     .. math::
         \\hat P \\in [P_{lo}, P_{hi}],\\ \\hat E \\in [E_{lo}, E_{hi}],\\
-        p^{ch}_t, p^{dis}_t \\ge 0,\\ e_t \\ge 0\\ (t = 0..T)
+        0 \\le p^{ch}_t, p^{dis}_t \\le P^{own},\\ e_t \\ge 0\\ (t = 0..T)
+
+    with :math:`P^{own}` = ``max_own_p_mw`` (what the storage's own connection carries, the
+    BESS transformer; a column bound).
 
     Objective terms [k$]: :math:`c_P \\hat P + c_E \\hat E + \\sum_t \\Delta t_h\\,
     [\\pi ((1-\\eta_c) p^{ch}_t + (1/\\eta_d - 1) p^{dis}_t) + c_{deg} p^{dis}_t]`, the capex,
@@ -169,11 +194,14 @@ def add_storage_variables(m: Model, s: StorageData) -> dict[str, np.ndarray]:
     w = np.ones(T) if m.op_weight is None else np.asarray(m.op_weight, dtype=float)
     c_ch, c_dis = op_cost_coefficients(s, m.dt_s, m.price_kusd_per_mwh)
     lp = m.lp
+    shared = m.rating_cols.get(s.name)
     c = {
-        "p_rated": lp.add_columns(f"{s.name}:p_rated", 1, s.p_lo, s.p_hi, s.c_p),
-        "e_rated": lp.add_columns(f"{s.name}:e_rated", 1, s.e_lo, s.e_hi, s.c_e),
-        "ch": lp.add_columns(f"{s.name}:ch", T, 0.0, np.inf, w * c_ch),
-        "dis": lp.add_columns(f"{s.name}:dis", T, 0.0, np.inf, w * c_dis),
+        "p_rated": (np.array([shared[0]]) if shared is not None
+                    else lp.add_columns(f"{s.name}:p_rated", 1, s.p_lo, s.p_hi, s.c_p)),
+        "e_rated": (np.array([shared[1]]) if shared is not None
+                    else lp.add_columns(f"{s.name}:e_rated", 1, s.e_lo, s.e_hi, s.c_e)),
+        "ch": lp.add_columns(f"{s.name}:ch", T, 0.0, s.max_own_p_mw, w * c_ch),
+        "dis": lp.add_columns(f"{s.name}:dis", T, 0.0, s.max_own_p_mw, w * c_dis),
         "e": lp.add_columns(f"{s.name}:e", T + 1, 0.0, np.inf),
     }
     m.cols[s.name] = c
@@ -229,12 +257,61 @@ def add_power_limits(m: Model, s: StorageData) -> None:
     m.lp.add_rows("power_limit", [(c["dis"], 1.0), (pr, -1.0)], -np.inf, 0.0, t=t, soft=False)
 
 
+def add_network_limits(m: Model) -> None:
+    """What the network carries, per step, for the sum of the storage powers (consumer frame).
+
+    .. math::
+        \\min(-C_F - L_t, 0) \\le \\sum_{s \\in U} (p^{ch}_{s,t} - p^{dis}_{s,t}) \\le \\max(C_F - L_t, 0),
+        \\qquad
+        \\min(-C_S - L_t, 0) \\le \\sum_{s} (p^{ch}_{s,t} - p^{dis}_{s,t}) \\le \\max(C_S - L_t, 0)
+
+    ==========  =====  ==============================================================
+    U           -      storages behind the UPSs (rack_storage, ups): the feeders carry
+                       their power with the site load
+    C_F         MW     feeders' capacity (``max_feeder_p_mw``; the network's headroom,
+                       :func:`facility.electrical.limits.network_limits`)
+    C_S         MW     site capacity (``max_site_p_mw``; substation or interconnection)
+    L_t         MW     site load
+    ==========  =====  ==============================================================
+
+    The bounds never force a storage to act (a load that alone exceeds a capacity leaves the
+    storage at zero headroom). Rows only where they can bind: steps with
+    :math:`L_t + \\sum P_{hi} > C` (upper) or :math:`L_t - \\sum P_{hi} < -C` (lower). They are
+    functions of the load alone, so the exact coarsening and the periodic reduction keep them.
+    """
+    data = list(m.storages.values())
+    if not data:
+        return
+    groups = (("feeder_limit", [s for s in data if s.behind_ups], min(s.max_feeder_p_mw for s in data)),
+              ("site_limit", data, min(s.max_site_p_mw for s in data)))
+    load = m.load_mw
+    for family, members, cap in groups:
+        if not members or not np.isfinite(cap):
+            continue
+        reach = float(sum(min(s.p_hi, s.max_own_p_mw) for s in members))
+        for upper in (True, False):
+            t = np.flatnonzero(load + reach > cap) if upper else np.flatnonzero(load - reach < -cap)
+            if t.size == 0:
+                continue
+            terms = []
+            for s in members:
+                c = m.cols[s.name]
+                terms += [(c["ch"][t], 1.0), (c["dis"][t], -1.0)]
+            if upper:
+                m.lp.add_rows(family, terms, -np.inf, np.maximum(cap - load[t], 0.0), t=t, soft=False)
+            else:
+                m.lp.add_rows(family, terms, np.minimum(-cap - load[t], 0.0), np.inf, t=t, soft=False)
+
+
 def add_soc_dynamics(m: Model, s: StorageData) -> None:
     """Stored energy with efficiencies and self-discharge (as :mod:`facility.storage.soc`).
 
     .. math::
         e_{t+1} = (1 - \\sigma \\Delta t_h)\\, e_t + \\Delta t_h (\\eta_c p^{ch}_t - p^{dis}_t / \\eta_d),
-        \\qquad e_0 = s_0 \\hat E
+        \\qquad e_0 = s_0 \\hat E + \\delta
+
+    (δ = ``Model.initial_offset_mwh``, 0 at the start of the horizon; a model of a later
+    stretch starts from the energy the plan before it left.)
 
     ==========  =====  ===========================
     e_t         MWh    stored energy at the start of step t (e_T: end of horizon)
@@ -255,8 +332,10 @@ def add_soc_dynamics(m: Model, s: StorageData) -> None:
         c["e_break"] = z
     m.lp.add_rows("soc_dynamics", [(nxt, 1.0), (c["e"][:-1], -a), (c["ch"], -s.eta_c * h),
                                    (c["dis"], h / s.eta_d)], 0.0, 0.0, t=t, soft=False, unit="MWh")
-    m.lp.add_rows("initial_soc", [(c["e"][:1], 1.0), (c["e_rated"], -s.soc0)], 0.0, 0.0, t=0,
-                  soft=False, unit="MWh")
+    off = m.initial_offset_mwh.get(s.name, 0.0)
+    if off is not None:
+        m.lp.add_rows("initial_soc", [(c["e"][:1], 1.0), (c["e_rated"], -s.soc0)], off, off, t=0,
+                      soft=False, unit="MWh")
 
 
 def add_soc_bounds(m: Model, s: StorageData) -> None:
@@ -272,9 +351,12 @@ def add_soc_bounds(m: Model, s: StorageData) -> None:
 
 
 def add_terminal_soc(m: Model, s: StorageData) -> None:
-    """End-of-horizon policy: :math:`e_T \\ge e_0` (at_least_initial), :math:`e_T = e_0`
-    (equal_initial), nothing (free); with a band (receding horizon) also
-    :math:`s^{end}_{lo} \\hat E \\le e_T \\le s^{end}_{hi} \\hat E`. [MWh]"""
+    """End-of-horizon policy: :math:`e_T \\ge s_0 \\hat E` (at_least_initial),
+    :math:`e_T = s_0 \\hat E` (equal_initial), nothing (free). [MWh]
+
+    :math:`s_0 \\hat E` is the stored energy at the start of the horizon (= e_0 when the model
+    starts there), so a model of the horizon's last stretch states the same condition. With a
+    band (receding horizon) also :math:`s^{end}_{lo} \\hat E \\le e_T \\le s^{end}_{hi} \\hat E`."""
     c = m.cols[s.name]
     if s.soc_end_lo is not None:
         m.lp.add_rows("terminal_soc_band", [(c["e"][-1:], 1.0), (c["e_rated"], -s.soc_end_lo)],
@@ -284,7 +366,7 @@ def add_terminal_soc(m: Model, s: StorageData) -> None:
     if s.terminal == "free":
         return
     hi = np.inf if s.terminal == "at_least_initial" else 0.0
-    m.lp.add_rows("terminal_soc", [(c["e"][-1:], 1.0), (c["e"][:1], -1.0)], 0.0, hi,
+    m.lp.add_rows("terminal_soc", [(c["e"][-1:], 1.0), (c["e_rated"], -s.soc0)], 0.0, hi,
                   t=m.n_steps, soft=True, unit="MWh")
 
 
@@ -300,20 +382,24 @@ def add_storage_ramp(m: Model, s: StorageData) -> None:
                                    (c["dis"][t - 1], 1.0)], -r, r, t=t, soft=False)
 
 
-def add_window_limits(m: Model, spec, p_hist_mw: np.ndarray | None, margin_frac: float = 0.0) -> None:
+def add_window_limits(m: Model, spec, p_hist_mw: np.ndarray | None, margin_frac: float = 0.0,
+                      bounds: list | None = None) -> None:
     """Ramp (per second, per minute) and rolling-window swing limits on the PCC power.
 
     Each is a lag bound :math:`\\sigma (P_{t_2} - P_{t_1}) \\le B` for :math:`0 < t_2 - t_1 \\le k`
     (see :mod:`facility.optimize.windows`), linearized exactly in O(N) through sliding-window
     minima. With a PCC history (receding horizon), its samples precede t = 0 as constants.
+    ``bounds`` replaces the spec's own lag bounds on this grid (a relaxation on group
+    averages uses k // g, see :mod:`facility.optimize.blocks`).
     """
     hist = np.zeros(0) if p_hist_mw is None else np.asarray(p_hist_mw, dtype=float).ravel()
     segments = m.window_segments or [(0, m.n_steps)]
+    lbs = lag_bounds(spec, m.dt_s, margin_frac) if bounds is None else bounds
     for a, b in segments:
         H = hist.size if a == 0 else 0
         const = np.concatenate([hist[:H], m.load_mw[a:b]])
         terms = [(np.concatenate([np.full(H, -1), col[a:b]]), v) for col, v in m.pcc_terms]
-        for lb in lag_bounds(spec, m.dt_s, margin_frac):
+        for lb in lbs:
             add_lag_bound_rows(m.lp, lb, terms, const, H)
 
 
@@ -325,8 +411,8 @@ def add_pcc_variation(m: Model, cost_usd_per_mw: float, p_hist_mw: np.ndarray | 
 
     for t = 1..T-1, and for t = 0 against the last PCC sample of the history when one is given.
     c_V = ``cost_usd_per_mw`` / 1000 [k$/MW]. Among plans of equal loss, this keeps the PCC
-    power as flat as the limits and the SoC bounds allow: moving energy with a long, low
-    plateau costs less variation than with a short, high pulse.
+    power as flat as the limits and the SoC bounds allow: of the rising paths that move the
+    same energy, the one that rises once and holds has the least variation.
     """
     if cost_usd_per_mw <= 0 or m.n_steps < 1:
         return
@@ -370,23 +456,32 @@ def add_dynamic_range(m: Model, spec, margin_frac: float = 0.0) -> None:
 def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageData], spec,
                 price_usd_per_mwh: float, *, p_pcc_history_mw: np.ndarray | None = None,
                 margin_frac: float = 0.0, op_weight: np.ndarray | None = None,
-                window_segments: list | None = None, soc_breaks=(),
-                pcc_variation_cost_usd_per_mw: float = 0.0) -> Model:
+                window_segments: list | None = None, soc_breaks=(), lp: LinearProgram | None = None,
+                rating_cols: dict | None = None, bounds: list | None = None,
+                initial_offset_mwh: dict | None = None, terminal: bool = True,
+                dynamic_range: bool = True, pcc_variation_cost_usd_per_mw: float = 0.0) -> Model:
     """Assemble the LP in the fixed order of the named steps.
 
     Minimize capex + loss cost + degradation cost (see :func:`add_storage_variables`)
-    (+ the PCC variation price of :func:`add_pcc_variation`, receding horizon only)
     subject to SoC dynamics, power limits, SoC bounds, terminal SoC, converter ramps, the
-    window limits and the dynamic range on the PCC power.
+    network's headroom (:func:`add_network_limits`), the window limits and the dynamic range
+    on the PCC power.
 
     ``op_weight``, ``window_segments`` and ``soc_breaks`` serve the reduced models of
     :mod:`facility.optimize.periodic` (weighted steps, windows only inside segments, stored
-    energy not carried across a break); left at their defaults the model is the full LP.
+    energy not carried across a break). ``lp`` and ``rating_cols`` add the model into an
+    existing LP sharing its rating columns, ``bounds`` replaces the spec's lag bounds,
+    ``initial_offset_mwh`` shifts (float) or drops (None) the initial-SoC row per storage, and
+    ``terminal`` / ``dynamic_range`` switch those rows: the stretches of
+    :mod:`facility.optimize.blocks`. ``pcc_variation_cost_usd_per_mw`` prices the PCC
+    variation (:func:`add_pcc_variation`, receding horizon). Left at their defaults the model
+    is the full LP.
     """
     load = np.asarray(p_load_mw, dtype=float).ravel()
-    m = Model(LinearProgram(), load.size, float(dt_s), load, dict(storages),
+    m = Model(LinearProgram() if lp is None else lp, load.size, float(dt_s), load, dict(storages),
               price_kusd_per_mwh=price_usd_per_mwh / 1000.0, op_weight=op_weight,
-              window_segments=list(window_segments or []), soc_breaks=tuple(int(b) for b in soc_breaks))
+              window_segments=list(window_segments or []), soc_breaks=tuple(int(b) for b in soc_breaks),
+              initial_offset_mwh=dict(initial_offset_mwh or {}), rating_cols=dict(rating_cols or {}))
     for s in storages.values():
         add_storage_variables(m, s)
     pcc_expression(m)
@@ -394,9 +489,12 @@ def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageD
         add_power_limits(m, s)
         add_soc_dynamics(m, s)
         add_soc_bounds(m, s)
-        add_terminal_soc(m, s)
+        if terminal:
+            add_terminal_soc(m, s)
         add_storage_ramp(m, s)
-    add_window_limits(m, spec, p_pcc_history_mw, margin_frac)
-    add_dynamic_range(m, spec, margin_frac)
+    add_network_limits(m)
+    add_window_limits(m, spec, p_pcc_history_mw, margin_frac, bounds)
+    if dynamic_range:
+        add_dynamic_range(m, spec, margin_frac)
     add_pcc_variation(m, pcc_variation_cost_usd_per_mw, p_pcc_history_mw)
     return m

@@ -50,13 +50,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from facility.metrics import rolling_min_max
-from facility.optimize.formulation import S_PER_H, Model, build_model, plan_cost_kusd
+from facility.errors import InfeasibleError
+from facility.optimize.formulation import Model, build_model, plan_cost_kusd
+from facility.optimize.problem import Problem
+from facility.optimize.result import SizingResult, SolveInfo, gap_frac, pack_result, plan_from_columns
+from facility.optimize.solve import solve_lp, solve_model
+from facility.optimize.verify import verify_plan
 from facility.optimize.windows import add_lag_bound_rows, lag_bounds
 
 __all__ = ["PeriodicStretch", "Reduction", "find_periodic_stretch", "plan_reduction",
-           "block_window_steps", "transient_periods", "build_upper", "build_lower", "verify_plan",
-           "expand", "lag_bound_violation_mw", "run_periodic"]
+           "block_window_steps", "transient_periods", "build_upper", "build_lower", "expand",
+           "solve_periodic"]
 
 #: Smallest number of whole periods a stretch must hold to be worth reducing.
 MIN_PERIODS = 8
@@ -337,84 +341,21 @@ def build_lower(load, dt_s, data, spec, optimize, red: Reduction) -> Model:
     return m
 
 
-def lag_bound_violation_mw(p_pcc_mw: np.ndarray, spec, dt_s: float, margin_frac: float = 0.0) -> float:
-    """Largest violation of any window limit by a PCC power series (≤ 0 when compliant). [MW]
-
-    Uses the lag-bound form of :mod:`facility.optimize.windows` with the trailing extrema of
-    :func:`facility.metrics.rolling_min_max`, O(N) per limit.
-    """
-    x = np.asarray(p_pcc_mw, dtype=float)
-    worst = -np.inf
-    for lb in lag_bounds(spec, dt_s, margin_frac):
-        if x.size < 2:
-            break
-        k = min(lb.k, x.size - 1)
-        # lo/hi[i] = extreme of x[i-k+1 .. i]: every step that step i + 1 is compared with
-        lo, hi = rolling_min_max(x, k - 1)
-        v = x[1:] - lo[:-1] if lb.direction == "up" else hi[:-1] - x[1:]
-        worst = max(worst, float(np.max(v - lb.bound_mw)))
-    return worst if np.isfinite(worst) else 0.0
-
-
-def verify_plan(load, dt_s, data, spec, plan: dict, margin_frac: float = 0.0) -> str | None:
-    """Check a plan on the full horizon against every constraint of the full LP.
-
-    Parameters
-    ----------
-    plan : dict of name -> (p_rated, e_rated, p_ch (T,), p_dis (T,), e (T+1,))
-
-    Returns
-    -------
-    str or None
-        None when the plan meets them (to 1e-5 MW and 1e-6 of the energy rating), else what
-        fails.
-    """
-    from scipy.signal import lfilter
-
-    pcc = np.asarray(load, dtype=float).copy()
-    h = dt_s / S_PER_H
-    for n, (p_r, e_r, ch, dis, e) in plan.items():
-        s = data[n]
-        pcc = pcc + ch - dis
-        tol_e = 1e-6 * max(e_r, 1e-3)
-        if max(ch.max(), dis.max()) > p_r + 1e-5:
-            return f"{n}: power above its rating"
-        if e.min() < s.soc_min * e_r - tol_e or e.max() > s.soc_max * e_r + tol_e:
-            return f"{n}: stored energy outside the SoC bounds"
-        a = 1.0 - s.sigma_per_h * h
-        rec = lfilter([1.0], [1.0, -a], h * (s.eta_c * ch - dis / s.eta_d), zi=[a * e[0]])[0]
-        if np.max(np.abs(rec - e[1:])) > tol_e:
-            return f"{n}: stored energy does not follow the SoC recursion"
-        if abs(e[0] - s.soc0 * e_r) > tol_e:
-            return f"{n}: initial SoC"
-        if (s.terminal == "at_least_initial" and e[-1] < e[0] - tol_e) or (
-                s.terminal == "equal_initial" and abs(e[-1] - e[0]) > tol_e):
-            return f"{n}: terminal SoC"
-    if lag_bound_violation_mw(pcc, spec, dt_s, margin_frac) > 1e-5:
-        return "a window limit"
-    if (spec.max_dynamic_range_mw is not None
-            and np.ptp(pcc) > spec.max_dynamic_range_mw * (1 - margin_frac) + 1e-5):
-        return "the dynamic range"
-    return None
-
-
-def run_periodic(load, dt_s, data, spec, optimize):
-    """Solve through the periodic reduction; None when the full LP has to be solved instead.
+def solve_periodic(pb: Problem) -> SizingResult | None:
+    """Solve through the periodic reduction; None when another strategy has to solve instead.
 
     The explicit margin q starts at one block plus :func:`transient_periods`.
     ``optimize.periodic = None`` (automatic) tries that margin once and returns None
     unless the proven gap is within ``optimize.max_gap_frac``; ``true`` doubles the margin
     until it is, and otherwise returns the best bracket found with a warning stating its
     proven gap. Returns None as well when the load has no long periodic stretch, the reduction
-    would not shorten the horizon to half, or the restriction is infeasible.
-
-    Returns
-    -------
-    facility.optimize.api.SizingResult or None
+    would not shorten the horizon to half, the restriction is infeasible, there is a PCC
+    history or slack mode is on.
     """
-    from facility.errors import InfeasibleError
-    from facility.optimize import api
-
+    optimize = pb.optimize
+    if pb.p_pcc_history_mw is not None or optimize.allow_slack or optimize.periodic is False:
+        return None
+    load, dt_s, data, spec = pb.load_mw, pb.dt_s, pb.storages, pb.spec
     if optimize.periodic is None and load.size < MIN_AUTO_STEPS:
         return None
     st = find_periodic_stretch(load)
@@ -427,7 +368,7 @@ def run_periodic(load, dt_s, data, spec, optimize):
     if red is None:
         if optimize.periodic:
             warnings.warn("optimize.periodic = true, but the load repeats over no stretch long "
-                          "enough to halve the horizon; the full LP is solved", stacklevel=4)
+                          "enough to halve the horizon; another method solves it", stacklevel=4)
         return None
     build_s = solve_s = 0.0
     best = None
@@ -435,20 +376,20 @@ def run_periodic(load, dt_s, data, spec, optimize):
         t0 = time.perf_counter()
         mu = build_upper(load, dt_s, data, spec, optimize, red)
         try:
-            xu, iu = api._solve_built(mu, lambda red=red: build_upper(load, dt_s, data, spec, optimize, red),
-                                      optimize, dt_s, time.perf_counter() - t0)
+            xu, iu = solve_model(mu, lambda red=red: build_upper(load, dt_s, data, spec, optimize, red),
+                                 optimize, dt_s, time.perf_counter() - t0)
         except InfeasibleError:
-            return None  # the restriction fails: the full LP decides (and diagnoses)
+            return None  # the restriction fails: another strategy decides (and diagnoses)
         t0 = time.perf_counter()
         ml = build_lower(load, dt_s, data, spec, optimize, red)
         build_s += iu.build_s + time.perf_counter() - t0
-        sol, pyomo_s = api._solve(ml.lp, optimize)
+        sol, pyomo_s = solve_lp(ml.lp, optimize)
         build_s += pyomo_s
         solve_s += iu.solve_s + sol.solve_s
         if sol.status != "ok":
             return None
         lower = 1000.0 * float(np.concatenate(ml.lp.cost) @ sol.x)
-        gap = api._gap(iu.relaxed_objective_usd, lower)
+        gap = gap_frac(iu.relaxed_objective_usd, lower)
         if best is None or gap < best[0]:
             best = (gap, red, mu, xu, iu, lower)
         if gap <= optimize.max_gap_frac or not optimize.periodic:
@@ -463,21 +404,21 @@ def run_periodic(load, dt_s, data, spec, optimize):
                       f"too short for a tighter bracket; periodic = false solves the full LP)",
                       stacklevel=4)
     plan = {}
-    for n, (p_r, e_r, ch, dis, e) in api._plan(mu, xu).items():
+    for n, (p_r, e_r, ch, dis, e) in plan_from_columns(mu, xu).items():
         drift = float(xu[mu.cols[n]["e_break"][0]] - e[red.a])
         plan[n] = (p_r, e_r, expand(red, ch), expand(red, dis), expand(red, e, drift))
     bad = verify_plan(load, dt_s, data, spec, plan, optimize.limit_margin_frac)
     if bad is not None:
-        warnings.warn(f"the periodic reduction's plan breaks {bad} on the full horizon; the full "
-                      f"LP is solved instead", stacklevel=4)
+        warnings.warn(f"the periodic reduction's plan breaks {bad} on the full horizon; another "
+                      f"method solves it", stacklevel=4)
         return None
     obj = 1000.0 * plan_cost_kusd(data, plan, dt_s, optimize.energy_price_usd_per_mwh)
-    info = api.SolveInfo(status="optimal", termination=iu.termination, objective_usd=obj,
-                         build_s=build_s, solve_s=solve_s, n_variables=iu.n_variables,
-                         n_constraints=iu.n_constraints, n_repaired_steps=iu.n_repaired_steps,
-                         relaxed_objective_usd=iu.relaxed_objective_usd,
-                         repair_solve_s=iu.repair_solve_s, method="periodic",
-                         # a bound above the plan's cost is solver tolerance: clip it
-                         lower_bound_usd=min(lower, obj), gap_frac=api._gap(obj, lower),
-                         period_steps=red.stretch.period)
-    return api._result(load, data, plan, info)
+    info = SolveInfo(status="optimal", termination=iu.termination, objective_usd=obj,
+                     build_s=build_s, solve_s=solve_s, n_variables=iu.n_variables,
+                     n_constraints=iu.n_constraints, n_repaired_steps=iu.n_repaired_steps,
+                     relaxed_objective_usd=iu.relaxed_objective_usd,
+                     repair_solve_s=iu.repair_solve_s, method="periodic",
+                     # a bound above the plan's cost is solver tolerance: clip it
+                     lower_bound_usd=min(lower, obj), gap_frac=gap_frac(obj, lower),
+                     period_steps=red.stretch.period)
+    return pack_result(load, data, plan, info)

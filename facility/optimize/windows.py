@@ -1,6 +1,6 @@
 """Window limits on the PCC power: which lag bounds the spec sets, and their O(N) rows.
 
-Every window limit of ``shared/design.md`` §3 is a *lag bound*: with the PCC power sampled
+Every window limit of ``docs/contract.md`` §4 is a *lag bound*: with the PCC power sampled
 as P[0..T-1] and k = ``window_steps(window_s, dt_s)``,
 
     P[t2] - P[t1] <= B_up    and    P[t1] - P[t2] <= B_down    for all 0 < t2 - t1 <= k.

@@ -1,8 +1,10 @@
-"""A self-contained HTML report of a run: compliance table, metrics, storage, events, plots."""
+"""A self-contained HTML report of a run: compliance table, electrical limits, metrics, storage,
+events, plots. Numbers are shown in engineering formats (:func:`fmt_number`)."""
 
 from __future__ import annotations
 
 import html
+import math
 from typing import TYPE_CHECKING
 
 from facility.metrics import _LIMITS
@@ -10,21 +12,45 @@ from facility.metrics import _LIMITS
 if TYPE_CHECKING:
     from facility.simulate import Results
 
-__all__ = ["render_report", "compliance_rows"]
+__all__ = ["render_report", "compliance_rows", "electrical_rows", "fmt_number"]
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}
 table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
 th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
-.ok{background:#e5f5e5}.bad{background:#fbe3e3}img{max-width:100%;border:1px solid #eee}
+td.txt{text-align:left}.ok{background:#e5f5e5}.bad{background:#fbe3e3}.warn{background:#fff1cc}img{max-width:100%;border:1px solid #eee}
+.alert{border:2px solid #c62828;background:#fbe3e3;padding:0.6em 1em;margin:1em 0}.alert h2{margin-top:0;color:#c62828}
 """
+
+
+def fmt_number(v: float, sig: int = 4) -> str:
+    """A number for a table: ``sig`` significant digits, thousands separators from 10,000 on,
+    engineering exponents (multiples of 3) below 0.001, 0 below 1e-12 (round-off), never
+    ``3.16879e+06``.
+
+    >>> fmt_number(3168793.2), fmt_number(12.34567), fmt_number(2.5e-5), fmt_number(0.0)
+    ('3,168,793', '12.35', '25e-6', '0')
+    """
+    if v != v:
+        return "n/a"
+    if v in (float("inf"), float("-inf")):
+        return "∞" if v > 0 else "−∞"
+    a = abs(v)
+    if a < 1e-12:  # round-off (e.g. a stored energy returned to its start)
+        return "0"
+    if a >= 1e4:
+        return f"{v:,.0f}"
+    if a >= 1e-3:
+        return f"{v:.{sig}g}"
+    exp = int(math.floor(math.log10(a) / 3.0)) * 3
+    return f"{v / 10 ** exp:.{min(sig, 3)}g}e{exp}"
 
 
 def _fmt(v) -> str:
     if isinstance(v, bool):
         return "yes" if v else "no"
-    if isinstance(v, float):
-        return f"{v:.6g}"
+    if isinstance(v, float) or (isinstance(v, int) and abs(v) >= 10_000):
+        return fmt_number(float(v))
     return html.escape(str(v))
 
 
@@ -45,15 +71,44 @@ def compliance_rows(res: "Results") -> list[tuple[str, float, float | None, floa
     return rows
 
 
-def _table(rows: list[list], head: list[str]) -> str:
+def _table(rows: list[list], head: list[str], ok_col: bool = True, bad_rows: tuple = ()) -> str:
+    """An HTML table. ``ok_col``: a bool in the last column means "limit held" (green) or not
+    (red); otherwise rows whose first cell is in ``bad_rows`` (e.g. ``saturated``) are marked
+    where a value is true (amber), never green."""
     out = ["<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>"]
     for r in rows:
         cls = ""
-        if isinstance(r[-1], bool):
+        if ok_col and isinstance(r[-1], bool):
             cls = ' class="ok"' if r[-1] else ' class="bad"'
-        out.append(f"<tr{cls}>" + "".join(f"<td>{_fmt(c)}</td>" for c in r) + "</tr>")
+        cells = []
+        for c in r:
+            mark = ["warn"] if (not ok_col and r[0] in bad_rows and c is True) else []
+            if isinstance(c, str) and not c[:1].isdigit() and c[:1] not in "-−+":
+                mark.append("txt")
+            attr = f' class="{" ".join(mark)}"' if mark else ""
+            cells.append(f"<td{attr}>{_fmt(c)}</td>")
+        out.append(f"<tr{cls}>" + "".join(cells) + "</tr>")
     out.append("</table>")
     return "\n".join(out)
+
+
+def electrical_rows(res: "Results") -> list[list]:
+    """``[limit, grid key, limit value, worst, time beyond [s], ok]`` of every electrical limit."""
+    from facility.electrical.limits import limit_rows
+
+    comp = res.metrics.get("electrical_compliance", {})
+    el = res.metrics.get("electrical", {})
+    dur = comp.get("violation_s", {})
+    worst = {"min_vm_pu": "min_vm_mv_pu", "max_vm_pu": "max_vm_mv_pu", "min_lv_vm_pu": "min_vm_lv_pu",
+             "max_lv_vm_pu": "max_vm_lv_pu"}
+    rows = []
+    for row, _, sense, limit, label in limit_rows(res.scenario.grid):
+        if row not in comp:
+            continue
+        unit = "pu" if row.endswith("_pu") else "%"
+        rows.append([f"{label} ({'≥' if sense == 'min' else '≤'})", row, f"{limit:g} {unit}",
+                     el.get(worst.get(row, row), float("nan")), dur.get(row, 0.0), bool(comp[row])])
+    return rows
 
 
 def render_report(res: "Results", images: list[tuple[str, str]]) -> str:
@@ -66,13 +121,30 @@ def render_report(res: "Results", images: list[tuple[str, str]]) -> str:
              f"<p>{html.escape(sc.description)}</p>" if sc.description else "",
              f"<p>{len(sc.jobs)} job(s), {sum(j.n_gpus for j in sc.jobs):,} GPUs, horizon {sc.time.horizon_s:g} s "
              f"at dt {sc.time.dt_s:g} s; controller <b>{sc.controller.kind}</b>. "
-             f"Compliant: <b>{'yes' if m['compliance']['compliant'] else 'no'}</b>.</p>"]
+             f"Compliant with the utility spec: <b>{'yes' if m['compliance']['compliant'] else 'no'}</b>; "
+             f"electrical limits: <b>{'held' if m.get('electrical_compliance', {}).get('compliant', True) else 'violated'}"
+             f"</b>.</p>"]
+    el_comp = m.get("electrical_compliance", {})
+    if not el_comp.get("compliant", True):
+        from facility.electrical.limits import violation_lines
+
+        items = "".join(f"<li>{html.escape(x)}</li>" for x in violation_lines(m, sc.grid))
+        parts.append(f"<div class='alert'><h2>Electrical limits violated</h2><ul>{items}</ul>"
+                     f"<p>Times of each stretch: the events below (kind <code>electrical_limit</code>) and "
+                     f"<code>events.json</code>; per step: <code>timeseries.parquet</code> and the electrical "
+                     f"plot.</p></div>")
     rows = compliance_rows(res)
     parts.append("<h2>Compliance</h2>")
     if rows:
         parts.append(_table([list(r) for r in rows], ["limit", "limit value", "raw", "pcc", "ok"]))
     else:
         parts.append("<p>No spec limit is set.</p>")
+    erows = electrical_rows(res)
+    if erows:
+        parts.append("<h2>Electrical limits</h2>")
+        parts.append(f"<p>Separate from the utility spec above: the facility's own equipment and voltage "
+                     f"bands ({'all held' if el_comp.get('compliant', True) else 'violated'}).</p>")
+        parts.append(_table(erows, ["limit", "compliance row", "limit value", "worst", "time beyond [s]", "ok"]))
     keys = [k for k in m["pcc"] if not isinstance(m["pcc"][k], dict)]
     parts.append("<h2>Power metrics</h2>")
     parts.append(_table([[k, m["raw"][k], m["pcc"][k]] for k in keys], ["metric", "raw", "pcc"]))
@@ -85,7 +157,8 @@ def render_report(res: "Results", images: list[tuple[str, str]]) -> str:
         names = list(m["storage"])
         keys = sorted({k for n in names for k in m["storage"][n]})
         parts.append("<h2>Storage</h2>")
-        parts.append(_table([[k] + [m["storage"][n].get(k, "") for n in names] for k in keys], ["metric"] + names))
+        parts.append(_table([[k] + [m["storage"][n].get(k, "") for n in names] for k in keys], ["metric"] + names,
+                            ok_col=False, bad_rows=("saturated",)))
     if res.sizing:
         parts.append("<h2>Sizing</h2>")
         flat = []
@@ -94,7 +167,8 @@ def render_report(res: "Results", images: list[tuple[str, str]]) -> str:
                 flat += [[f"{k}.{kk}", vv] for kk, vv in v.items()]
             else:
                 flat.append([k, v])
-        parts.append(_table(flat, ["quantity", "value"]))
+        parts.append(_table([[k, ", ".join(fmt_number(x) for x in v) if isinstance(v, list) else v]
+                             for k, v in flat], ["quantity", "value"], ok_col=False))
     for name, caption in images:
         parts.append(f"<figure><img src='{html.escape(name)}' alt='{html.escape(caption)}'>"
                      f"<figcaption>{html.escape(caption)}</figcaption></figure>")

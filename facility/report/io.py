@@ -1,4 +1,8 @@
-"""Writing a run's files atomically: everything goes to a temporary folder, then moves into place."""
+"""Writing a run's files atomically: everything goes to a temporary folder, then moves into place.
+
+Which folder may be written or replaced is :mod:`facility.report.outdir`'s policy: never a
+folder holding anything facility did not write.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +22,8 @@ from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 
+from facility.report.outdir import MANIFEST_FILE, check_out_dir
+
 if TYPE_CHECKING:
     from facility.simulate import Results
 
@@ -28,17 +34,27 @@ _VERSIONED = ("facility", "numpy", "scipy", "pandas", "pyarrow", "pydantic", "pa
 
 
 @contextlib.contextmanager
-def atomic_dir(final: Path) -> Iterator[Path]:
+def atomic_dir(final: Path, *, replace_result: bool = True) -> Iterator[Path]:
     """Yield a temporary folder beside ``final``; on success replace ``final`` with it.
 
     A failure leaves ``final`` untouched (an earlier result stays whole) and removes the
-    temporary folder, so a failed run never leaves half a result.
+    temporary folder, so a failed run never leaves half a result. ``final`` is checked with
+    :func:`facility.report.outdir.check_out_dir` before and again after the body ran (the
+    folder may have changed meanwhile): only a new or empty folder, or an earlier facility
+    run/size result when ``replace_result`` is set, is ever replaced.
+
+    Raises
+    ------
+    ScenarioError
+        ``final`` may not be replaced (a file, a folder with foreign content, the current
+        directory, an unwritable place); nothing is written then.
     """
-    final = Path(final).resolve()
+    final, _ = check_out_dir(final, force=replace_result, kinds=("run", "size"))
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.tmp-", dir=final.parent))
     try:
         yield tmp
+        check_out_dir(final, force=replace_result, kinds=("run", "size"))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -85,8 +101,12 @@ def git_revision() -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
-def manifest(res: "Results") -> dict:
-    """Versions, seed, timings, git revision and the command line of a run."""
+def manifest(res: "Results", files: list[str] | None = None) -> dict:
+    """Versions, seed, timings, git revision and the command line of a run.
+
+    ``facility_output`` (``"run"`` or ``"size"``) and ``files`` (every file of the folder)
+    mark the folder as a facility result that a later ``--out … --force`` may replace.
+    """
     versions = {}
     for name in _VERSIONED:
         try:
@@ -94,6 +114,8 @@ def manifest(res: "Results") -> dict:
         except metadata.PackageNotFoundError:
             versions[name] = None
     return {
+        "facility_output": "size" if res.sizing is not None else "run",
+        "files": sorted(set(files or []) | {MANIFEST_FILE}),
         "scenario": res.scenario.name,
         "seed": res.scenario.seed,
         "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -108,16 +130,18 @@ def manifest(res: "Results") -> dict:
     }
 
 
-def write_outputs(res: "Results", out_dir: Path, *, plots: bool = True) -> Path:
+def write_outputs(res: "Results", out_dir: Path, *, plots: bool = True, replace_result: bool = True) -> Path:
     """Write every file of a run into ``out_dir`` atomically.
 
     Files: ``metrics.json``, ``timeseries.parquet``, ``events.json``, ``report.html`` with PNG
     plots, ``scenario.resolved.toml``, ``manifest.json`` and, for a sizing, ``sizing.json``.
+    ``replace_result``: an earlier facility result in ``out_dir`` may be replaced (the CLI
+    asks for ``--force``); a folder with anything else in it never is (see :func:`atomic_dir`).
     """
     from facility.config.load import dump_scenario_toml
     from facility.report.html import render_report
 
-    with atomic_dir(out_dir) as tmp:
+    with atomic_dir(out_dir, replace_result=replace_result) as tmp:
         write_json(tmp / "metrics.json", res.metrics)
         res.timeseries.to_parquet(tmp / "timeseries.parquet", index=False)
         write_json(tmp / "events.json", res.events)
@@ -130,5 +154,6 @@ def write_outputs(res: "Results", out_dir: Path, *, plots: bool = True) -> Path:
 
             images = write_plots(res, tmp)
         (tmp / "report.html").write_text(render_report(res, images))
-        write_json(tmp / "manifest.json", manifest(res))
+        files = [p.name for p in tmp.iterdir()]
+        write_json(tmp / MANIFEST_FILE, manifest(res, files))
     return Path(out_dir)

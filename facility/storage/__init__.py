@@ -14,13 +14,14 @@ from facility.storage.metrics import (
     storage_metrics_from_series,
 )
 from facility.storage.params import StorageParams
-from facility.storage.soc import LIMIT_NAMES, StorageTrace, simulate_soc, storage_step
+from facility.storage.soc import LIMIT_NAMES, StorageTrace, simulate_soc, storage_step, storage_step_bounded
 
 __all__ = [
     "StorageParams",
     "StorageTrace",
     "simulate_soc",
     "storage_step",
+    "storage_step_bounded",
     "storage_metrics",
     "storage_metrics_from_series",
     "discharge_throughput_mwh",

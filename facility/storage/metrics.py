@@ -35,7 +35,9 @@ def storage_metrics(trace: StorageTrace, params: StorageParams, dt_s: float) -> 
         lowest / highest SoC of the reported series (SoC at the end of each step) [frac];
         ``throughput_mwh``: discharge throughput, energy delivered at the terminals,
         sum of max(-p, 0) * dt [MWh]; ``equivalent_full_cycles`` = throughput_mwh / e_rated_mwh
-        (0 for a storage without energy) [-].
+        (0 for a storage without energy) [-]; ``delta_e_mwh``: stored energy at the end of the
+        last step minus at t = 0, (soc[-1] − initial_soc_frac) · e_rated_mwh [MWh] (the
+        energy account of :func:`facility.metrics.energy_metrics` charges it).
     """
     soc = np.asarray(trace.soc_frac, dtype=float)
     thr = discharge_throughput_mwh(trace.p_mw, dt_s)
@@ -47,6 +49,7 @@ def storage_metrics(trace: StorageTrace, params: StorageParams, dt_s: float) -> 
         "max_soc_frac": float(soc.max()) if soc.size else float(params.initial_soc_frac),
         "throughput_mwh": thr,
         "equivalent_full_cycles": float(efc),
+        "delta_e_mwh": float((soc[-1] - params.initial_soc_frac) * params.e_rated_mwh) if soc.size else 0.0,
     }
 
 

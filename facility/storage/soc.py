@@ -6,7 +6,8 @@ Energy balance of one step of length dt (``dt_h = dt_s / 3600``), consumer frame
     e[t] = e[t-1] * (1 - self_discharge_frac_per_h * dt_h) + (eta_c * p_ch - p_dis / eta_d) * dt_h
 
 The delivered power first passes the converter (first-order lag ``response_s``, then the ramp
-limit), then saturates at ``+-p_rated_mw`` and at the power that would leave
+limit), then saturates at ``+-p_rated_mw`` (and, in the closed loop, at the network's
+headroom of the step, :func:`storage_step_bounded`) and at the power that would leave
 ``[e_min_mwh, e_max_mwh]``: a storage never reaches an impossible SoC, it saturates.
 """
 
@@ -19,15 +20,16 @@ from numba import njit
 
 from facility.storage.params import StorageParams
 
-__all__ = ["StorageTrace", "simulate_soc", "storage_step", "LIMIT_NONE", "LIMIT_POWER",
-           "LIMIT_EMPTY", "LIMIT_FULL", "LIMIT_NAMES"]
+__all__ = ["StorageTrace", "simulate_soc", "storage_step", "storage_step_bounded", "LIMIT_NONE",
+           "LIMIT_POWER", "LIMIT_EMPTY", "LIMIT_FULL", "LIMIT_NETWORK", "LIMIT_NAMES"]
 
 LIMIT_NONE = 0
 LIMIT_POWER = 1   # |p| clipped at p_rated_mw
 LIMIT_EMPTY = 2   # discharge clipped at e_min_mwh
 LIMIT_FULL = 3    # charge clipped at e_max_mwh
+LIMIT_NETWORK = 4  # clipped at the network's headroom (feeder, substation, BESS transformer)
 LIMIT_NAMES = {LIMIT_NONE: "none", LIMIT_POWER: "power", LIMIT_EMPTY: "min_soc",
-               LIMIT_FULL: "max_soc"}
+               LIMIT_FULL: "max_soc", LIMIT_NETWORK: "network"}
 
 
 @njit(cache=True, inline="always")
@@ -57,6 +59,19 @@ def storage_step(p_set, p_prev, e_prev, p_rated, eta_c, eta_d, k_self, e_min, e_
     limit : int
         ``LIMIT_*`` code of the saturation that clipped the power (0 if none).
     """
+    return storage_step_bounded(p_set, p_prev, e_prev, p_rated, np.inf, -np.inf, eta_c, eta_d,
+                                k_self, e_min, e_max, alpha, ramp_step, dt_h)
+
+
+@njit(cache=True, inline="always")
+def storage_step_bounded(p_set, p_prev, e_prev, p_rated, p_hi, p_lo, eta_c, eta_d, k_self,
+                         e_min, e_max, alpha, ramp_step, dt_h):
+    """:func:`storage_step` with the step's network headroom as extra bounds.
+
+    The delivered power is clipped to ``[max(-p_rated, p_lo), min(p_rated, p_hi)]`` (``p_hi ≥ 0
+    ≥ p_lo``: the network may stop a storage, never force it); a clip at ``p_hi`` / ``p_lo``
+    reports :data:`LIMIT_NETWORK`. [MW]
+    """
     p = p_prev + alpha * (p_set - p_prev)
     if p > p_prev + ramp_step:
         p = p_prev + ramp_step
@@ -64,14 +79,20 @@ def storage_step(p_set, p_prev, e_prev, p_rated, eta_c, eta_d, k_self, e_min, e_
         p = p_prev - ramp_step
     tol = 1e-6 * (p_rated + 1.0)      # clipping smaller than this (LP round-off) is no saturation
     limit = 0
-    if p > p_rated:
-        if p - p_rated > tol:
-            limit = 1
-        p = p_rated
-    elif p < -p_rated:
-        if -p_rated - p > tol:
-            limit = 1
-        p = -p_rated
+    hi, lim_hi = p_rated, 1
+    if p_hi < hi:
+        hi, lim_hi = p_hi, 4
+    lo, lim_lo = -p_rated, 1
+    if p_lo > lo:
+        lo, lim_lo = p_lo, 4
+    if p > hi:
+        if p - hi > tol:
+            limit = lim_hi
+        p = hi
+    elif p < lo:
+        if lo - p > tol:
+            limit = lim_lo
+        p = lo
     e_keep = e_prev * k_self
     if p > 0.0:
         p_max = (e_max - e_keep) / (eta_c * dt_h)

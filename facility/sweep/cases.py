@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import itertools
 import json
 import math
@@ -29,10 +30,11 @@ from pathlib import Path
 
 import numpy as np
 
-from facility.config.load import parse_override
+from facility.config.files import MAX_CSV_BYTES, read_text
+from facility.config.load import apply_overrides, parse_override, scenario_from_dict
 from facility.errors import ScenarioError
 
-__all__ = ["split_values", "expand_values", "expand_cases", "case_ids", "CASE_ID_COLUMN"]
+__all__ = ["split_values", "expand_values", "expand_cases", "case_ids", "validate_cases", "CASE_ID_COLUMN"]
 
 #: Optional column of a ``--cases`` CSV that names each case.
 CASE_ID_COLUMN = "case_id"
@@ -107,13 +109,25 @@ def _range(text: str, key: str) -> list[str] | None:
     return [_format(float(p), as_int) for p in pts]
 
 
+_RANGE_HINT = ("a range is START:STOP:N — N evenly spaced points, both ends included, e.g. "
+               "{key}=10:30:5 gives 10, 15, 20, 25, 30; a list is v1,v2,v3")
+
+
+def _looks_like_range(text: str) -> bool:
+    """``text`` has a colon and starts with two numbers (``10:30``, ``0:1:3,5``): a range meant."""
+    bits = text.split(":")
+    return len(bits) >= 2 and _number(bits[0].strip()) is not None and _number(bits[1].split(",")[0].strip()) is not None
+
+
 def expand_values(item: str) -> tuple[str, list[str]]:
     """One ``--set key=…`` item → ``(key, [value_text, …])``.
 
     Raises
     ------
     ScenarioError
-        No ``=``, an empty key, an empty value list or a malformed range.
+        No ``=``, an empty key, an empty value list or a malformed range. Text with colons
+        that is not ``START:STOP:N`` of numbers stays one value (``10:00``); where the key
+        needs a number, :func:`validate_cases` rejects it and shows the range form.
     """
     if "=" not in item:
         raise ScenarioError(f"--set {item!r}: expected KEY=VALUE[,VALUE…] or KEY=START:STOP:N, "
@@ -131,23 +145,37 @@ def expand_values(item: str) -> tuple[str, list[str]]:
 
 
 def _read_cases_csv(path: Path) -> list[dict[str, str]]:
-    path = Path(path)
-    if not path.is_file():
-        raise ScenarioError(f"--cases {path}: no such file")
-    with path.open(newline="") as fh:
-        reader = csv.DictReader(fh)
+    """Rows of a ``--cases`` CSV, read through the shared reader (:mod:`facility.config.files`):
+    a missing, unreadable or non-UTF-8 file and malformed CSV are :class:`ScenarioError`
+    naming the file and ``--cases``."""
+    text = read_text(path, key="--cases", what="cases CSV", max_bytes=MAX_CSV_BYTES,
+                     hint="; give --cases a readable CSV file (header = scenario keys)")
+    if "\x00" in text:
+        raise ScenarioError(f"--cases {path}: holds NUL bytes, so it is not a text CSV; save it "
+                            "as a UTF-8 CSV (header = scenario keys)")
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
         if not reader.fieldnames:
             raise ScenarioError(f"--cases {path}: empty file; expected a header row of scenario keys")
         names = [n.strip() for n in reader.fieldnames]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ScenarioError(f"--cases {path}: header repeats {', '.join(dup)}; name each key once")
         for n in names:
             if n != CASE_ID_COLUMN:
-                parse_override(f"{n}=0")
+                try:
+                    parse_override(f"{n}=0")
+                except ScenarioError:
+                    raise ScenarioError(f"--cases {path}: header cell {n!r} is not a scenario key "
+                                        "(e.g. bess.e_rated_mwh)") from None
         rows = []
         for i, row in enumerate(reader, start=2):
             if None in row:
                 raise ScenarioError(f"--cases {path}: line {i} has more cells than the header")
             case = {k.strip(): (v or "").strip() for k, v in row.items()}
             rows.append({k: v for k, v in case.items() if v != ""})
+    except csv.Error as exc:
+        raise ScenarioError(f"--cases {path}: not a readable CSV ({exc}); fix the file") from None
     if not rows:
         raise ScenarioError(f"--cases {path}: no case rows under the header")
     return rows
@@ -230,3 +258,54 @@ def case_ids(cases: list[dict[str, str]], salt: str = "") -> list[str]:
     if dup:
         raise ScenarioError(f"--cases: case_id values repeat: {', '.join(dup)}")
     return ids
+
+
+def validate_cases(raw: dict, cases: list[dict[str, str]], ids: list[str], *, source: str,
+                   base_dir: Path | None = None, base_overrides: list[str] | None = None,
+                   max_shown: int = 5) -> None:
+    """Build every case's scenario (schema + physics checks) before any case runs.
+
+    Parameters
+    ----------
+    raw : dict
+        The base scenario as read (TOML dict).
+    cases : list of dict
+        The cases of :func:`expand_cases`.
+    ids : list of str
+        Their case ids (:func:`case_ids`), for messages.
+    source : str
+        Scenario file name, for messages.
+    base_dir : pathlib.Path, optional
+        Folder relative trace files resolve against.
+    base_overrides : list of str, optional
+        ``key=value`` items applied to every case before its own.
+    max_shown : int
+        Distinct errors listed in the message.
+
+    Raises
+    ------
+    ScenarioError
+        One or more cases do not validate: the message says how many, and for each distinct
+        error the key, value and allowed range (from the schema) and the cases it hits.
+    """
+    errors: dict[str, list[str]] = {}
+    for cid, case in zip(ids, cases):
+        items = list(base_overrides or []) + [f"{k}={v}" for k, v in case.items() if k != CASE_ID_COLUMN]
+        try:
+            scenario_from_dict(apply_overrides(raw, items), source=source, base_dir=base_dir)
+        except ScenarioError as exc:
+            msg = str(exc)
+            meant = [(k, v) for k, v in case.items() if k != CASE_ID_COLUMN and _looks_like_range(v) and v in msg]
+            if meant:
+                msg += f"; --set {meant[0][0]}={meant[0][1]}: " + _RANGE_HINT.format(key=meant[0][0])
+            errors.setdefault(msg, []).append(cid)
+    if not errors:
+        return
+    n_bad = sum(len(v) for v in errors.values())
+    lines = [f"{n_bad} of {len(cases)} sweep cases do not validate; no case was run:"]
+    for msg, cids in list(errors.items())[:max_shown]:
+        shown = ", ".join(cids[:3]) + (f", … ({len(cids)} cases)" if len(cids) > 3 else "")
+        lines.append(f"  {msg}  [case {shown}]")
+    if len(errors) > max_shown:
+        lines.append(f"  … and {len(errors) - max_shown} more distinct errors")
+    raise ScenarioError("\n".join(lines))

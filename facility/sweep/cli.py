@@ -7,7 +7,7 @@ import logging
 import sys
 from pathlib import Path
 
-from facility.errors import EXIT_ERROR, EXIT_OK, FacilityError, exit_code_for
+from facility.errors import EXIT_CASES_FAILED, EXIT_ERROR, EXIT_OK, FacilityError, exit_code_for
 
 __all__ = ["add_sweep_arguments", "main_sweep", "main"]
 
@@ -38,7 +38,9 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cases", type=Path, default=None, metavar="CSV",
                         help="explicit cases: header = scenario keys (optional case_id column), one case per row")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR",
-                        help="sweep folder: sweep.parquet/.csv, cases/<id>/, pareto.png/.html")
+                        help="sweep folder: sweep.parquet/.csv, cases/<id>/, pareto.png/.html; a new or empty "
+                             "folder, an earlier sweep with --resume or --force; a folder holding anything "
+                             "else is refused")
     parser.add_argument("--mode", choices=("run", "size"), default="run",
                         help="each case is a full run (default) or an optimal sizing + verification run")
     parser.add_argument("--executor", choices=("local", "dask"), default="local",
@@ -49,6 +51,8 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=None, help="parallel workers (default: every core)")
     parser.add_argument("--resume", action="store_true",
                         help="finish an interrupted sweep in --out: run only the cases without a folder")
+    parser.add_argument("--force", action="store_true",
+                        help="replace an earlier sweep (or run result) in --out with a fresh sweep")
     parser.add_argument("--dask-threads", action="store_true",
                         help="LocalCluster workers as threads of this process instead of processes")
     parser.add_argument("--case-plots", action="store_true", help="write each case's PNG plots too")
@@ -60,10 +64,19 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
 def main_sweep(args: argparse.Namespace) -> int:
     """Run ``facility sweep`` from parsed arguments; returns the exit code.
 
-    0: the sweep finished (failed cases are rows with status = error, summarized on stderr);
-    2: bad input (scenario file, --set, --cases, a folder holding another sweep), or every
-    case failed on bad input; the exit code of the first error when every case failed; 1 for an
-    unexpected failure.
+    Exit codes:
+
+    * 0 — every case ran (status = ok);
+    * 5 (:data:`facility.errors.EXIT_CASES_FAILED`) — the sweep finished but some cases failed:
+      they are rows with status = error, the table and study outputs hold the rest, stderr
+      says how many failed and shows the first errors; ``--resume`` does not rerun them
+      (delete their folders under ``cases/`` to retry);
+    * when every case failed: the exit code of the first case's error (2 bad input,
+      3 infeasible, 4 power flow, 1 anything else);
+    * 2 — bad input found before any case ran: scenario file, ``--set`` / ``--cases`` syntax,
+      a case whose overrides do not validate (every case is checked first; the message names
+      the key, the value and the cases), or an ``--out`` that may not be written;
+    * 1 — an unexpected failure; 130 — interrupted.
     """
     from facility.sweep.engine import run_sweep
 
@@ -75,7 +88,7 @@ def main_sweep(args: argparse.Namespace) -> int:
                        workers=getattr(args, "workers", None), resume=getattr(args, "resume", False),
                        cases_csv=getattr(args, "cases", None), progress=not (quiet or getattr(args, "no_progress", False)),
                        case_fn=getattr(args, "case_fn", None), plots=getattr(args, "case_plots", False),
-                       dask_processes=not getattr(args, "dask_threads", False))
+                       dask_processes=not getattr(args, "dask_threads", False), force=getattr(args, "force", False))
     except FacilityError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exit_code_for(exc)
@@ -85,17 +98,20 @@ def main_sweep(args: argparse.Namespace) -> int:
     n = len(df)
     bad = df[df["status"] != "ok"] if n else df
     if n and len(bad) == n:
-        print(f"error: every case failed; first: {bad['error_type'].iloc[0]}: {bad['error'].iloc[0]}", file=sys.stderr)
+        print(f"error: every case failed ({n} of {n}); first: {bad['error_type'].iloc[0]}: {bad['error'].iloc[0]}",
+              file=sys.stderr)
         return _code_of(bad["error_type"].iloc[0])
-    if quiet:
-        return EXIT_OK
-    print(f"sweep: {n - len(bad)} of {n} cases ok -> {Path(args.out) / 'sweep.parquet'}", file=sys.stderr)
+    if len(bad):
+        print(f"error: {len(bad)} of {n} cases failed (status = error in {Path(args.out) / 'sweep.parquet'}); "
+              f"{n - len(bad)} ok", file=sys.stderr)
+    elif not quiet:
+        print(f"sweep: {n} of {n} cases ok -> {Path(args.out) / 'sweep.parquet'}", file=sys.stderr)
     for _, row in bad.head(5).iterrows():
         print(f"  {row['case_id']}: {row['error_type']}: {str(row['error']).splitlines()[0] if row['error'] else ''}",
               file=sys.stderr)
     if len(bad) > 5:
         print(f"  … and {len(bad) - 5} more (see the error column)", file=sys.stderr)
-    return EXIT_OK
+    return EXIT_CASES_FAILED if len(bad) else EXIT_OK
 
 
 def _code_of(error_type: str) -> int:

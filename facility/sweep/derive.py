@@ -68,8 +68,12 @@ def storage_capex_usd(scenario: Scenario, metrics: Mapping[str, Any]) -> float:
 def energy_cost_usd_per_year(scenario: Scenario, metrics: Mapping[str, Any]) -> tuple[float, float]:
     """Extra energy drawn at the PCC (vs. the raw site), scaled to a year, and its cost.
 
-    overhead_mwh_per_year = (energy.pcc_mwh − energy.raw_mwh) · 8760 h / horizon_h;
+    overhead_mwh_per_year = (energy.pcc_restored_mwh − energy.raw_mwh) · 8760 h / horizon_h;
     cost = overhead_mwh_per_year · optimize.energy_price_usd_per_mwh.
+    ``pcc_restored_mwh`` is the PCC energy with every storage returned to its initial stored
+    energy (:func:`facility.metrics.energy_metrics`), so a case that discharges its initial
+    charge pays for refilling it instead of earning a negative energy cost; metrics without it
+    (older case records) fall back to ``pcc_mwh``.
 
     Returns
     -------
@@ -78,7 +82,7 @@ def energy_cost_usd_per_year(scenario: Scenario, metrics: Mapping[str, Any]) -> 
     """
     e = metrics.get("energy") or {}
     horizon_h = scenario.time.horizon_s / 3600.0
-    extra = float(e.get("pcc_mwh", 0.0)) - float(e.get("raw_mwh", 0.0))
+    extra = float(e.get("pcc_restored_mwh", e.get("pcc_mwh", 0.0))) - float(e.get("raw_mwh", 0.0))
     per_year = extra * HOURS_PER_YEAR / horizon_h
     return per_year, per_year * scenario.optimize.energy_price_usd_per_mwh
 

@@ -26,7 +26,8 @@ import pandas as pd
 
 from facility.config.load import parse_override, read_toml
 from facility.errors import ScenarioError
-from facility.sweep.cases import CASE_ID_COLUMN, case_ids, expand_cases
+from facility.report.outdir import SWEEP_MANIFEST_FILE, check_out_dir
+from facility.sweep.cases import CASE_ID_COLUMN, case_ids, expand_cases, validate_cases
 from facility.sweep.executors import run_tasks
 from facility.sweep.table import build_table, write_table
 from facility.sweep.worker import CASE_FILE, CaseTask
@@ -36,7 +37,7 @@ __all__ = ["run_sweep", "MODES", "MANIFEST_FILE", "load_records"]
 log = logging.getLogger(__name__)
 
 MODES = ("run", "size")
-MANIFEST_FILE = "sweep.json"
+MANIFEST_FILE = SWEEP_MANIFEST_FILE
 
 
 def _sha256(path: Path) -> str:
@@ -49,19 +50,25 @@ def _case_fn_name(case_fn) -> str | None:
     return f"{getattr(case_fn, '__module__', '?')}:{getattr(case_fn, '__qualname__', repr(case_fn))}"
 
 
-def _check_out_dir(out_dir: Path, manifest: dict, resume: bool) -> None:
+def _check_target(out_dir: Path, resume: bool, force: bool) -> str | None:
+    """The ``--out`` policy of a sweep (:mod:`facility.report.outdir`); what the folder holds now.
+
+    New or empty: a fresh sweep. An earlier sweep: ``--resume`` finishes it, ``--force``
+    replaces it. An earlier run/size result: ``--force`` replaces it. Anything else, the
+    current directory or a parent of it, or an unwritable place: refused.
+    """
+    if resume and force:
+        raise ScenarioError("--resume and --force exclude each other: --resume finishes the sweep in --out, "
+                            "--force replaces it")
+    _, held = check_out_dir(out_dir, force=resume or force,
+                            kinds=("sweep",) if resume else ("sweep", "run", "size"),
+                            how_to_replace="pass --resume to finish it or --force to replace it")
+    return held
+
+
+def _check_resume(out_dir: Path, manifest: dict, resume: bool) -> None:
     path = out_dir / MANIFEST_FILE
-    cases_dir = out_dir / "cases"
-    has_cases = cases_dir.is_dir() and any(p for p in cases_dir.iterdir() if not p.name.startswith("."))
-    if not resume:
-        if path.exists() or has_cases:
-            raise ScenarioError(f"--out {out_dir}: already holds a sweep; pass --resume to finish it, "
-                                f"or choose an empty folder")
-        return
-    if not path.exists():
-        if has_cases:
-            raise ScenarioError(f"--resume: {out_dir} has case folders but no {MANIFEST_FILE}; "
-                                f"cannot tell what was swept")
+    if not resume or not path.exists():
         return
     old = json.loads(path.read_text())
     for key, what in (("scenario_sha256", "the scenario file changed"), ("mode", "--mode differs"),
@@ -136,7 +143,7 @@ def run_sweep(scenario_path: Path, set_items: list[str] | None, out_dir: Path, *
               executor: str = "local", scheduler: str | None = None, workers: int | None = None,
               resume: bool = False, cases_csv: Path | None = None, base_overrides: list[str] | None = None,
               progress: bool = True, case_fn: Callable | str | None = None, plots: bool = False,
-              dask_processes: bool = True, study_outputs: bool = True) -> pd.DataFrame:
+              dask_processes: bool = True, study_outputs: bool = True, force: bool = False) -> pd.DataFrame:
     """Run every case of a sweep and return its table (also written to ``out_dir``).
 
     Parameters
@@ -160,6 +167,9 @@ def run_sweep(scenario_path: Path, set_items: list[str] | None, out_dir: Path, *
     resume : bool
         Finish the sweep already in ``out_dir``: cases with a folder are kept, the missing
         ones run. Refused when the scenario file, mode or base overrides changed.
+    force : bool
+        Replace an earlier sweep (or run/size result) in ``out_dir``; a folder holding anything
+        facility did not write is refused regardless (:mod:`facility.report.outdir`).
     cases_csv : pathlib.Path, optional
         Explicit cases (header = keys).
     base_overrides : list of str, optional
@@ -185,12 +195,15 @@ def run_sweep(scenario_path: Path, set_items: list[str] | None, out_dir: Path, *
     Raises
     ------
     ScenarioError
-        Bad ``--set``/``--cases`` input, unreadable scenario, or a folder that holds another sweep.
+        Bad ``--set``/``--cases`` input, a case whose overrides do not validate (every case is
+        checked before any runs), unreadable scenario, or an ``--out`` that may not be written
+        (another sweep without ``--resume``/``--force``, foreign files, the current directory).
     """
     if mode not in MODES:
         raise ScenarioError(f"--mode {mode!r}: expected one of {', '.join(MODES)}")
     scenario_path = Path(scenario_path)
     out_dir = Path(out_dir)
+    held = _check_target(out_dir, resume, force)
     raw = read_toml(scenario_path)
     base_overrides = list(base_overrides or [])
     for item in base_overrides:
@@ -198,6 +211,8 @@ def run_sweep(scenario_path: Path, set_items: list[str] | None, out_dir: Path, *
     cases = expand_cases(set_items or [], cases_csv)
     salt = json.dumps({"mode": mode, "base": base_overrides})
     ids = case_ids(cases, salt)
+    validate_cases(raw, cases, ids, source=str(scenario_path), base_dir=scenario_path.resolve().parent,
+                   base_overrides=base_overrides)
     override_keys: list[str] = []
     for c in cases:  # merge the key orders of all cases (a CSV row may leave cells empty)
         pos = -1
@@ -211,6 +226,7 @@ def run_sweep(scenario_path: Path, set_items: list[str] | None, out_dir: Path, *
                 override_keys.insert(pos, k)
 
     manifest = {
+        "facility_output": "sweep",
         "scenario": str(scenario_path.resolve()),
         "scenario_sha256": _sha256(scenario_path),
         "mode": mode,
@@ -222,8 +238,11 @@ def run_sweep(scenario_path: Path, set_items: list[str] | None, out_dir: Path, *
         "case_ids": ids,
         "updated_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
+    _check_resume(out_dir, manifest, resume)
+    if held is not None and not resume:  # --force: the earlier output goes (only facility's files)
+        log.info("--force: replacing the earlier %s in %s", held, out_dir)
+        shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    _check_out_dir(out_dir, manifest, resume)
     cases_dir = out_dir / "cases"
     cases_dir.mkdir(exist_ok=True)
     n_stale = _clean_stale(cases_dir)

@@ -16,7 +16,9 @@ _DEFINITIONS = """
 <ul>
 <li><b>storage cost</b> <code>cost.storage_capex_usd</code> = Σ over storages of
  1000 · (p_rated_mw · cost_usd_per_kw + e_rated_mwh · cost_usd_per_kwh) [USD]</li>
-<li><b>energy overhead</b> <code>energy.energy_overhead_frac</code> = pcc_mwh / raw_mwh − 1 [frac]</li>
+<li><b>energy overhead</b> <code>energy.energy_overhead_frac</code> = pcc_restored_mwh / raw_mwh − 1 [frac]:
+ pcc_restored_mwh is the PCC energy with every storage returned to its initial charge (refilled at
+ 1/η_c, a surplus credited at η_d), so spending a storage's initial charge is no saving</li>
 <li><b>compliance margin</b> <code>compliance_margin.min</code> = min over the limits the spec
  sets of (1 − metric / limit) [frac]; ≥ 0: every limit holds with that headroom, &lt; 0: the worst
  limit is exceeded by that fraction</li>

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from facility.config.load import apply_overrides, scenario_from_dict
+from facility.config.resources import check_resources
 from facility.sweep.derive import derive
 
 __all__ = ["CaseTask", "execute_case", "default_case_fn", "resolve_case_fn", "CASE_FILE"]
@@ -188,6 +189,8 @@ def execute_case(task: CaseTask) -> dict:
         scenario = scenario_from_dict(apply_overrides(task.raw, list(task.overrides)),
                                       source=f"{task.source} [case {task.case_id}]",
                                       base_dir=Path(task.base_dir))
+        check_resources(scenario, getattr(task, "max_memory_gib", None),  # before it allocates
+                        source=f"{task.source} [case {task.case_id}]")
         fn = resolve_case_fn(task.case_fn)
         tc = time.perf_counter()
         metrics = _call(fn, scenario, tmp, task.mode, task.plots)

@@ -16,31 +16,32 @@ adding a job never changes the draws of the others.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import asdict
 
 import numpy as np
 import pandas as pd
 
 from facility.config.library import load_gpu
-from facility.errors import ScenarioError
 from facility.workload.archetypes import JobParams, resolve_job_params
 from facility.workload.groups import assign_feeders, group_gpu_counts
 from facility.workload.iterations import draw_iteration_plan, iteration_wave
 from facility.workload.profile import LoadProfile
 from facility.workload.timeline import checkpoint_mask, envelope_frac, running_mask, time_grid
-from facility.workload.trace import read_trace, trace_on_grid
+from facility.workload.trace import trace_on_grid
+from facility.workload.trace_checks import inspect_job_trace, job_trace
 
 __all__ = ["generate_load", "job_waveform"]
+
+log = logging.getLogger(__name__)
+_LOGGED: set[str] = set()
 
 
 def _trace_wave(job, p: JobParams, offset_s: np.ndarray, t_s: np.ndarray, dt_s: float,
                 key: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Replay a trace for every group: waveform [frac], compute mask, 'trace still playing'."""
-    if not job.trace_file:
-        raise ScenarioError(f"{key}.trace_file is required when {key}.workload = 'trace'")
-    tt, pf = read_trace(job.trace_file, tdp_w=p.tdp_w, scale=job.trace_scale,
-                        gpus_per_node=job.gpus_per_node)
-    p_native, native = trace_on_grid(tt, pf, dt_s)
+    tr = job_trace(job, key)
+    p_native, native = trace_on_grid(tr.t_s, tr.p_frac, dt_s)
     duration = p_native.size * native        # each sample stands for one native step
     grid = np.arange(p_native.size + 1) * native
     vals = np.append(p_native, p_native[0] if job.trace_loop else p_native[-1])
@@ -144,7 +145,9 @@ def generate_load(scenario, *, rng: np.random.Generator | None = None) -> LoadPr
     LoadProfile
         ``p_gpu_w`` (G, T) [W per GPU], ``running``, ``compute``; ``groups`` lists job,
         job_index, gpu, n_gpus, tdp_w [W], idle_w [W], feeder, straggler; ``meta['jobs']`` holds
-        per-job facts (resolved parameters, iteration count, mean period [s]).
+        per-job facts (resolved parameters, iteration count, mean period [s]; ``trace``: what
+        :func:`~facility.workload.trace.load_trace` found), ``meta['warnings']`` what a measured
+        trace cannot show (:mod:`facility.workload.trace_checks`; also logged).
     """
     rng = np.random.default_rng(scenario.seed) if rng is None else rng
     dt_s = float(scenario.time.dt_s)
@@ -157,9 +160,17 @@ def generate_load(scenario, *, rng: np.random.Generator | None = None) -> LoadPr
         p = resolve_job_params(job, load_gpu(job.gpu, key=f"{key}.gpu"))
         params.append(p)
         counts.append(group_gpu_counts(p.n_gpus, p.gpus_per_rack, job.n_rack_groups, key))
-    waves, runs, comps, rows, metas = [], [], [], [], {}
+    waves, runs, comps, rows, metas, warnings = [], [], [], [], {}, []
     for i, (job, p, c) in enumerate(zip(scenario.jobs, params, counts)):
         w, r, cm, meta = job_waveform(p, c, t_s, dt_s, job_rngs[i], job=job, key=f"jobs.{i}")
+        if job.workload == "trace":      # what the trace can and cannot show (same words as validate)
+            tr, found = inspect_job_trace(job, f"jobs.{i}", scenario)
+            meta["trace"] = {k: v for k, v in asdict(tr.info).items() if k != "header"}
+            for text in found:
+                if text not in _LOGGED:       # once per process (size and sweeps generate often)
+                    _LOGGED.add(text)
+                    log.warning("%s", text)
+            warnings.extend(found)
         waves.append(w)
         runs.append(r)
         comps.append(cm)
@@ -177,4 +188,4 @@ def generate_load(scenario, *, rng: np.random.Generator | None = None) -> LoadPr
     groups = pd.concat(rows, ignore_index=True)
     groups["feeder"] = assign_feeders(groups["job_index"].to_numpy(), scenario.grid.n_feeders)
     return LoadProfile(t_s=t_s, dt_s=dt_s, groups=groups, p_gpu_w=p_gpu_w, running=running,
-                       compute=compute, meta={"jobs": metas, "seed": scenario.seed})
+                       compute=compute, meta={"jobs": metas, "seed": scenario.seed, "warnings": warnings})

@@ -1,6 +1,6 @@
 """Synchronous training iterations of one job, per rack group, on the step grid.
 
-Model (after Ko & Zhu, arXiv:2508.16457, with the symbols of the facts file §4.2):
+Model (after Ko & Zhu, arXiv:2508.16457, with the symbols of their parameter table):
 
 - iteration ``i`` lasts ``T_i = period_s * (1 + xi_i)``, ``xi_i ~ N(0, jitter_frac^2)``
   (clipped so that ``T_i >= 0.1 * period_s``); boundaries ``B_i`` are the cumulative sum;

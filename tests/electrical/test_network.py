@@ -69,6 +69,47 @@ def test_check_grid_catches_small_ratings():
     assert check_grid(Scenario(jobs=[big], grid={"trafo_sn_mva": 150.0})) == []
 
 
+def test_tables_keep_pandapower_dtypes(site_net):
+    """Built with vectorized creators (and the ext_grid shim): the element tables carry the
+    dtypes pandapower's own creators give, under pandas 2 and 3 alike."""
+    n = site_net.net
+    for table in ("bus", "ext_grid", "impedance", "trafo", "load", "storage"):
+        if len(n[table]):
+            assert n[table]["in_service"].dtype == bool, table
+            assert n[table]["in_service"].all(), table
+    assert n.trafo.hv_bus.dtype.kind in "iu" and n.load.bus.dtype.kind in "iu"
+    assert list(n.bus.name[:3]) == ["source", "pcc", "mv"]
+    assert n.ext_grid.bus.iat[0] == site_net.bus["source"]
+    # the source impedance is symmetric, as create_impedance makes it by default
+    assert n.impedance.rtf_pu.iat[0] == n.impedance.rft_pu.iat[0]
+    assert n.impedance.xtf_pu.iat[0] == n.impedance.xft_pu.iat[0]
+
+
+def test_export_names_pandas_classes_every_pandapower_reads(tmp_path, site_net):
+    """pandas 3 says DataFrame.__module__ == "pandas"; pandapower <= 3.1 reads only
+    "pandas.core.frame" and would silently load dicts: the export always writes the latter."""
+    import json
+
+    path = tmp_path / "net.json"
+    export_network(site_net, path)
+    text = path.read_text()
+    mods = {(d["_class"], d["_module"]) for d in _objects(json.loads(text)) if d.get("_class") in ("DataFrame", "Series")}
+    assert ("DataFrame", "pandas.core.frame") in mods
+    assert all(m != "pandas" for _, m in mods)
+    back = pp.from_json_string(text)
+    assert type(back.bus).__name__ == "DataFrame" and len(back.bus) == len(site_net.net.bus)
+
+
+def _objects(obj):
+    if isinstance(obj, dict):
+        yield obj
+        for v in obj.values():
+            yield from _objects(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _objects(v)
+
+
 def test_export_roundtrip(tmp_path, site_net):
     path = tmp_path / "sub" / "net.json"
     export_network(site_net, path)

@@ -63,7 +63,9 @@ def test_batch_matches_runpp_on_random_steps(site_net, site_inputs):
         assert abs(ref["q_pcc_mvar"] - res.q_pcc_mvar[s]) <= 1e-4
         np.testing.assert_allclose(res.vm_bus_pu[s], ref["vm_bus_pu"], atol=1e-6)
         assert abs(ref["vm_min_pu"] - res.vm_min_pu[s]) <= 1e-6
-        assert abs(ref["trafo_loading_percent"] - res.trafo_loading_percent[s]) <= 1e-4
+        for k in ("trafo_loading_percent", "sub_trafo_loading_percent", "lv_trafo_loading_percent",
+                  "bess_trafo_loading_percent"):
+            assert abs(ref[k] - getattr(res, k)[s]) <= 1e-4, k
         assert abs(ref["losses_mw"] - res.losses_mw[s]) <= 1e-4
     assert_balance(res)
 
@@ -85,14 +87,36 @@ def test_chunking_does_not_change_results(site_net, site_inputs):
     np.testing.assert_allclose(a.vm_min_pu, b.vm_min_pu, atol=1e-10)
 
 
+def test_storage_shares_follow_the_headroom():
+    from facility.electrical import storage_shares
+
+    p_max = np.array([20.0, 40.0, 10.0])
+    p = np.array([[10.0, 30.0, 10.0],    # charging: headroom 10, 10, 0
+                  [10.0, 30.0, 10.0],    # discharging: 30, 70, 20
+                  [25.0, 45.0, 12.0]])   # every feeder above its rating: by rating
+    w = storage_shares(p, np.array([5.0, -5.0, 1.0]), p_max)
+    np.testing.assert_allclose(w[0], [0.5, 0.5, 0.0])
+    np.testing.assert_allclose(w[1], [0.25, 70 / 120, 20 / 120])
+    np.testing.assert_allclose(w[2], p_max / p_max.sum())
+    np.testing.assert_allclose(w.sum(axis=1), 1.0)
+
+
 def test_storage_split_over_feeders(site_net):
     from facility.electrical import feeder_injections
 
-    p = np.array([[10.0, 30.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]])
-    out, inp = feeder_injections(site_net, p, np.array([4.0, 4.0]), np.array([-2.0, 0.0]))
-    assert out[0] == pytest.approx([10.5, 31.5, 0.0, 0.0])  # in proportion to the load
-    assert out[1] == pytest.approx([1.0, 1.0, 1.0, 1.0])  # evenly without load
+    pmax = site_net.limits.feeder_p_max_mw
+    assert np.allclose(pmax, pmax[0]) and pmax.sum() == pytest.approx(site_net.limits.feeder_capacity_mw)
+    p = np.array([[10.0, 30.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [10.0, 30.0, 0.0, 0.0]])
+    out, inp = feeder_injections(site_net, p, np.array([4.0, 4.0, 0.0]), np.array([-2.0, 0.0, 0.0]))
+    h = pmax[0] - p[0]
+    np.testing.assert_allclose(out[0], p[0] + 2.0 * h / h.sum())  # charge goes where there is room
+    np.testing.assert_allclose(out[1], [1.0, 1.0, 1.0, 1.0])      # equal headroom: evenly
+    np.testing.assert_allclose(out[2], p[2])                        # no storage power
     assert np.all(inp > out)
+    # every feeder within its rating as long as the sum is within the site-wide headroom
+    room = site_net.limits.feeder_capacity_mw - p[0].sum()
+    out, _ = feeder_injections(site_net, p[:1], np.array([room]), np.array([0.0]))
+    assert np.all(out[0] <= pmax + 1e-9) and out[0].sum() == pytest.approx(pmax.sum())
 
 
 def test_storage_moves_pcc_one_to_one_plus_losses(site_net):
@@ -183,6 +207,7 @@ def test_types_taps_and_parallel_units_match_runpp():
         ref = runpp_step(net, p[s], None, net=pp_net, numba=False)
         lv = pp_net.res_trafo.loading_percent.to_numpy()[2:].max()
         assert res.lv_trafo_loading_percent[s] == pytest.approx(lv, abs=1e-6)
+        assert res.sub_trafo_loading_percent[s] == pytest.approx(ref["sub_trafo_loading_percent"], abs=1e-6)
         assert res.trafo_loading_percent[s] == pytest.approx(ref["trafo_loading_percent"], abs=1e-6)
         assert res.vm_max_pu[s] == pytest.approx(ref["vm_max_pu"], abs=1e-8)
         assert res.p_pcc_mw[s] == pytest.approx(ref["p_pcc_mw"], abs=1e-6)

@@ -9,7 +9,8 @@ from facility.config.schema import BessConfig, OptimizeConfig, SpecConfig
 from facility.optimize import size_storage
 from facility.optimize.formulation import resolve_storage
 from facility.optimize.periodic import (PeriodicStretch, Reduction, expand, find_periodic_stretch,
-                                        lag_bound_violation_mw, plan_reduction, verify_plan)
+                                        plan_reduction)
+from facility.optimize.verify import lag_bound_violation_mw, verify_plan
 from facility.optimize.windows import lag_bounds
 
 SPEC = SpecConfig(max_ramp_up_mw_per_s=2.0, max_ramp_down_mw_per_s=2.0, ramp_window_s=1.0,

@@ -131,6 +131,7 @@ def test_group_counts_sum_to_n_gpus_and_default_group_number():
 
 def test_too_many_rack_groups_is_an_error():
     from facility.errors import ScenarioError
-    s = make_scenario(_square(n_gpus=64, n_rack_groups=3), horizon_s=1.0)   # 2 racks
-    with pytest.raises(ScenarioError, match=r"jobs\.0\.n_rack_groups = 3 exceeds"):
-        generate_load(s)
+    with pytest.raises(ScenarioError, match=r"jobs\.0\.n_rack_groups = 3 exceeds"):  # 2 racks
+        make_scenario(_square(n_gpus=64, n_rack_groups=3), horizon_s=1.0)   # refused at validation
+    s = make_scenario(_square(n_gpus=64, n_rack_groups=2), horizon_s=1.0)
+    assert generate_load(s).p_gpu_w.shape[0] == 2

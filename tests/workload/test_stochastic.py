@@ -126,10 +126,9 @@ def test_loop_baseline_reproduces_vectorized_generator():
 
 def test_archetype_low_level_above_high_level_is_an_error():
     from facility.errors import ScenarioError
-    s = make_scenario(_job(period_s=None, compute_frac=None, p_low_frac=None,
-                           archetype="llm_pretrain", p_high_frac=0.6), horizon_s=1.0)
     with pytest.raises(ScenarioError, match=r"p_low_frac = 0.7 .*archetype 'llm_pretrain'"):
-        generate_load(s)
+        make_scenario(_job(period_s=None, compute_frac=None, p_low_frac=None,     # at validation
+                           archetype="llm_pretrain", p_high_frac=0.6), horizon_s=1.0)
 
 
 def test_noise_never_exceeds_the_gpu_edp_ceiling():

@@ -112,7 +112,7 @@ def test_malformed_traces_name_file_and_problem(tmp_path, text, match):
 
 
 def test_missing_trace_file(tmp_path):
-    with pytest.raises(ScenarioError, match="nope.csv: trace file not found"):
+    with pytest.raises(ScenarioError, match="nope.csv'?: no such trace file"):
         read_trace(tmp_path / "nope.csv", tdp_w=700.0)
 
 

@@ -1,0 +1,160 @@
+"""What the optimizer returns: :class:`SolveInfo`, :class:`SizingResult` and ``sizing.json``.
+
+A *plan* is the optimizer's internal form of a solution: per storage the tuple
+``(p_rated_mw, e_rated_mwh, p_charge_mw (T,), p_discharge_mw (T,), e_mwh (T+1,))``.
+:func:`pack_result` turns a plan into a :class:`SizingResult`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["SolveInfo", "SizingResult", "pack_result", "plan_from_columns", "gap_frac",
+           "sizing_to_json"]
+
+
+@dataclass
+class SolveInfo:
+    """How a solve went.
+
+    Attributes
+    ----------
+    status : str
+        ``"optimal"`` (within the proven gap), ``"slack"`` (``allow_slack``: limits violated
+        at a penalty) or ``"gap"`` (a verified plan whose proven gap is above
+        ``optimize.max_gap_frac``: the time limit was reached first).
+    termination : str
+        The solver's own termination string.
+    objective_usd : float
+        Objective of the returned plan without penalties: capex (+ annuity share) + losses +
+        degradation. [USD]
+    build_s, solve_s : float
+        Model build and solver time. [s]
+    n_variables, n_constraints : int
+        Size of the (largest) LP handed to the solver.
+    slack : dict
+        Largest violation per limit family in slack mode (empty otherwise). [MW or MWh]
+    n_repaired_steps : int
+        Steps whose simultaneous charge and discharge were repaired
+        (:func:`facility.optimize.solve.repair_complementarity`).
+    relaxed_objective_usd : float
+        Optimum of the LP before that repair. [USD]
+    repair_solve_s : float
+        Solver time of the repair. [s]
+    method : str
+        ``"full"`` (one LP over the horizon), ``"periodic"``
+        (:mod:`facility.optimize.periodic`) or ``"blocks"`` (:mod:`facility.optimize.blocks`).
+    lower_bound_usd : float
+        Proven lower bound on the optimum of the full LP. [USD]
+    gap_frac : float
+        (objective - lower bound) / objective: how far the returned plan can be from the
+        optimum at most. [frac]
+    period_steps : int
+        Period of the reduced stretch (``"periodic"``), else 0. [steps]
+    step_factor : int
+        The LP was solved on steps this many times longer, exactly
+        (:mod:`facility.optimize.coarsen`); 1 = on the given grid.
+    iterations : int
+        Outer iterations of an iterative method (``"blocks"``), else 0.
+    """
+
+    status: str
+    termination: str
+    objective_usd: float
+    build_s: float
+    solve_s: float
+    n_variables: int
+    n_constraints: int
+    slack: dict = field(default_factory=dict)
+    n_repaired_steps: int = 0
+    relaxed_objective_usd: float = float("nan")
+    repair_solve_s: float = 0.0
+    method: str = "full"
+    lower_bound_usd: float = float("nan")
+    gap_frac: float = float("nan")
+    period_steps: int = 0
+    step_factor: int = 1
+    iterations: int = 0
+
+
+@dataclass
+class SizingResult:
+    """Ratings and dispatch from :func:`~facility.optimize.size_storage` /
+    :func:`~facility.optimize.solve_dispatch`.
+
+    Attributes
+    ----------
+    p_rated_mw_opt, e_rated_mwh_opt : dict of float
+        Ratings per storage (the fixed ones for a dispatch). [MW], [MWh]
+    p_storage_mw : dict of (T,) arrays
+        Storage power, consumer frame (+ = charging) = p_charge_mw - p_discharge_mw. [MW]
+    p_charge_mw, p_discharge_mw : dict of (T,) arrays
+        Split non-negative charge and discharge power. [MW]
+    soc_frac : dict of (T+1,) arrays
+        SoC at the step *boundaries*: soc_frac[n][0] is the initial SoC, [t+1] the SoC after
+        step t, [T] the end of the horizon. [frac]
+    p_pcc_mw : (T,) array
+        Lossless PCC power = load + sum of storage powers. [MW]
+    info : SolveInfo
+    """
+
+    p_rated_mw_opt: dict
+    e_rated_mwh_opt: dict
+    p_storage_mw: dict
+    p_charge_mw: dict
+    p_discharge_mw: dict
+    soc_frac: dict
+    p_pcc_mw: np.ndarray
+    info: SolveInfo
+
+
+def gap_frac(obj: float, lower: float) -> float:
+    """Relative gap of an objective to a lower bound: max(obj - lower, 0) / |obj|. [frac]"""
+    return max(obj - lower, 0.0) / max(abs(obj), 1e-9)
+
+
+def plan_from_columns(m, x: np.ndarray) -> dict:
+    """The plan of a built model (:class:`facility.optimize.formulation.Model`) at ``x``."""
+    return {n: (x[c["p_rated"][0]], x[c["e_rated"][0]], x[c["ch"]], x[c["dis"]], x[c["e"]])
+            for n, c in m.cols.items()}
+
+
+def pack_result(load_mw: np.ndarray, storages: dict, plan: dict, info: SolveInfo) -> SizingResult:
+    """A :class:`SizingResult` of a plan ``{name: (p_rated, e_rated, ch, dis, e)}``.
+
+    Ratings and powers are clipped at 0 (solver tolerance); the SoC of a storage with a zero
+    energy rating is its initial SoC throughout.
+    """
+    load = np.asarray(load_mw, dtype=float)
+    res = SizingResult({}, {}, {}, {}, {}, {}, load.copy(), info)
+    for n, (p_r, e_r, ch, dis, e) in plan.items():
+        p_r, e_r = max(float(p_r), 0.0), max(float(e_r), 0.0)
+        ch, dis = np.maximum(ch, 0.0), np.maximum(dis, 0.0)
+        res.p_rated_mw_opt[n], res.e_rated_mwh_opt[n] = p_r, e_r
+        res.p_charge_mw[n], res.p_discharge_mw[n] = ch, dis
+        res.p_storage_mw[n] = ch - dis
+        res.soc_frac[n] = (np.asarray(e) / e_r if e_r > 1e-12
+                           else np.full(load.size + 1, storages[n].soc0))
+        res.p_pcc_mw = res.p_pcc_mw + res.p_storage_mw[n]
+    return res
+
+
+def sizing_to_json(result: SizingResult) -> dict:
+    """The ``sizing.json`` layout (docs/formulation.md): per storage
+    ``p_rated_mw_opt``/``e_rated_mwh_opt``, then ``objective_usd``, ``solver_status``,
+    ``build_s``, ``solve_s``, ``n_variables``, ``n_constraints``; extended with ``method``,
+    ``lower_bound_usd``, ``gap_frac``, ``period_steps``, ``step_factor``, ``iterations`` and
+    ``n_repaired_steps`` (see :class:`SolveInfo`)."""
+    out: dict = {n: {"p_rated_mw_opt": float(result.p_rated_mw_opt[n]),
+                     "e_rated_mwh_opt": float(result.e_rated_mwh_opt[n])}
+                 for n in result.p_rated_mw_opt}
+    i = result.info
+    out.update(objective_usd=float(i.objective_usd), solver_status=i.status, build_s=float(i.build_s),
+               solve_s=float(i.solve_s), n_variables=int(i.n_variables),
+               n_constraints=int(i.n_constraints), method=i.method,
+               lower_bound_usd=float(i.lower_bound_usd), gap_frac=float(i.gap_frac),
+               period_steps=int(i.period_steps), step_factor=int(i.step_factor),
+               iterations=int(i.iterations), n_repaired_steps=int(i.n_repaired_steps))
+    return out

@@ -1,0 +1,89 @@
+"""Check a plan step by step against every constraint of the full LP, outside the LP.
+
+Every strategy that does not solve the full LP itself (coarsened grid, periodic reduction,
+blocks) passes its expanded plan through :func:`verify_plan` before returning it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from facility.metrics import rolling_min_max
+from facility.optimize.formulation import S_PER_H
+from facility.optimize.windows import lag_bounds
+
+__all__ = ["lag_bound_violation_mw", "verify_plan"]
+
+
+def lag_bound_violation_mw(p_pcc_mw: np.ndarray, spec, dt_s: float, margin_frac: float = 0.0,
+                           p_hist_mw: np.ndarray | None = None) -> float:
+    """Largest violation of any window limit by a PCC power series (≤ 0 when compliant). [MW]
+
+    Uses the lag-bound form of :mod:`facility.optimize.windows` with the trailing extrema of
+    :func:`facility.metrics.rolling_min_max`, O(N) per limit. With ``p_hist_mw`` (the PCC
+    power just before t = 0), pairs that start in the history count too.
+    """
+    x = np.asarray(p_pcc_mw, dtype=float)
+    H = 0 if p_hist_mw is None else int(np.asarray(p_hist_mw).size)
+    if H:
+        x = np.concatenate([np.asarray(p_hist_mw, dtype=float).ravel(), x])
+    worst = -np.inf
+    for lb in lag_bounds(spec, dt_s, margin_frac):
+        if x.size < 2:
+            break
+        k = min(lb.k, x.size - 1)
+        # lo/hi[i] = extreme of x[i-k+1 .. i]: every step that step i + 1 is compared with
+        lo, hi = rolling_min_max(x, k - 1)
+        v = x[1:] - lo[:-1] if lb.direction == "up" else hi[:-1] - x[1:]
+        v = v[max(H - 1, 0):]  # rows end inside the horizon only
+        if v.size:
+            worst = max(worst, float(np.max(v - lb.bound_mw)))
+    return worst if np.isfinite(worst) else 0.0
+
+
+def verify_plan(load, dt_s, data, spec, plan: dict, margin_frac: float = 0.0,
+                p_hist_mw: np.ndarray | None = None) -> str | None:
+    """Check a plan on the full horizon against every constraint of the full LP.
+
+    Parameters
+    ----------
+    plan : dict of name -> (p_rated, e_rated, p_ch (T,), p_dis (T,), e (T+1,))
+
+    Returns
+    -------
+    str or None
+        None when the plan meets them (to 1e-5 MW and 1e-6 of the energy rating), else what
+        fails.
+    """
+    from scipy.signal import lfilter
+
+    pcc = np.asarray(load, dtype=float).copy()
+    h = dt_s / S_PER_H
+    for n, (p_r, e_r, ch, dis, e) in plan.items():
+        s = data[n]
+        pcc = pcc + ch - dis
+        tol_e = 1e-6 * max(e_r, 1e-3)
+        if min(ch.min(), dis.min()) < -1e-7 or max(ch.max(), dis.max()) > p_r + 1e-5:
+            return f"{n}: power outside [0, rating]"
+        if not (s.p_lo - 1e-7 <= p_r <= s.p_hi + 1e-7 and s.e_lo - 1e-7 <= e_r <= s.e_hi + 1e-7):
+            return f"{n}: rating outside its bounds"
+        if e.min() < s.soc_min * e_r - tol_e or e.max() > s.soc_max * e_r + tol_e:
+            return f"{n}: stored energy outside the SoC bounds"
+        a = 1.0 - s.sigma_per_h * h
+        rec = lfilter([1.0], [1.0, -a], h * (s.eta_c * ch - dis / s.eta_d), zi=[a * e[0]])[0]
+        if np.max(np.abs(rec - e[1:])) > tol_e:
+            return f"{n}: stored energy does not follow the SoC recursion"
+        if abs(e[0] - s.soc0 * e_r) > tol_e:
+            return f"{n}: initial SoC"
+        if (s.terminal == "at_least_initial" and e[-1] < e[0] - tol_e) or (
+                s.terminal == "equal_initial" and abs(e[-1] - e[0]) > tol_e):
+            return f"{n}: terminal SoC"
+        if s.max_ramp_mw_per_s is not None and ch.size > 1 and (
+                np.max(np.abs(np.diff(ch - dis))) > s.max_ramp_mw_per_s * dt_s + 1e-5):
+            return f"{n}: converter ramp limit"
+    if lag_bound_violation_mw(pcc, spec, dt_s, margin_frac, p_hist_mw) > 1e-5:
+        return "a window limit"
+    if (spec.max_dynamic_range_mw is not None
+            and np.ptp(pcc) > spec.max_dynamic_range_mw * (1 - margin_frac) + 1e-5):
+        return "the dynamic range"
+    return None

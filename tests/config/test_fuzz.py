@@ -1,0 +1,64 @@
+"""Property-based fuzzing of the bundled scenarios (hypothesis; mutations of
+:mod:`tests.config.fuzzing`).
+
+Properties:
+
+* ``validate`` of a mutated scenario exits 0 or 2, never 1 and never with a traceback, and a
+  refusal names one of the mutated keys;
+* a mutated scenario that validates, run with a short horizon, exits 0, 3 or 4, and every
+  leaf of its metrics.json is finite.
+
+The default suite draws 300 validate-only cases and 80 validate + run cases (derandomized, so
+CI is reproducible; about 20 s, some 40 of the 80 reach the run); ``-m slow`` adds 2,000 random ones. The long run of >= 5,000
+mutations is ``python -m tests.config.fuzz_scenarios --n 5000`` (figures in its JSON line).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.config.fuzzing import KINDS, PLAUSIBLE, check_mutation, draw_mutations, problems
+
+_SETTINGS = dict(deadline=None, database=None, suppress_health_check=list(HealthCheck),
+                 print_blob=True)
+
+
+def _mutations(kinds, max_mutations=3):
+    @st.composite
+    def strat(draw):
+        return draw_mutations(lambda seq: draw(st.sampled_from(list(seq))), max_mutations, kinds)
+    return strat()
+
+
+@pytest.fixture(autouse=True)
+def _quiet(caplog):
+    caplog.set_level(logging.ERROR)      # scenario warnings (unsmoothed GPUs, ...) are expected
+
+
+@settings(max_examples=300, derandomize=True, **_SETTINGS)
+@given(case=_mutations(KINDS))
+def test_validate_exits_0_or_2_naming_the_key(case, tmp_path_factory):
+    name, muts = case
+    o = check_mutation(name, muts, tmp_path_factory.mktemp("v"), run=False)
+    assert problems(o) == [], (name, muts)
+
+
+@settings(max_examples=80, derandomize=True, **_SETTINGS)
+@given(case=_mutations(PLAUSIBLE, max_mutations=2))
+def test_validated_mutations_run_to_0_3_4_with_finite_metrics(case, tmp_path_factory):
+    name, muts = case
+    o = check_mutation(name, muts, tmp_path_factory.mktemp("r"), run=True)
+    assert problems(o) == [], (name, muts)
+
+
+@pytest.mark.slow
+@settings(max_examples=2000, **_SETTINGS)
+@given(case=st.one_of(_mutations(KINDS), _mutations(PLAUSIBLE)))
+def test_fuzz_slow(case, tmp_path_factory):
+    name, muts = case
+    o = check_mutation(name, muts, tmp_path_factory.mktemp("s"), run=True)
+    assert problems(o) == [], (name, muts)
