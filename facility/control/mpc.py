@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 
 import numpy as np
 
@@ -155,20 +156,24 @@ def plan_once(forecast_mw: np.ndarray, mpc_dt_s: float, attempts: list, spec, op
     if p_pcc_history_mw is not None and p_pcc_history_mw.size:
         kw["p_pcc_history_mw"] = p_pcc_history_mw
     res = None
-    for status, cfgs, band in attempts:
-        try:
-            res = _solve_dispatch(forecast_mw, mpc_dt_s, cfgs, spec, optimize_cfg,
-                                  terminal_soc_frac=band or None, **kw)
-            break
-        except InfeasibleError as exc:
-            if "time_limit" in str(exc) or "time limit" in str(exc):
-                raise
-    if res is None:
-        # the limits cannot be met (the history already breaks them, or the storage is too
-        # small for what comes): the plan that breaks them least
-        status = "slack"
-        res = _solve_dispatch(forecast_mw, mpc_dt_s, cfgs, spec,
-                              optimize_cfg.model_copy(update={"allow_slack": True}), **kw)
+    with warnings.catch_warnings():
+        # a plan whose complementarity repair fails keeps a few steps of simultaneous charge
+        # and discharge; the loop applies their net power, which is what a converter does
+        warnings.simplefilter("ignore", UserWarning)
+        for status, cfgs, band in attempts:
+            try:
+                res = _solve_dispatch(forecast_mw, mpc_dt_s, cfgs, spec, optimize_cfg,
+                                      terminal_soc_frac=band or None, **kw)
+                break
+            except InfeasibleError as exc:
+                if "time_limit" in str(exc) or "time limit" in str(exc):
+                    raise
+        if res is None:
+            # the limits cannot be met (the history already breaks them, or the storage is
+            # too small for what comes): the plan that breaks them least
+            status = "slack"
+            res = _solve_dispatch(forecast_mw, mpc_dt_s, cfgs, spec,
+                                  optimize_cfg.model_copy(update={"allow_slack": True}), **kw)
     p_sto = {n: np.asarray(res.p_storage_mw[n], dtype=float) for n in cfgs}
     pcc = getattr(res, "p_pcc_mw", None)
     pcc = (np.asarray(pcc, dtype=float) if pcc is not None
@@ -316,9 +321,12 @@ class MpcPlanner:
                     f"MPC steps meets a window limit exactly only then")
         else:
             target = min(max(dt, 0.1, horizon / AUTO_STEPS), min(cap))
-            # the longest multiple of dt_s up to the target that divides every window
-            self.r = next((m for m in range(max(1, int(round(target / dt))), 0, -1)
-                           if _divides(m * dt, windows)), 1)
+            # the shortest multiple of dt_s from the target up to the caps that divides every
+            # window, else the longest below it
+            m0 = max(1, int(np.ceil(target / dt - 1e-9)))
+            m_cap = max(m0, int(np.floor(min(cap) / dt + 1e-9)))
+            self.r = next((m for m in range(m0, m_cap + 1) if _divides(m * dt, windows)), None) \
+                or next((m for m in range(m0, 0, -1) if _divides(m * dt, windows)), 1)
         self.mpc_dt = self.r * dt
         self.horizon_s = horizon
         self.n_h = max(1, int(round(horizon / self.mpc_dt)))
