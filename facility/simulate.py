@@ -533,6 +533,11 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
     sc = with_network_caps(scenario, network_caps(scenario, net))
     limits = _lp_limits(scenario)
     margin = float(scenario.optimize.limit_margin_frac)
+    if scenario.controller.kind == "mpc":
+        # the MPC plans with a margin of its own: the design must leave it that room
+        from facility.control.mpc import mpc_margin_frac
+
+        margin = max(margin, mpc_margin_frac(scenario))
     history: list[float] = []
     n_runs = scenario.optimize.max_verify_runs
     controller_failing: dict = {}
@@ -553,6 +558,11 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
                    for n in sol.p_rated_mw_opt}
         sized = scenario.model_copy(update={
             n: cfg.model_copy(update={"extendable": False, **ratings[n]}) for n, cfg in scenario.storages().items()})
+        if sized.controller.kind == "mpc":
+            # ... and plans with the margin it was sized for (controller.mpc_limit_margin_frac
+            # unset: optimize.limit_margin_frac)
+            sized = sized.model_copy(update={"optimize": sized.optimize.model_copy(
+                update={"limit_margin_frac": margin})})
         if sized.controller.kind == "none":
             sized = sized.model_copy(update={"controller": sized.controller.model_copy(update={"kind": "optimal"})})
         plan = sol.p_storage_mw if sized.controller.kind == "optimal" else None

@@ -470,10 +470,12 @@ class ControllerConfig(StrictModel):
         "recovery fed by the slow storages (UPS, BESS) instead of the grid; none = "
         "1 / (4 window_s); 0 = off (the fast storage recovers from the grid with "
         "soc_gain_per_s)."))
-    mpc_limit_margin_frac: float = F(0.3, unit="frac", ge=0, lt=1, description=(
+    mpc_limit_margin_frac: float | None = F(None, unit="frac", ge=0, lt=1, description=(
         "The MPC plans against the spec's ramp, window-swing and dynamic-range limits scaled "
         "by (1 - mpc_limit_margin_frac), leaving room for forecast and execution errors "
-        "(an LP uses every MW a limit allows)."))
+        "(an LP uses every MW a limit allows); none = optimize.limit_margin_frac where that is "
+        "set (a design sized with that margin is exact for plans at it; `facility size` sets "
+        "it), else 0.3."))
     warm_start: bool = F(True, description=(
         "Start the controller as if it had been running before t = 0 on the same load (the "
         "load before t = 0 is taken to repeat the first window): its moving average, filters "

@@ -13,7 +13,7 @@ At each re-plan the MPC
 3. **plans** with :func:`facility.optimize.solve_dispatch`: all storages in one LP with their
    power and SoC limits (UPS reserve included), SoC windows narrowed by the energy each one
    needs to absorb the iteration ripple, the spec's linear limits scaled by
-   ``1 - mpc_limit_margin_frac`` and applied across the PCC history of the last window, an
+   ``1 - mpc_margin_frac(scenario)`` and applied across the PCC history of the last window, an
    end-of-horizon SoC band that pulls each storage toward its SoC target (away from its
    bounds), and a price on the PCC variation that keeps the plan flat where the limits leave
    a choice (changes slower than ``mpc_crossover_s`` go to the grid at the allowed rate,
@@ -40,7 +40,7 @@ from facility.control.forecast import (block_mean, estimate_period_steps, foreca
                                        ripple_of, ripple_reserves_mwh, ripple_shares)
 from facility.errors import FacilityError, InfeasibleError, ScenarioError
 
-__all__ = ["mpc_spec", "allowed_rate_mw_per_s", "variation_cost_usd_per_mw", "plan_once",
+__all__ = ["mpc_spec", "mpc_margin_frac", "allowed_rate_mw_per_s", "variation_cost_usd_per_mw", "plan_once",
            "MpcPlanner"]
 
 #: Longest MPC horizon chosen automatically. [s]
@@ -80,6 +80,24 @@ def mpc_spec(spec, margin_frac: float):
            if getattr(spec, k) is not None}
     upd.update(max_band_energy_frac=None, max_band_peak_mw=None, bands=[])
     return spec.model_copy(update=upd)
+
+
+#: MPC limit margin when neither the controller nor the optimize section sets one. [frac]
+DEFAULT_MARGIN_FRAC = 0.3
+
+
+def mpc_margin_frac(scenario) -> float:
+    """Share by which the MPC tightens the spec's linear limits. [frac]
+
+    ``controller.mpc_limit_margin_frac``; unset: ``optimize.limit_margin_frac`` where that is
+    positive (a design sized with a margin is exact for plans at that margin, and no more),
+    else DEFAULT_MARGIN_FRAC.
+    """
+    m = scenario.controller.mpc_limit_margin_frac
+    if m is not None:
+        return float(m)
+    opt = float(scenario.optimize.limit_margin_frac)
+    return opt if opt > 0 else DEFAULT_MARGIN_FRAC
 
 
 def allowed_rate_mw_per_s(spec) -> float:
@@ -222,7 +240,8 @@ class MpcPlanner:
         use = schedule is not None and ctrl.forecast_schedule
         self.schedule = np.asarray(schedule.p_level_mw, dtype=float) if use else None
         self.nominal = np.asarray(schedule.p_nominal_mw, dtype=float) if use else None
-        self.spec = mpc_spec(scenario.spec, ctrl.mpc_limit_margin_frac)
+        self.margin_frac = mpc_margin_frac(scenario)
+        self.spec = mpc_spec(scenario.spec, self.margin_frac)
         self.rate = allowed_rate_mw_per_s(self.spec)
         self._choose_grid()
         self.replan_k = max(1, int(round(ctrl.replan_s / dt_s)))

@@ -28,7 +28,7 @@ import numpy as np
 from facility.control import kernel as K
 from facility.control.codesign import blend_steps, storage_sufficient
 from facility.control.monitor import MonitorPolicy
-from facility.control.mpc import MpcPlanner, allowed_rate_mw_per_s
+from facility.control.mpc import MpcPlanner, allowed_rate_mw_per_s, mpc_margin_frac
 from facility.control.result import ControlResult
 from facility.errors import ScenarioError
 from facility.storage import LIMIT_NAMES, StorageParams, StorageTrace
@@ -179,7 +179,7 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
     tgt_step = np.inf if ctrl.target_ramp_mw_per_s is None else ctrl.target_ramp_mw_per_s * ts
     # the MPC's filter fallback moves its grid target at most at the MPC's allowed rate
     rate_spec = allowed_rate_mw_per_s(scenario.spec)
-    tgt_step_fb = min(tgt_step, (1.0 - ctrl.mpc_limit_margin_frac) * rate_spec * ts)
+    tgt_step_fb = min(tgt_step, (1.0 - mpc_margin_frac(scenario)) * rate_spec * ts)
 
     # ---- co-design
     cd = bool(ctrl.codesign and has_alt and mode != K.MODE_NONE)

@@ -31,7 +31,7 @@ CASES = {
 }
 #: where the optimal controller is compliant at the full horizon, or the filter is: the MPC
 #: must be (docs/control.md, controller comparison)
-COMPLIANT = {"combined_multi_job", "default", "table1/combined", "table1/rack_storage",
+COMPLIANT = {"combined_multi_job", "default", "table1/combined", "table1/rack_storage", "sizing_start_ramp",
              "sizing_rack_and_bess"}
 
 
