@@ -535,7 +535,7 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
     margin = float(scenario.optimize.limit_margin_frac)
     if scenario.controller.kind == "mpc":
         # the MPC plans with a margin of its own: the design must leave it that room
-        from facility.control.mpc import mpc_margin_frac
+        from facility.control.plan import mpc_margin_frac
 
         margin = max(margin, mpc_margin_frac(scenario))
     history: list[float] = []

@@ -6,7 +6,7 @@ one with a weight ``w``. Three things decide how that switch looks at the PCC:
 * **blend rate** (:func:`blend_steps`): if no storage absorbed the change, the drawn load
   would move by ``dw * |alt - plain|`` in a step. With ``codesign_blend_s`` unset the weight
   moves at most ``rate * dt / D`` per step, ``rate`` half of the fastest steady PCC change the
-  spec's ramp and window limits allow (:func:`facility.control.mpc.allowed_rate_mw_per_s`),
+  spec's ramp and window limits allow (:func:`facility.control.plan.allowed_rate_mw_per_s`),
   ``D`` the largest ``|alt - plain|`` of the last window: the switch alone never uses more
   than half of the limits.
 * **GPU ramp state** (:func:`gpu_ramp_mw_per_s`): while the switch is under way the drawn

@@ -28,7 +28,8 @@ import numpy as np
 from facility.control import kernel as K
 from facility.control.codesign import blend_steps, storage_sufficient
 from facility.control.monitor import MonitorPolicy
-from facility.control.mpc import MpcPlanner, allowed_rate_mw_per_s, mpc_margin_frac
+from facility.control.mpc import MpcPlanner
+from facility.control.plan import allowed_rate_mw_per_s, mpc_margin_frac
 from facility.control.result import ControlResult
 from facility.errors import ScenarioError
 from facility.storage import LIMIT_NAMES, StorageParams, StorageTrace

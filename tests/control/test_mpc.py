@@ -7,9 +7,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-import facility.control.mpc as mpc
+import facility.control.plan as plan
 from facility.control import run_control
-from facility.control.mpc import allowed_rate_mw_per_s, mpc_spec, variation_cost_usd_per_mw
+from facility.control.plan import allowed_rate_mw_per_s, mpc_spec, variation_cost_usd_per_mw
 from facility.control.schedule import SiteSchedule
 from facility.errors import InfeasibleError
 
@@ -56,7 +56,7 @@ def test_spec_rate_and_variation_price():
 @pytest.mark.parametrize("forecast", ["perfect", "periodic", "persistence"])
 def test_mpc_replans_with_the_simulator_state(monkeypatch, rack, forecast):
     stub = FlatStub()
-    monkeypatch.setattr(mpc, "_solve_dispatch", stub)
+    monkeypatch.setattr(plan, "_solve_dispatch", stub)
     sc, sto = _mpc(rack, forecast=forecast)
     t = np.arange(0, 40, DT)
     load = square(t)
@@ -101,7 +101,7 @@ def test_mpc_replans_with_the_simulator_state(monkeypatch, rack, forecast):
 
 def test_schedule_moves_the_level_forecast(monkeypatch, rack):
     stub = FlatStub()
-    monkeypatch.setattr(mpc, "_solve_dispatch", stub)
+    monkeypatch.setattr(plan, "_solve_dispatch", stub)
     sc, sto = _mpc(rack)
     t = np.arange(0, 20, DT)
     load = square(t)
@@ -116,7 +116,7 @@ def test_schedule_moves_the_level_forecast(monkeypatch, rack):
 
 def test_waveform_forecast_where_the_load_follows_the_nominal_one(monkeypatch, rack):
     stub = FlatStub()
-    monkeypatch.setattr(mpc, "_solve_dispatch", stub)
+    monkeypatch.setattr(plan, "_solve_dispatch", stub)
     sc, sto = _mpc(rack)
     t = np.arange(0, 20, DT)
     load = square(t)                                          # exactly the nominal wave
@@ -141,7 +141,7 @@ def test_infeasible_tries_wider_then_slack_then_falls_back_to_the_filter(monkeyp
             raise InfeasibleError("too tight")
         return FlatStub()(p, dt, storages, spec, optimize, **kw)
 
-    monkeypatch.setattr(mpc, "_solve_dispatch", stub)
+    monkeypatch.setattr(plan, "_solve_dispatch", stub)
     sc, sto = _mpc(rack)
     r = run_control(square(np.arange(0, 10, DT)), DT, sc, sto)
     # first re-plan: band, keep-band, free, then slack (ok); second: all fail -> filter
@@ -157,7 +157,7 @@ def test_fallback_is_the_filter(monkeypatch, rack):
     def fail(*a, **k):
         raise InfeasibleError("never")
 
-    monkeypatch.setattr(mpc, "_solve_dispatch", fail)
+    monkeypatch.setattr(plan, "_solve_dispatch", fail)
     t = np.arange(0, 60, DT)
     load = square(t)
     sc, sto = _mpc(rack)
@@ -181,7 +181,7 @@ def test_late_plan_falls_back_and_the_transfer_is_bumpless(monkeypatch, rack):
             time.sleep(0.05)
         return stub(p, dt, storages, spec, optimize, **kw)
 
-    monkeypatch.setattr(mpc, "_solve_dispatch", slow_later)
+    monkeypatch.setattr(plan, "_solve_dispatch", slow_later)
     sc, sto = _mpc(rack, mpc_deadline_s=0.02)
     t = np.arange(0, 30, DT)
     r = run_control(square(t, p_hi=110.0), DT, sc, sto)
