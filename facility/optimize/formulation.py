@@ -390,7 +390,7 @@ def add_window_limits(m: Model, spec, p_hist_mw: np.ndarray | None, margin_frac:
     (see :mod:`facility.optimize.windows`), linearized exactly in O(N) through sliding-window
     minima. With a PCC history (receding horizon), its samples precede t = 0 as constants.
     ``bounds`` replaces the spec's own lag bounds on this grid (a relaxation on group
-    averages uses k // g, see :mod:`facility.optimize.blocks`).
+    averages uses k // g).
     """
     hist = np.zeros(0) if p_hist_mw is None else np.asarray(p_hist_mw, dtype=float).ravel()
     segments = m.window_segments or [(0, m.n_steps)]
@@ -473,9 +473,9 @@ def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageD
     existing LP sharing its rating columns, ``bounds`` replaces the spec's lag bounds,
     ``initial_offset_mwh`` shifts (float) or drops (None) the initial-SoC row per storage, and
     ``terminal`` / ``dynamic_range`` switch those rows: the stretches of
-    :mod:`facility.optimize.blocks`. ``pcc_variation_cost_usd_per_mw`` prices the PCC
-    variation (:func:`add_pcc_variation`, receding horizon). Left at their defaults the model
-    is the full LP.
+    the decomposition prototype in ``benchmarks/experiments/blocks``.
+    ``pcc_variation_cost_usd_per_mw`` prices the PCC variation (:func:`add_pcc_variation`,
+    receding horizon). Left at their defaults the model is the full LP.
     """
     load = np.asarray(p_load_mw, dtype=float).ravel()
     m = Model(LinearProgram() if lp is None else lp, load.size, float(dt_s), load, dict(storages),

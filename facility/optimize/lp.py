@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["LinearProgram", "RowBlock", "LpSolution", "solve_highs"]
+__all__ = ["LinearProgram", "RowBlock", "LpSolution", "solve_highs", "HighsModel"]
 
 
 @dataclass
@@ -62,6 +62,9 @@ class LinearProgram:
     col_names: dict = field(default_factory=dict)
     slack_map: list = field(default_factory=list)
     ub_zero: list = field(default_factory=list)
+    #: rows whose bound holds a PCC-history constant: (rows, history index, sign); see
+    #: :func:`facility.optimize.windows.add_lag_bound_rows`
+    history_rows: list = field(default_factory=list)
 
     def add_columns(self, name: str, n: int, lb=0.0, ub=np.inf, cost=0.0) -> np.ndarray:
         """Append ``n`` columns; return their indices."""
@@ -162,17 +165,10 @@ def _new_highs():
     return h
 
 
-def solve_highs(lp: LinearProgram, *, time_limit_s: float = 600.0, options: dict | None = None,
-                verbose: bool = False) -> LpSolution:
-    """Solve the assembled LP with HiGHS through ``highspy`` (matrix passed directly)."""
+def _highs_lp(A, c, lb, ub, rlo, rhi):
+    """A ``highspy.HighsLp`` of an assembled matrix and its bounds."""
     import highspy
 
-    A, c, lb, ub, rlo, rhi = lp.assemble()
-    h = _new_highs()
-    h.setOptionValue("output_flag", bool(verbose))
-    h.setOptionValue("time_limit", float(time_limit_s))
-    for k, v in {**HIGHS_OPTIONS, **(options or {})}.items():
-        h.setOptionValue(k, v)
     model = highspy.HighsLp()
     model.num_col_ = A.shape[1]
     model.num_row_ = A.shape[0]
@@ -185,7 +181,21 @@ def solve_highs(lp: LinearProgram, *, time_limit_s: float = 600.0, options: dict
     model.a_matrix_.start_ = A.indptr.astype(np.int32)
     model.a_matrix_.index_ = A.indices.astype(np.int32)
     model.a_matrix_.value_ = A.data
-    h.passModel(model)
+    return model
+
+
+def solve_highs(lp: LinearProgram, *, time_limit_s: float = 600.0, options: dict | None = None,
+                verbose: bool = False) -> LpSolution:
+    """Solve the assembled LP with HiGHS through ``highspy`` (matrix passed directly)."""
+    import highspy
+
+    A, c, lb, ub, rlo, rhi = lp.assemble()
+    h = _new_highs()
+    h.setOptionValue("output_flag", bool(verbose))
+    h.setOptionValue("time_limit", float(time_limit_s))
+    for k, v in {**HIGHS_OPTIONS, **(options or {})}.items():
+        h.setOptionValue(k, v)
+    h.passModel(_highs_lp(A, c, lb, ub, rlo, rhi))
     t0 = time.perf_counter()
     h.run()
     solve_s = time.perf_counter() - t0
@@ -217,3 +227,98 @@ def resolve_with_zero_upper(sol: LpSolution, cols: np.ndarray) -> LpSolution:
     x = np.asarray(h.getSolution().col_value, dtype=float) if ok else np.full(cols.size, np.nan)
     obj = float(h.getInfo().objective_function_value) if ok else float("nan")
     return LpSolution("ok" if ok else "failed", h.modelStatusToString(ms), obj, x, solve_s, h)
+
+
+class HighsModel:
+    """One LP kept alive in HiGHS and solved again and again with changed bounds, costs and
+    added rows, each re-solve warm-started from the last optimal basis (dual simplex).
+
+    Used by the decomposition prototype of ``benchmarks/experiments/blocks``. The first solve runs HiGHS' presolve; the later
+    ones skip it (a presolved warm start would lose the basis).
+
+    Parameters
+    ----------
+    lp : LinearProgram
+        The assembled LP.
+    time_limit_s : float
+        Time limit of each solve. [s]
+    """
+
+    def __init__(self, lp: LinearProgram, *, time_limit_s: float = 600.0):
+        A, c, lb, ub, rlo, rhi = lp.assemble()
+        self.n_cols, self.n_rows = A.shape[1], A.shape[0]
+        self.h = _new_highs()
+        self.h.setOptionValue("time_limit", float(time_limit_s))
+        for k, v in HIGHS_OPTIONS.items():
+            self.h.setOptionValue(k, v)
+        self.h.passModel(_highs_lp(A, c, lb, ub, rlo, rhi))
+        self.cost = c.copy()
+        self.n_solves = 0
+        self.n_restarts = 0
+        self.solve_s = 0.0
+
+    def set_col_bounds(self, cols, lo, hi) -> None:
+        """Change the bounds of columns ``cols``."""
+        cols = np.atleast_1d(np.asarray(cols, dtype=np.int32))
+        lo = np.broadcast_to(np.asarray(lo, float), cols.shape).copy()
+        hi = np.broadcast_to(np.asarray(hi, float), cols.shape).copy()
+        self.h.changeColsBounds(cols.size, cols, lo, hi)
+
+    def set_col_cost(self, cols, cost) -> None:
+        """Change the objective coefficients of columns ``cols``."""
+        cols = np.atleast_1d(np.asarray(cols, dtype=np.int32))
+        cost = np.broadcast_to(np.asarray(cost, float), cols.shape).copy()
+        self.cost[cols] = cost
+        self.h.changeColsCost(cols.size, cols, cost)
+
+    def set_row_bounds(self, rows, lo, hi) -> None:
+        """Change the bounds of rows ``rows``."""
+        rows = np.atleast_1d(np.asarray(rows, dtype=np.int32))
+        lo = np.broadcast_to(np.asarray(lo, float), rows.shape).copy()
+        hi = np.broadcast_to(np.asarray(hi, float), rows.shape).copy()
+        self.h.changeRowsBounds(rows.size, rows, lo, hi)
+
+    def add_row(self, cols, vals, lo: float, hi: float) -> int:
+        """Append one row ``lo <= sum vals * x[cols] <= hi``; return its index."""
+        cols = np.asarray(cols, dtype=np.int32)
+        vals = np.asarray(vals, dtype=float)
+        self.h.addRow(float(lo), float(hi), cols.size, cols, vals)
+        self.n_rows += 1
+        return self.n_rows - 1
+
+    def solve(self):
+        """Solve (warm-started after the first time).
+
+        Returns
+        -------
+        (ok, termination, objective, x, reduced_costs)
+            ``objective`` [the LP's unit], primal values and column duals (NaN unless ok).
+        """
+        import highspy
+
+        if self.n_solves == 1:
+            self.h.setOptionValue("presolve", "off")
+        t0 = time.perf_counter()
+        self.h.run()
+        self.solve_s += time.perf_counter() - t0
+        self.n_solves += 1
+        ms = self.h.getModelStatus()
+        if ms not in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kInfeasible,
+                      highspy.HighsModelStatus.kTimeLimit):
+            # numerical trouble of the warm start (status "unknown"): solve afresh
+            self.h.clearSolver()
+            self.h.setOptionValue("presolve", "on")
+            t0 = time.perf_counter()
+            self.h.run()
+            self.solve_s += time.perf_counter() - t0
+            self.h.setOptionValue("presolve", "off")
+            self.n_restarts += 1
+            ms = self.h.getModelStatus()
+        ok = ms == highspy.HighsModelStatus.kOptimal
+        term = self.h.modelStatusToString(ms)
+        if not ok:
+            nan = np.full(self.n_cols, np.nan)
+            return False, term, float("nan"), nan, nan
+        sol = self.h.getSolution()
+        return (True, term, float(self.h.getInfo().objective_function_value),
+                np.asarray(sol.col_value, dtype=float), np.asarray(sol.col_dual, dtype=float))

@@ -45,7 +45,7 @@ class SolveInfo:
         Solver time of the repair. [s]
     method : str
         ``"full"`` (one LP over the horizon), ``"periodic"``
-        (:mod:`facility.optimize.periodic`) or ``"blocks"`` (:mod:`facility.optimize.blocks`).
+        (:mod:`facility.optimize.periodic`).
     lower_bound_usd : float
         Proven lower bound on the optimum of the full LP. [USD]
     gap_frac : float
@@ -56,8 +56,6 @@ class SolveInfo:
     step_factor : int
         The LP was solved on steps this many times longer, exactly
         (:mod:`facility.optimize.coarsen`); 1 = on the given grid.
-    iterations : int
-        Outer iterations of an iterative method (``"blocks"``), else 0.
     """
 
     status: str
@@ -76,7 +74,6 @@ class SolveInfo:
     gap_frac: float = float("nan")
     period_steps: int = 0
     step_factor: int = 1
-    iterations: int = 0
 
 
 @dataclass
@@ -145,7 +142,7 @@ def sizing_to_json(result: SizingResult) -> dict:
     """The ``sizing.json`` layout (docs/formulation.md): per storage
     ``p_rated_mw_opt``/``e_rated_mwh_opt``, then ``objective_usd``, ``solver_status``,
     ``build_s``, ``solve_s``, ``n_variables``, ``n_constraints``; extended with ``method``,
-    ``lower_bound_usd``, ``gap_frac``, ``period_steps``, ``step_factor``, ``iterations`` and
+    ``lower_bound_usd``, ``gap_frac``, ``period_steps``, ``step_factor`` and
     ``n_repaired_steps`` (see :class:`SolveInfo`)."""
     out: dict = {n: {"p_rated_mw_opt": float(result.p_rated_mw_opt[n]),
                      "e_rated_mwh_opt": float(result.e_rated_mwh_opt[n])}
@@ -156,5 +153,5 @@ def sizing_to_json(result: SizingResult) -> dict:
                n_constraints=int(i.n_constraints), method=i.method,
                lower_bound_usd=float(i.lower_bound_usd), gap_frac=float(i.gap_frac),
                period_steps=int(i.period_steps), step_factor=int(i.step_factor),
-               iterations=int(i.iterations), n_repaired_steps=int(i.n_repaired_steps))
+               n_repaired_steps=int(i.n_repaired_steps))
     return out

@@ -12,16 +12,32 @@ from facility.metrics import rolling_min_max
 from facility.optimize.formulation import S_PER_H
 from facility.optimize.windows import lag_bounds
 
-__all__ = ["lag_bound_violation_mw", "verify_plan"]
+__all__ = ["lag_bound_excess_mw", "lag_bound_violation_mw", "verify_plan"]
+
+
+def lag_bound_excess_mw(x: np.ndarray, lb) -> np.ndarray:
+    """Per-step excess of one lag bound: v[u] = σ (x[u] - x[t]) - B at its worst t in
+    [u - k, u - 1], for u = 1 .. N-1 (v[0] = -inf: no earlier step). [MW; ≤ 0 where it holds]
+
+    O(N) with the trailing extrema of :func:`facility.metrics.rolling_min_max`.
+    """
+    x = np.asarray(x, dtype=float)
+    v = np.full(x.size, -np.inf)
+    if x.size < 2:
+        return v
+    k = min(lb.k, x.size - 1)
+    # lo/hi[i] = extreme of x[i-k+1 .. i]: every step that step i + 1 is compared with
+    lo, hi = rolling_min_max(x, k - 1)
+    v[1:] = (x[1:] - lo[:-1] if lb.direction == "up" else hi[:-1] - x[1:]) - lb.bound_mw
+    return v
 
 
 def lag_bound_violation_mw(p_pcc_mw: np.ndarray, spec, dt_s: float, margin_frac: float = 0.0,
                            p_hist_mw: np.ndarray | None = None) -> float:
     """Largest violation of any window limit by a PCC power series (≤ 0 when compliant). [MW]
 
-    Uses the lag-bound form of :mod:`facility.optimize.windows` with the trailing extrema of
-    :func:`facility.metrics.rolling_min_max`, O(N) per limit. With ``p_hist_mw`` (the PCC
-    power just before t = 0), pairs that start in the history count too.
+    Uses the lag-bound form of :mod:`facility.optimize.windows`. With ``p_hist_mw`` (the PCC power just before t = 0), pairs that start in the
+    history count too.
     """
     x = np.asarray(p_pcc_mw, dtype=float)
     H = 0 if p_hist_mw is None else int(np.asarray(p_hist_mw).size)
@@ -29,15 +45,9 @@ def lag_bound_violation_mw(p_pcc_mw: np.ndarray, spec, dt_s: float, margin_frac:
         x = np.concatenate([np.asarray(p_hist_mw, dtype=float).ravel(), x])
     worst = -np.inf
     for lb in lag_bounds(spec, dt_s, margin_frac):
-        if x.size < 2:
-            break
-        k = min(lb.k, x.size - 1)
-        # lo/hi[i] = extreme of x[i-k+1 .. i]: every step that step i + 1 is compared with
-        lo, hi = rolling_min_max(x, k - 1)
-        v = x[1:] - lo[:-1] if lb.direction == "up" else hi[:-1] - x[1:]
-        v = v[max(H - 1, 0):]  # rows end inside the horizon only
+        v = lag_bound_excess_mw(x, lb)[max(H, 1):]  # rows end inside the horizon only
         if v.size:
-            worst = max(worst, float(np.max(v - lb.bound_mw)))
+            worst = max(worst, float(np.max(v)))
     return worst if np.isfinite(worst) else 0.0
 
 

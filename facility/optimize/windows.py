@@ -130,7 +130,9 @@ def add_lag_bound_rows(lp, lb: LagBound, pcc_terms, pcc_const: np.ndarray, n_his
     pcc_const : numpy.ndarray (U,)
         Constant part of the PCC power (load, or the history). [MW]
     n_hist : int
-        Number of history samples at the start of the axis; no row ends inside them.
+        Number of history samples at the start of the axis; no row ends inside them. The rows
+        that hold them as constants (upper bound σ·P_hist) are listed in ``lp.history_rows``
+        as ``(rows, history index, σ)``, so a persistent model can change the history.
     """
     sg = 1.0 if lb.direction == "up" else -1.0
     U = pcc_const.size
@@ -142,8 +144,12 @@ def add_lag_bound_rows(lp, lb: LagBound, pcc_terms, pcc_const: np.ndarray, n_his
     neg = [(c, -sg * np.broadcast_to(v, (U,))) for c, v in pcc_terms]
     t_of = u - n_hist
     # envelopes below q
-    lp.add_rows("window_envelope", [(g, 1.0)] + neg, -np.inf, sg * pcc_const, t=t_of, soft=False)
-    lp.add_rows("window_envelope", [(h, 1.0)] + neg, -np.inf, sg * pcc_const, t=t_of, soft=False)
+    bg = lp.add_rows("window_envelope", [(g, 1.0)] + neg, -np.inf, sg * pcc_const, t=t_of, soft=False)
+    bh = lp.add_rows("window_envelope", [(h, 1.0)] + neg, -np.inf, sg * pcc_const, t=t_of, soft=False)
+    if n_hist:
+        hu = np.arange(n_hist)
+        lp.history_rows.append((np.concatenate([bg.start + hu, bh.start + hu]),
+                                np.concatenate([hu, hu]), sg))
     inner = u[(u % k) != 0]
     lp.add_rows("window_envelope", [(g[inner], 1.0), (g[inner - 1], -1.0)], -np.inf, 0.0,
                 t=t_of[inner], soft=False)
