@@ -228,9 +228,16 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
                          for n, c in storages_cfg.items()}
                 sol = solve_dispatch(site_normal.p_site_mw, dt, fixed, scenario.spec, sc_ctl.optimize)
                 plan = sol.p_storage_mw
+            from facility.control.codesign import gpu_ramp_mw_per_s
+            from facility.control.schedule import site_schedule
+
+            # what the site knows: its declared schedule (MPC forecast), its GPUs' ramps
+            sched = (site_schedule(_storage_first(scenario) if codesign else scenario)
+                     if controller.kind == "mpc" else None)
             ctl = run_control(site_normal.p_site_mw, dt, sc_ctl, storages,
                               p_site_gpu_engaged_mw=site_full.p_site_mw if codesign else None,
-                              plan=plan, network_limits=caps)
+                              plan=plan, network_limits=caps, schedule=sched,
+                              gpu_ramp_mw_per_s=gpu_ramp_mw_per_s(scenario) if codesign else None)
             events.extend(ctl.events)
             p_storage = ctl.p_storage_mw
             soc = ctl.soc_frac
@@ -280,12 +287,20 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
         if gpu_full is not None and getattr(gpu_full, "wear", None):
             metrics["gpu"]["wear"] = _numeric_tree(gpu_full.wear)
         metrics["events"] = {"count": len(events)}
+        if use_storage:
+            # the controller's own counters (re-plans and their wall time, fallbacks, ...)
+            metrics["control"] = _numeric_tree(ctl.info)
         ts = _timeseries(profile.t_s, raw_site, p_load, pf, pf_raw, p_storage, soc, engaged)
     bar.update()
 
     timings["total"] = time.perf_counter() - t_start
     res = Results(scenario=scenario, timeseries=ts, metrics=metrics, events=events,
                   timings_s=timings, sizing=sizing)
+    if use_storage and controller.report_regret and controller.kind != "optimal":
+        from facility.control.regret import regret_vs_optimal
+
+        with stage("regret"):
+            metrics["regret"] = regret_vs_optimal(res)
     if out_dir is not None:
         from facility.report import write_outputs
 
@@ -497,6 +512,11 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
     sc = with_network_caps(scenario, network_caps(scenario, net))
     limits = _lp_limits(scenario)
     margin = float(scenario.optimize.limit_margin_frac)
+    if scenario.controller.kind == "mpc":
+        # the MPC plans with a margin of its own: the design must leave it that room
+        from facility.control.plan import mpc_margin_frac
+
+        margin = max(margin, mpc_margin_frac(scenario))
     history: list[float] = []
     n_runs = scenario.optimize.max_verify_runs
     controller_failing: dict = {}
@@ -514,6 +534,11 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
                 f"network and UPS losses of round {run - 1} call for) no design within the bounds "
                 f"meets the limits: {exc}", getattr(exc, "diagnosis", None)) from exc
         sized, plan, gpu_plan = mix.realize(scenario, sol)
+        if sized.controller.kind == "mpc":
+            # ... and plans with the margin it was sized for (controller.mpc_limit_margin_frac
+            # unset: optimize.limit_margin_frac)
+            sized = sized.model_copy(update={"optimize": sized.optimize.model_copy(
+                update={"limit_margin_frac": margin})})
         res = run_scenario(sized, progress=progress, plan=plan, gpu_plan=gpu_plan)
         if plan is None and storages:
             # the verification runs the scenario's own controller, not the LP's dispatch: what

@@ -16,10 +16,7 @@ SHARED_COPIES = {"combined_multi_job.toml", "gpu_smoothing_floor.toml", "sizing_
                  "square_wave_rack_storage.toml"}
 
 #: Promised compliance that the code does not deliver yet, and why (xfail until it lands).
-PENDING = {
-    "combined_multi_job.toml": "MPC of issue 16 not merged: fails max_window_swing_mw (10.24 MW / 5 s "
-                               "against 10 MW)",
-}
+PENDING: dict[str, str] = {}
 
 #: Full runs that take more than a few seconds here.
 SLOW = {"combined_multi_job.toml", "sizing_start_ramp.toml"}

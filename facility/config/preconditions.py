@@ -222,7 +222,7 @@ def check_controller_run(s: "Scenario") -> list[str]:
         if rel < margin:
             out.append(f"controller.codesign_release_margin_frac = {rel:g} must be at least "
                        f"controller.codesign_soc_margin_frac = {margin:g} [frac] (hysteresis)")
-    if c.kind == "mpc" and c.horizon_s + 1e-9 < c.replan_s:
+    if c.kind == "mpc" and c.horizon_s is not None and c.horizon_s + 1e-9 < c.replan_s:
         out.append(f"controller.horizon_s = {c.horizon_s:g} s must be at least controller.replan_s = "
                    f"{c.replan_s:g} s")
     if c.kind == "mpc" and c.replan_s < 0.5 * dt:
@@ -316,8 +316,10 @@ def lp_size(s: "Scenario") -> int:
                                          sp.max_dynamic_range_mw))
     T = n_steps(s)
     if s.controller.kind == "mpc" and not sizing:
-        mpc_dt = s.controller.mpc_dt_s or max(s.time.dt_s, 0.1)
-        T = max(1, int(round(s.controller.horizon_s / mpc_dt)))
+        # (none = automatic: at most 600 s, on steps of at least horizon / 400)
+        horizon = s.controller.horizon_s or 600.0
+        mpc_dt = s.controller.mpc_dt_s or max(s.time.dt_s, 0.1, horizon / 400.0)
+        T = max(1, int(round(horizon / mpc_dt)))
     return T * (3 * len(sto) + 2 * n_win + 1)
 
 

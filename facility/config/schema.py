@@ -417,10 +417,36 @@ class ControllerConfig(StrictModel):
                                       description="SoC set point for recovery; none = initial_soc_frac.")
     measurement_delay_s: float = F(0.0, unit="s", ge=0, le=60.0, description="Delay of the power measurement the controller sees.")
     sample_s: float | None = F(None, unit="s", gt=0, le=3600.0, description="Controller sampling period; none = every step.")
-    horizon_s: float = F(30.0, unit="s", gt=0, le=86400.0, description="MPC prediction horizon.")
+    horizon_s: float | None = F(None, unit="s", gt=0, le=86400.0, description=(
+        "MPC prediction horizon; none = long enough to ramp the largest change of the declared "
+        "schedule at the spec's allowed rate, half before and half after it, and to make room "
+        "in storage at full power for the energy that change leaves to it (span / rate + "
+        "span^2 / (2 rate) / sum of p_rated + 2 x spec.window_s), between 30 and 600 s."))
     replan_s: float = F(5.0, unit="s", gt=0, le=86400.0, description="MPC re-planning interval.")
-    mpc_dt_s: float | None = F(None, unit="s", gt=0, le=3600.0, description="MPC internal time step; none = max(dt_s, 0.1 s).")
-    forecast: Literal["perfect", "persistence", "periodic"] = F("periodic", description="Forecast the MPC plans on.")
+    mpc_dt_s: float | None = F(None, unit="s", gt=0, le=3600.0, description=(
+        "MPC time step (rounded to a multiple of dt_s); none = max(dt_s, 0.1 s, horizon / 400), "
+        "at most half the ramp window, a quarter of the swing window and 7.5 s under a "
+        "per-minute limit."))
+    forecast: Literal["perfect", "persistence", "periodic"] = F("periodic", description=(
+        "Forecast the MPC plans on: periodic = the load level over whole iteration periods "
+        "(period detected from the last windows) moved ahead by the declared schedule; "
+        "persistence = the last MPC step held; perfect = the load it will draw."))
+    forecast_schedule: bool = F(True, description=(
+        "Let the periodic forecast use the declared schedule (job start/stop ramps, "
+        "checkpoints) to move the measured level ahead."))
+    level_window_s: float = F(10.0, unit="s", gt=0, le=3600.0, description=(
+        "Longest window the MPC averages the measured load level over (whole iteration "
+        "periods)."))
+    mpc_crossover_s: float = F(60.0, unit="s", gt=0, le=86400.0, description=(
+        "Load changes faster than this go to storage, slower ones to the grid at the allowed "
+        "rate: sets the MPC's price on PCC variation against the storages' loss price."))
+    mpc_deadline_s: float | None = F(None, unit="s", gt=0, le=3600.0, description=(
+        "A re-plan that takes longer (wall time) is dropped and the filter controller runs "
+        "the interval; none = replan_s (a live plan must be ready before the next one). Also "
+        "the solver's time limit."))
+    mpc_reserve_factor: float = F(1.25, unit="-", ge=0, le=10.0, description=(
+        "Each storage's planning SoC window is narrowed on both sides by this times the "
+        "energy excursion of its share of the iteration ripple."))
     codesign: bool = F(True, description="Engage GPU controls when storage nears a SoC bound (the paper's co-design).")
     codesign_soc_margin_frac: float = F(0.05, unit="frac", ge=0, le=0.5, description="SoC distance to a bound at which GPU controls engage.")
     codesign_release_margin_frac: float | None = F(None, unit="frac", ge=0, le=0.5, description=(
@@ -428,10 +454,11 @@ class ControllerConfig(StrictModel):
         "none = 2 x codesign_soc_margin_frac."))
     codesign_hold_s: float = F(5.0, unit="s", ge=0, le=3600.0,
                                description="Shortest engagement of the GPU controls before they may release.")
-    codesign_blend_s: float = F(0.0, unit="s", ge=0, le=600.0, description=(
+    codesign_blend_s: float | None = F(None, unit="s", ge=0, le=600.0, description=(
         "Time over which the drawn load moves linearly between the plain and the GPU-engaged "
-        "site power when the co-design engages or releases; 0 = switch at once (the GPU-side "
-        "ramps are already in the engaged site power)."))
+        "site power when the co-design engages or releases; none = derived from the spec: the "
+        "mean drawn power moves at half the rate the ramp and window limits allow; 0 = switch "
+        "at once."))
     slow_cutoff_hz: float | None = F(None, unit="Hz", gt=0, le=100.0, description=(
         "Lower crossover of the filter controller: slow storages (UPS, BESS) take the band "
         "between slow_cutoff_hz and cutoff_hz; none = cutoff_hz / 10."))
@@ -443,16 +470,22 @@ class ControllerConfig(StrictModel):
         "recovery fed by the slow storages (UPS, BESS) instead of the grid; none = "
         "1 / (4 window_s); 0 = off (the fast storage recovers from the grid with "
         "soc_gain_per_s)."))
-    mpc_limit_margin_frac: float = F(0.3, unit="frac", ge=0, lt=1, description=(
+    mpc_limit_margin_frac: float | None = F(None, unit="frac", ge=0, lt=1, description=(
         "The MPC plans against the spec's ramp, window-swing and dynamic-range limits scaled "
         "by (1 - mpc_limit_margin_frac), leaving room for forecast and execution errors "
-        "(an LP uses every MW a limit allows)."))
+        "(an LP uses every MW a limit allows); none = optimize.limit_margin_frac where that is "
+        "set (a design sized with that margin is exact for plans at it; `facility size` sets "
+        "it), else 0.3."))
     warm_start: bool = F(True, description=(
         "Start the controller as if it had been running before t = 0 on the same load (the "
         "load before t = 0 is taken to repeat the first window): its moving average, filters "
         "and MPC history start from the first window instead of from nothing. false = cold "
         "start: the controller knows nothing before its first measurement, and a job already "
         "swinging at t = 0 produces a start-up transient."))
+    report_regret: bool = F(False, description=(
+        "Also run the 'optimal' (perfect-foresight) controller on the same site and report "
+        "how far this run is from it (metrics 'regret': energy overhead, limit margins, "
+        "storage throughput). One LP over the whole horizon: slow on long, fine horizons."))
     target_ramp_mw_per_s: float | None = F(None, unit="MW/s", gt=0, le=1e6, description=(
         "Largest rate of change of the grid target of the moving_average and filter "
         "controllers (trades a gentler start-up transient for storage energy); none = "

@@ -7,15 +7,26 @@ change the load modifiers in between.
 
 Order inside one step t:
 
-1. co-design: look at every storage's SoC at the end of step t-1 and its last saturation;
-   engage GPU controls when one saturated or (``cd_soc_trigger``: all but 'optimal', whose
-   plan may run to a bound on purpose) is within ``margin`` of a bound, release when
-   all are ``release_margin`` inside their bounds after ``hold`` steps; the blend weight
-   ``w`` moves by ``blend_step`` per step towards 1 (engaged) or 0.
+1. co-design: look at every storage's SoC level (``soc_lp``, low-passed with time constant
+   window_s: the iteration ripple around it comes back by itself) and its last saturation;
+   engage GPU controls when one saturated without the others meeting the grid target, or
+   (``cd_soc_trigger``: all but 'optimal', whose plan may run to a bound on purpose) its
+   level is within ``margin`` of a bound; release when all levels are ``release_margin``
+   inside their bounds after ``hold`` steps and the storages could
+   carry the plain load (``release_ok[t]``); the blend weight ``w`` moves by at most
+   ``w_step[t]`` per step towards 1 (engaged) or 0.
 2. drawn load = ``keep * (mean + (1 - throttle) * (base - mean))`` with
    ``base = raw + w * (alt - raw)`` (``keep``/``throttle``/``mean``: the monitor's response).
+   While the co-design switches, ``base`` moves from the last drawn value by at most the GPUs'
+   programmed ramp (``gpu_up_step`` / ``gpu_dn_step`` [MW per step]): the GPU ramp state is
+   carried across the switch instead of jumping onto the precomputed engaged trace.
 3. measurement (every ``sample`` steps): the drawn load ``delay`` steps ago; held in between.
-4. controller: set-points from the measurement (held between samples), plus SoC recovery
+4. controller: set-points from the measurement (held between samples); in plan-following
+   mode the storages other than the fast one follow the plan ``ff`` plus their share
+   ``err_share`` of the plan's error (planned PCC - measured load - planned storage power),
+   the fast one closes the gap; the steps flagged in ``fb`` (mpc) run the filter instead (the MPC's fallback; the
+   low-passes run all the time, and the grid target starts from the last planned PCC power and
+   moves at most ``tgt_step_fb`` per sample), plus SoC recovery
    ``rec_gain_mw * (soc_target - soc_lp)`` and loss compensation ``comp * loss_lp``, where
    ``soc_lp`` and ``loss_lp`` are the SoC and the storage's own loss power (conversion and
    self-discharge) low-passed with coefficient ``a_rec`` (time constant window_s), so that
@@ -54,8 +65,8 @@ REASON_RECOVERED = 4
 
 # scalar state slots
 (S_MA_SUM, S_MA_N, S_LP_FAST, S_LP_SLOW, S_W, S_ENGAGED, S_SINCE, S_MEAS, S_MEAS_OK, S_LP_OK,
- S_TGT, S_TGT_OK, S_GAP) = range(13)
-N_STATE = 13
+ S_TGT, S_TGT_OK, S_GAP, S_BASE, S_BASE_OK, S_TRANS, S_MISS) = range(17)
+N_STATE = 17
 
 
 @njit(cache=True, inline="always")
@@ -105,15 +116,18 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                  rec_gain_mw, soc_target, group, share, comp, a_rec,
                  delay, sample, ma_window, ma_pre, a_fast, a_slow, has_slow, fast_idx, tgt_step,
                  res_gain_mw, res_share,
-                 pcc_plan, ff,
-                 cd_enabled, cd_soc_trigger, soc_min, soc_max, margin, release_margin, hold, blend_step,
+                 pcc_plan, ff, err_share, fb, rec_gain_fb, comp_fb, res_gain_fb, tgt_step_fb,
+                 cd_enabled, cd_soc_trigger, soc_min, soc_max, margin, release_margin, hold,
+                 w_step, release_ok, gpu_up_step, gpu_dn_step,
                  dt_h, net_on, behind_ups, p_own_max, c_feeder, c_site,
                  st, e, p_prev, sp, last_lim, first_sat, first_lim, soc_lp, loss_lp,
                  out_p, out_e, out_lim, out_load, out_pcc, out_w, meas,
                  ev_step, ev_kind, ev_sto, ev_reason, ev_val, n_ev):
     """Run the closed loop over steps ``[t0, t1)``; see the module docstring.
 
-    Storage arrays have shape (S,), outputs (S, T) or (T,); ``st`` is the scalar state of
+    Storage arrays have shape (S,), outputs (S, T) or (T,); ``w_step`` and ``release_ok`` have
+    shape (T,) or (1,) (one value for every step), ``fb`` (T,) in plan-following mode (else
+    (1,)); ``st`` is the scalar state of
     :func:`new_state`, ``e``/``p_prev``/``sp``/``last_lim`` the per-storage state,
     ``first_sat``/``first_lim`` the first saturation step and limit (-1 = none). Events go to
     the ``ev_*`` buffers; ``n_ev[0]`` counts them (also those that did not fit).
@@ -130,11 +144,14 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
             if not engaged:
                 for i in range(n_sto):
                     reason = 0
-                    val = e[i] / e_rated[i] if e_rated[i] > 0 else soc_target[i]
-                    if last_lim[i] > 0 and not (i == fast_idx and (last_lim[i] == 1 or last_lim[i] == 4)
-                                                and st[S_GAP] > 0.5 and n_sto > 1):
-                        # (a fast storage at its power or network limit hands the rest to the
-                        # slow ones)
+                    # the SoC level (low-passed): the iteration ripple around it comes back
+                    val = soc_lp[i] if e_rated[i] > 0 else soc_target[i]
+                    if last_lim[i] > 0 and not ((last_lim[i] == 1 or last_lim[i] == 4)
+                                                and st[S_GAP] > 0.5 and n_sto > 1
+                                                and st[S_MISS] < 0.5):
+                        # (a storage at its power or network limit while the others still met
+                        # the grid target is no reason: the fast one hands its rest to the slow
+                        # ones, and closes the gap a slow one leaves)
                         reason = REASON_SATURATED
                     elif not cd_soc_trigger or e_rated[i] <= 0:
                         reason = 0
@@ -155,12 +172,12 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                         n_ev[0] = k + 1
                         break
             elif t - st[S_SINCE] >= hold:
-                ok = True
+                ok = release_ok[min(t, release_ok.size - 1)] != 0
                 for i in range(n_sto):
                     if last_lim[i] > 0:
                         ok = False
                     elif cd_soc_trigger and e_rated[i] > 0:
-                        val = e[i] / e_rated[i]
+                        val = soc_lp[i]
                         if val < soc_min[i] + release_margin or val > soc_max[i] - release_margin:
                             ok = False
                 if ok:
@@ -173,15 +190,35 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                         ev_reason[k] = REASON_RECOVERED
                         ev_val[k] = 0.0
                     n_ev[0] = k + 1
+            ws = w_step[min(t, w_step.size - 1)]
+            w_old = st[S_W]
             if st[S_ENGAGED] > 0.5:
-                st[S_W] = min(1.0, st[S_W] + blend_step)
+                st[S_W] = min(1.0, st[S_W] + ws)
             else:
-                st[S_W] = max(0.0, st[S_W] - blend_step)
+                st[S_W] = max(0.0, st[S_W] - ws)
+            if st[S_W] != w_old:
+                st[S_TRANS] = 1.0          # switching: carry the GPU ramp state
         w = st[S_W]
         # 2. drawn load
         base = load_raw[t]
         if has_alt and w > 0.0:
             base = base + w * (load_alt[t] - base)
+        if st[S_TRANS] > 0.5 and st[S_BASE_OK] > 0.5:
+            # the GPUs move from where they are at their programmed ramp; once engaged, the
+            # transition ends when the drawn load meets the engaged trace, and on release
+            # when the weight is back at 0 (no smoothing any more)
+            lo = st[S_BASE] - gpu_dn_step
+            hi = st[S_BASE] + gpu_up_step
+            if base > hi:
+                base = hi
+            elif base < lo:
+                base = lo
+            elif w >= 1.0 or w <= 0.0:
+                st[S_TRANS] = 0.0
+            if w <= 0.0 and st[S_ENGAGED] < 0.5:
+                st[S_TRANS] = 0.0
+        st[S_BASE] = base
+        st[S_BASE_OK] = 1.0
         drawn = mod_keep * (mod_mean + (1.0 - mod_throttle) * (base - mod_mean))
         out_load[t] = drawn
         out_w[t] = w
@@ -211,6 +248,19 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
         # 4. controller
         close_gap = False
         gap_target = 0.0
+        fallback = mode == MODE_TRACK and fb.size > 1 and fb[t] != 0
+        if sampled and ok_m and (mode == MODE_FILTER or mode == MODE_TRACK):
+            # the low-passes run in plan-following mode too (bumpless MPC fallback)
+            if st[S_LP_OK] < 0.5:
+                st[S_LP_FAST] = m
+                st[S_LP_SLOW] = m
+                st[S_LP_OK] = 1.0
+            else:
+                st[S_LP_FAST] += a_fast * (m - st[S_LP_FAST])
+                st[S_LP_SLOW] += a_slow * (m - st[S_LP_SLOW])
+        g_rec = rec_gain_fb if fallback else rec_gain_mw
+        g_comp = comp_fb if fallback else comp
+        g_res = res_gain_fb if fallback else res_gain_mw
         if sampled:
             if mode == MODE_NONE:
                 for i in range(n_sto):
@@ -229,14 +279,18 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                     if n_sto > 1:
                         close_gap = True
                         gap_target = target
-                elif mode == MODE_FILTER:
-                    if st[S_LP_OK] < 0.5:
-                        st[S_LP_FAST] = m
-                        st[S_LP_SLOW] = m
-                        st[S_LP_OK] = 1.0
+                elif fallback:
+                    # the filter, its grid target moving from the last planned PCC power
+                    if has_slow:
+                        for i in range(n_sto):
+                            if group[i] != 0:
+                                sp[i] = share[i] * (st[S_LP_SLOW] - st[S_LP_FAST])
+                        close_gap = True
+                        gap_target = _limit_target(st, st[S_LP_SLOW], tgt_step_fb)
                     else:
-                        st[S_LP_FAST] += a_fast * (m - st[S_LP_FAST])
-                        st[S_LP_SLOW] += a_slow * (m - st[S_LP_SLOW])
+                        close_gap = True
+                        gap_target = _limit_target(st, st[S_LP_FAST], tgt_step_fb)
+                elif mode == MODE_FILTER:
                     if has_slow:
                         for i in range(n_sto):
                             if group[i] != 0:
@@ -250,24 +304,30 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                 elif pcc_plan[t] != pcc_plan[t]:  # no PCC target (NaN): plan only
                     for i in range(n_sto):
                         sp[i] = ff[i, t]
-                else:  # MODE_TRACK: others follow the plan, the fast one closes the gap
+                else:  # MODE_TRACK: others follow the plan plus their share of its error,
+                    # the fast one closes the gap
+                    err = pcc_plan[t] - m
+                    for i in range(n_sto):
+                        err -= ff[i, t]
                     for i in range(n_sto):
                         if i != fast_idx:
-                            sp[i] = ff[i, t]
+                            sp[i] = ff[i, t] + err_share[i] * err
                     close_gap = True
                     gap_target = pcc_plan[t]
+                    st[S_TGT] = gap_target         # a fallback starts from here
+                    st[S_TGT_OK] = 1.0
                 st[S_GAP] = 1.0 if close_gap else 0.0
                 for i in range(n_sto):
-                    rec[i] = rec_gain_mw[i] * (soc_target[i] - soc_lp[i]) + comp[i] * loss_lp[i]
+                    rec[i] = g_rec[i] * (soc_target[i] - soc_lp[i]) + g_comp[i] * loss_lp[i]
                     if not (close_gap and i == fast_idx):
                         sp[i] += rec[i]
                 for i in range(n_sto):
                     xr[i] = 0.0
-                if close_gap and res_gain_mw > 0.0:
+                if close_gap and g_res > 0.0:
                     # the slow storages are the fast one's energy reservoir: its SoC recovery
                     # and loss compensation come from them, not from the grid
                     f = fast_idx
-                    rec[f] = res_gain_mw * (soc_target[f] - soc_lp[f]) + comp[f] * loss_lp[f]
+                    rec[f] = g_res * (soc_target[f] - soc_lp[f]) + g_comp[f] * loss_lp[f]
                     for j in range(n_sto):
                         if j != f:
                             xr[j] = -res_share[j] * rec[f]
@@ -280,6 +340,7 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
         pcc = drawn
         gap_on = st[S_GAP] > 0.5
         ovf = 0.0
+        miss = False
         # network headroom of the step for the sum of the storage powers: behind the UPSs
         # (feeders, f_*) and everything (substation, s_*); u_* = what earlier storages took.
         # In gap mode the fast storage makes up for the slow ones, so the slow ones are
@@ -334,6 +395,9 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                 u_f += p
             if i == fast_idx:
                 ovf = req - p if (gap_on and lim > 0) else 0.0
+                miss = lim > 0 and n_sto == 1
+            elif ovf != 0.0 and lim > 0:
+                miss = True            # the fast one's rest did not fit either
             p_prev[i] = p
             # loss of the step (conversion + self-discharge) and SoC, both low-passed
             loss = p - (e_new - e[i]) / dt_h
@@ -349,5 +413,6 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                 first_sat[i] = t
                 first_lim[i] = lim
             pcc += p
-        # 6. PCC
+        # 6. PCC (and whether the storages together met the grid target)
         out_pcc[t] = pcc
+        st[S_MISS] = 1.0 if miss else 0.0

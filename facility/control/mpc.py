@@ -1,180 +1,458 @@
-"""Receding-horizon control: forecasts and the call into the optimizer.
+"""Receding-horizon control (MPC): one LP over every storage, re-solved every ``replan_s``.
 
-Every ``controller.replan_s`` of simulated time the MPC
+At each re-plan the MPC
 
-1. takes what it has measured (the drawn load up to ``measurement_delay_s`` ago), averages it
-   onto the MPC grid (``mpc_dt_s``, an integer multiple ``r`` of ``dt_s``),
-2. forecasts the next ``horizon_s``: ``perfect`` (the load it will draw, known exactly),
-   ``persistence`` (the last measured block repeated) or ``periodic`` (the last period
-   repeated; the period is ``forecast_period_s`` or the lag of the highest autocorrelation
-   peak of the last 60 s of measurements),
-3. solves :func:`facility.optimize.solve_dispatch` on that forecast with the storages' SoC as
-   the simulator has it now (``initial_soc_frac`` of each storage's copy) and
-4. hands the plan (PCC target and per-storage power, held over each MPC step) to the loop,
-   which applies it until the next re-plan; the fastest storage closes the gap between the
-   plan's load and the measured one.
+1. **measures**: the drawn load up to ``measurement_delay_s`` ago (with ``warm_start`` the
+   first window of load stands for the time before t = 0, as for the other controllers),
+   the PCC power of the last window, every storage's SoC;
+2. **forecasts** the load level on the MPC grid (``mpc_dt_s``) over ``horizon_s``
+   (:mod:`facility.control.forecast`): the iteration period is detected from the last
+   windows, the level is the mean over whole periods, and the declared schedule (job
+   start/stop ramps, checkpoints: :mod:`facility.control.schedule`) moves it ahead;
+   ``perfect`` plans on the load it will draw instead, ``persistence`` on the last block;
+3. **plans** with :func:`facility.optimize.solve_dispatch`: all storages in one LP with their
+   power and SoC limits (UPS reserve included), SoC windows narrowed by the energy each one
+   needs to absorb the iteration ripple, the spec's linear limits scaled by
+   ``1 - mpc_margin_frac(scenario)`` (:mod:`facility.control.plan`) and applied across the PCC history of the last window, an
+   end-of-horizon SoC band that pulls each storage toward its SoC target (away from its
+   bounds), and a price on the PCC variation that keeps the plan flat where the limits leave
+   a choice (changes slower than ``mpc_crossover_s`` go to the grid at the allowed rate,
+   faster ones to storage);
+4. **hands over** the plan: the PCC target and each storage's power, held over each MPC step;
+   the fast storage closes the gap between plan and measured load (overflow to the others).
+
+A solve that fails (infeasible even without the SoC band, solver error) or takes longer
+than ``mpc_deadline_s`` leaves the interval to the filter controller (bumpless: its grid
+target starts from the last planned PCC power and moves at the spec's allowed rate), logged
+as ``mpc_fallback``. Every re-plan's wall time is recorded (``info['mpc_solve_times_s']``).
 """
 
 from __future__ import annotations
 
+import math
+import time
+
 import numpy as np
 
-from facility.errors import InfeasibleError
+from facility.control import plan as _plan
+from facility.control.forecast import (block_mean, estimate_period_steps, forecast_load,
+                                       level_forecast, level_window_steps, measured_level,
+                                       ripple_of, ripple_reserves_mwh, ripple_shares)
+from facility.control.plan import (allowed_rate_mw_per_s, mpc_margin_frac,  # noqa: F401 (API)
+                                   mpc_spec, variation_cost_usd_per_mw)
+from facility.errors import FacilityError, ScenarioError
 
-__all__ = ["estimate_period_steps", "forecast_load", "block_mean", "plan_once", "mpc_spec"]
+__all__ = ["mpc_spec", "mpc_margin_frac", "allowed_rate_mw_per_s", "variation_cost_usd_per_mw",
+           "MpcPlanner"]
+
+#: Longest MPC horizon chosen automatically. [s]
+MAX_AUTO_HORIZON_S = 600.0
+#: MPC steps the automatic ``mpc_dt_s`` aims at. [steps]
+AUTO_STEPS = 400
+#: SoC band the end-of-horizon target may leave around the target. [frac]
+SOC_DEADBAND_FRAC = 0.005
+#: The nominal waveform is the forecast when the measured load follows it this closely
+#: (RMS of the difference / RMS of the measured swing). [frac]
+WAVEFORM_MATCH_FRAC = 0.05
+#: With several storages the fast one plans within its SoC target +- this. [frac]
+FAST_BAND_FRAC = 0.1
+#: Second try of a re-plan: end at most this far beyond the SoC now, away from the target. [frac]
+SOC_KEEP_FRAC = 0.02
+#: Grid power a SoC recovery may take, as a share of the site's load level. [frac]
+REC_LEVEL_FRAC = 0.05
 
 
-def _default_solve_dispatch(*args, **kw):
-    """Indirection to :func:`facility.optimize.solve_dispatch` (imported when first needed)."""
-    from facility.optimize import solve_dispatch
-
-    return solve_dispatch(*args, **kw)
+def _divides(step_s: float, windows: list) -> bool:
+    """Whether ``step_s`` divides every window (to 1e-6 relative)."""
+    return all(abs(w / step_s - round(w / step_s)) < 1e-6 * max(1.0, w / step_s) for w in windows)
 
 
-_solve_dispatch = _default_solve_dispatch      # tests monkeypatch this
+class MpcPlanner:
+    """Forecast and re-plan bookkeeping of the MPC; :func:`facility.control.run_control`
+    calls :meth:`replan` every ``replan_s`` and writes the plan into the loop's arrays.
 
+    Parameters
+    ----------
+    ctrl : ControllerConfig
+    scenario : Scenario
+        ``spec``, ``optimize`` and the storage sections (their economics).
+    params : dict of StorageParams
+        Resolved storages, in the loop's order.
+    fast : int
+        Index of the fast storage (closes the gap; takes the ripple first).
+    dt_s : float
+        Simulation step. [s]
+    load_mw : numpy.ndarray (T,)
+        Plain site power (only its first window is read, for the warm start; ``perfect``
+        reads the future). [MW]
+    schedule : SiteSchedule, optional
+        Expected site power of the declared schedule (:func:`site_schedule`).
+    first_mw : numpy.ndarray (T,), optional
+        What was drawn before t = 0 under the warm start (its first window repeats); default
+        ``load_mw`` (the GPU-engaged power when the co-design starts engaged). [MW]
+    """
 
-def _solver_accepts(name: str) -> bool:
-    """Whether the solver accepts the keyword ``name``."""
-    import inspect
+    def __init__(self, ctrl, scenario, params: dict, fast: int, dt_s: float, load_mw: np.ndarray,
+                 schedule=None, first_mw: np.ndarray | None = None):
+        self.ctrl, self.scenario, self.dt_s = ctrl, scenario, dt_s
+        self.names = list(params)
+        self.params = params
+        self.fast = fast
+        self.T = load_mw.size
+        self.load = load_mw
+        use = schedule is not None and ctrl.forecast_schedule
+        self.schedule = np.asarray(schedule.p_level_mw, dtype=float) if use else None
+        self.nominal = np.asarray(schedule.p_nominal_mw, dtype=float) if use else None
+        self.margin_frac = mpc_margin_frac(scenario)
+        self.spec = mpc_spec(scenario.spec, self.margin_frac)
+        self.rate = allowed_rate_mw_per_s(self.spec)
+        self._choose_grid()
+        self.replan_k = max(1, int(round(ctrl.replan_s / dt_s)))
+        self.delay = int(round(ctrl.measurement_delay_s / dt_s))
+        cfgs = scenario.storages()
+        self.cfgs = {}
+        for n in self.names:
+            if n not in cfgs:
+                raise ScenarioError(f"MPC: storage {n!r} is not enabled in the scenario")
+            p = params[n]
+            self.cfgs[n] = cfgs[n].model_copy(update={
+                "extendable": False, "p_rated_mw": p.p_rated_mw, "e_rated_mwh": p.e_rated_mwh,
+                "terminal_soc": "free"})
+        self.deadline_s = ctrl.mpc_deadline_s if ctrl.mpc_deadline_s is not None else ctrl.replan_s
+        self.optimize = scenario.optimize.model_copy(update={
+            "time_limit_s": max(self.deadline_s, 1e-3), "limit_margin_frac": 0.0,
+            "allow_slack": False, "coarsen": False, "periodic": False})
+        spec = scenario.spec
+        look = max(spec.window_s if spec.max_window_swing_mw is not None else 0.0,
+                   spec.ramp_window_s if (spec.max_ramp_up_mw_per_s or spec.max_ramp_down_mw_per_s) else 0.0,
+                   60.0 if spec.max_ramp_mw_per_min is not None else 0.0)
+        self.pcc_hist_n = int(np.ceil(look / self.mpc_dt))        # MPC steps of PCC history
+        self.hist_n = int(round(max(60.0, 4 * ctrl.replan_s) / dt_s))   # measured history [steps]
+        self.level_max_n = int(round(ctrl.level_window_s / dt_s))
+        self.period_fixed = (None if ctrl.forecast_period_s is None
+                             else max(1, int(round(ctrl.forecast_period_s / dt_s))))
+        self.vcost = variation_cost_usd_per_mw(ctrl.mpc_crossover_s, params,
+                                               scenario.optimize.energy_price_usd_per_mwh)
+        tgt = [p.initial_soc_frac if ctrl.soc_target_frac is None else ctrl.soc_target_frac
+               for p in params.values()]
+        self.soc_target = np.clip(np.array(tgt, dtype=float),
+                                  [p.min_soc_frac for p in params.values()],
+                                  [p.max_soc_frac for p in params.values()])
+        # recovery time constant toward the SoC target: at most 1 / soc_gain_per_s; small
+        # storages faster, as long as a half-full SoC error moves the grid by at most
+        # REC_LEVEL_FRAC of the site's level; the fast storage refills from the others (no
+        # grid impact) within about a third of the horizon
+        self.tau_max_s = 1.0 / ctrl.soc_gain_per_s if ctrl.soc_gain_per_s > 0 else math.inf
+        self.e_half_mwh = np.array([0.5 * (p.max_soc_frac - p.min_soc_frac) * p.e_rated_mwh
+                                    for p in params.values()])
+        self.pre = None
+        self.pre_n = max(1, min(self.T, self.hist_n))
+        if ctrl.warm_start:
+            # the load before t = 0 repeats the first window (as for the other controllers):
+            # pre[-1] is step -1, i.e. load[(-1) mod pre_n]
+            idx = np.arange(-self.hist_n, 0) % self.pre_n
+            self.pre = (load_mw if first_mw is None else first_mw)[:self.pre_n][idx]
+        self.solve_times_s: list[float] = []
+        self._last_period: int | None = None
+        self.mode = ctrl.forecast
+        # storages that take a share of the iteration ripple: no converter lag, no ramp
+        # limit, and not the UPS battery (its converter and battery are there for
+        # ride-through; cycling them at the iteration frequency wears them, and the filter
+        # gives it the slow band too). The fast storage takes its part first in any case.
+        self.follows = np.array([n != "ups" and p.response_s <= dt_s and p.max_ramp_mw_per_s is None
+                                 for n, p in params.items()])
+        self.err_share = np.zeros(len(params))
+        if len(params):
+            self.err_share[fast] = 1.0
+        self.period_steps: int | None = None
 
-    target = _solve_dispatch
-    if target is _default_solve_dispatch:
+    # ------------------------------------------------------------------ set-up
+    def _choose_grid(self) -> None:
+        """MPC step and horizon: given, or chosen from the spec and the schedule."""
+        ctrl, dt, spec = self.ctrl, self.dt_s, self.spec
+        if ctrl.horizon_s is not None:
+            horizon = ctrl.horizon_s
+        else:
+            span = 0.0
+            if self.schedule is not None and self.schedule.size:
+                span = float(self.schedule.max() - self.schedule.min())
+            need = span / self.rate if np.isfinite(self.rate) and self.rate > 0 else 0.0
+            p_tot = sum(p.p_rated_mw for p in self.params.values())
+            if span > 0 and p_tot > 0 and np.isfinite(self.rate) and self.rate > 0:
+                # and long enough to make room in storage, at full power, for the energy the
+                # ramp-limited change leaves to it (span^2 / (2 rate))
+                need += span ** 2 / (2.0 * self.rate) / p_tot
+            horizon = float(np.clip(need + 2 * spec.window_s, 30.0, MAX_AUTO_HORIZON_S))
+        horizon = max(horizon, ctrl.replan_s)
+        windows, cap = [], [math.inf]       # windows of the set limits; step caps for them
+        if spec.max_ramp_up_mw_per_s is not None or spec.max_ramp_down_mw_per_s is not None:
+            windows.append(spec.ramp_window_s)
+            cap.append(spec.ramp_window_s / 2.0)
+        if spec.max_window_swing_mw is not None:
+            windows.append(spec.window_s)
+            cap.append(spec.window_s / 4.0)
+        if spec.max_ramp_mw_per_min is not None:
+            windows.append(60.0)
+            cap.append(60.0 / 8.0)
+        if ctrl.mpc_dt_s is not None:
+            self.r = max(1, int(round(ctrl.mpc_dt_s / dt)))
+            if not _divides(self.r * dt, windows):
+                raise ScenarioError(
+                    f"controller.mpc_dt_s = {ctrl.mpc_dt_s:g} s must divide every window of the "
+                    f"spec's limits ({', '.join(f'{w:g} s' for w in windows)}): a plan held over "
+                    f"MPC steps meets a window limit exactly only then")
+        else:
+            target = min(max(dt, 0.1, horizon / AUTO_STEPS), min(cap))
+            # the shortest multiple of dt_s from the target up to the caps that divides every
+            # window, else the longest below it
+            m0 = max(1, int(np.ceil(target / dt - 1e-9)))
+            m_cap = max(m0, int(np.floor(min(cap) / dt + 1e-9)))
+            self.r = next((m for m in range(m0, m_cap + 1) if _divides(m * dt, windows)), None) \
+                or next((m for m in range(m0, 0, -1) if _divides(m * dt, windows)), 1)
+        self.mpc_dt = self.r * dt
+        self.horizon_s = horizon
+        self.n_h = max(1, int(round(horizon / self.mpc_dt)))
+        if ctrl.horizon_s is not None and ctrl.horizon_s + 1e-9 < ctrl.replan_s:
+            raise ScenarioError(f"controller.horizon_s = {ctrl.horizon_s:g} s must be at least "
+                                f"replan_s = {ctrl.replan_s:g} s")
+
+    # ------------------------------------------------------------------ pieces
+    def _measured(self, out_load: np.ndarray, end: int) -> np.ndarray:
+        """Measured drawn load up to step ``end`` (exclusive), warm-start pre-history first."""
+        lo = max(0, end - self.hist_n)
+        h = out_load[lo:max(0, end)]
+        if self.pre is not None and h.size < self.hist_n:
+            h = np.concatenate([self.pre[self.pre.size - (self.hist_n - h.size):], h])
+        return h
+
+    def _detect_period(self, hist: np.ndarray) -> int | None:
+        """Iteration period of the measured load [steps]: autocorrelation on a 50 ms grid of
+        the last 20 s, else of the whole history (60 s); the last period found when neither
+        shows one (a checkpoint or a start in the window)."""
+        q = max(1, int(round(0.05 / self.dt_s)))
+        for span_s in (20.0, None):
+            h = hist if span_s is None else hist[-int(round(span_s / self.dt_s)):]
+            p_q = estimate_period_steps(block_mean(h, q))
+            if p_q is not None:
+                self._last_period = p_q * q
+                return self._last_period
+        return self._last_period
+
+    def _schedule_at(self, lo: int, hi: int, series: np.ndarray | None = None) -> np.ndarray:
+        """Schedule level (or ``series``) on steps [lo, hi): before 0 the same periodic
+        extension of the first window the warm start assumes for the load (else its first
+        value), held after T."""
+        x = self.schedule if series is None else series
+        idx = np.arange(lo, hi)
+        out = x[np.clip(idx, 0, self.T - 1)]
+        neg = idx < 0
+        if neg.any() and self.pre is not None:
+            out[neg] = x[:self.pre_n][idx[neg] % self.pre_n]
+        return out
+
+    def _soc_windows(self, rip: np.ndarray, period: int | None, soc_now: np.ndarray,
+                     reserves: bool):
+        """Planning SoC window of each storage: its bounds narrowed by its reserve for its
+        share of the ripple the plan does not see (``rip``), always containing the SoC now.
+        Sets the shares of the plan's error (``err_share``) and the ripple amplitude. [frac]"""
+        prm = list(self.params.values())
+        p_rated = np.array([p.p_rated_mw for p in prm])
+        e_rated = np.array([p.e_rated_mwh for p in prm])
+        lo = np.array([p.min_soc_frac for p in prm])
+        hi = np.array([p.max_soc_frac for p in prm])
+        res = np.zeros(len(prm))
+        self.err_share = ripple_shares(np.inf, p_rated, self.fast)   # fast one takes all
+        self.ripple_amp_mw = 0.0
+        if rip.size:
+            self.ripple_amp_mw = float(np.abs(rip).max())
+            self.err_share = ripple_shares(self.ripple_amp_mw, p_rated, self.fast, self.follows)
+            if reserves and period:
+                res = self.ctrl.mpc_reserve_factor * ripple_reserves_mwh(
+                    rip, self.dt_s, period, self.err_share)
+        frac = np.divide(res, e_rated, out=np.zeros_like(res), where=e_rated > 0)
+        mid = 0.5 * (lo + hi)
+        wlo = np.minimum(lo + frac, mid)
+        whi = np.maximum(hi - frac, mid)
+        return np.minimum(wlo, soc_now), np.maximum(whi, soc_now), frac
+
+    def _soc_end(self, soc_now: np.ndarray, wlo: np.ndarray, whi: np.ndarray, level_mw: float) -> dict:
+        """End-of-horizon SoC band: at least ``1 - exp(-H / tau)`` of the way to the target,
+        ``tau = min(1 / soc_gain_per_s, max(H / 3, E_half * 3600 / (REC_LEVEL_FRAC * level)))``
+        (the fast storage of several: H / 3)."""
+        tgt = np.clip(self.soc_target, wlo, whi)
+        p_rec = REC_LEVEL_FRAC * max(abs(level_mw), 1e-3)
+        tau = np.minimum(self.tau_max_s, np.maximum(self.horizon_s / 3.0, self.e_half_mwh * 3600.0 / p_rec))
+        if tau.size > 1:
+            tau[self.fast] = min(self.tau_max_s, self.horizon_s / 3.0)
+        d = np.abs(soc_now - tgt) * np.exp(-self.horizon_s / tau)
+        d = np.maximum(d, SOC_DEADBAND_FRAC)
+        return {n: (float(max(wlo[i], tgt[i] - d[i])), float(min(whi[i], tgt[i] + d[i])))
+                for i, n in enumerate(self.names)}
+
+    def _cfgs(self, soc_now: np.ndarray, lo: np.ndarray, hi: np.ndarray, p_mw: np.ndarray) -> dict:
+        """Storage sections for the LP: SoC now, the planning SoC window and power rating."""
+        out = {}
+        for i, n in enumerate(self.names):
+            reserve = float(getattr(self.cfgs[n], "reserve_frac", 0.0))
+            out[n] = self.cfgs[n].model_copy(update={
+                "initial_soc_frac": float(soc_now[i]), "p_rated_mw": float(p_mw[i]),
+                "min_soc_frac": float(max(lo[i] - reserve, 0.0)), "max_soc_frac": float(hi[i])})
+        return out
+
+    # ------------------------------------------------------------------ re-plan
+    def replan(self, t: int, out_load: np.ndarray, out_pcc: np.ndarray, out_e: np.ndarray,
+               e_mwh: np.ndarray, loss_mw: np.ndarray, w_now: float, alt: np.ndarray,
+               events: list, info: dict):
+        """Plan at step ``t``.
+
+        The loop compensates each storage's own conversion losses (``loss_mw``, low-passed;
+        the fast one's from the others): the forecast adds what that draws from the grid.
+        The LP starts from each storage's SoC averaged over the last detected period (its
+        level: the ripple around it is absorbed within the reserves, whatever phase the
+        iteration is in at the re-plan), clipped into its SoC bounds.
+
+        Returns
+        -------
+        (p_pcc_mw (n_h,), p_storage_mw (S, n_h)) on the MPC grid, or None: the interval goes
+        to the filter fallback (an ``mpc_fallback`` event says why).
+        """
+        ctrl, r, dt = self.ctrl, self.r, self.dt_s
+        t_wall = time.perf_counter()
+        n_h = min(self.n_h, -(-(self.T - t) // r))         # the horizon ends with the simulation
+        end = t - self.delay
+        hist = self._measured(out_load, end)
+        if hist.size == 0:
+            return self._fallback(t, events, info, "nothing measured yet", t_wall)
+        period = self.period_fixed
+        if period is None:
+            period = self._detect_period(hist)
+        self.period_steps = period
+        # the ripple around the level over the last periods (what the plan does not see)
+        n_rip = min(hist.size, max(3 * (period or 0), int(round(10.0 / dt))))
+        rip = ripple_of(hist[-n_rip:], period) if (period and ctrl.forecast != "perfect") else np.zeros(0)
+        reserves = ctrl.forecast != "perfect"
+        self.mode = ctrl.forecast
+        if ctrl.forecast == "perfect":
+            fut = self.load[t:t + n_h * r]
+            if w_now > 0:
+                fut = fut + w_now * (alt[t:t + n_h * r] - fut)
+            fut = np.concatenate([fut, np.full(n_h * r - fut.size, fut[-1])])
+            fc = fut.reshape(-1, r).mean(axis=1)
+        elif ctrl.forecast == "persistence":
+            fc = forecast_load("persistence", block_mean(hist, r), n_h)
+        else:
+            w_n = level_window_steps(period, int(round(10.0 / dt)), self.level_max_n)
+            w_n = min(w_n, hist.size)
+            level = measured_level(hist, w_n)
+            sched = sched_now = None
+            if self.schedule is not None:
+                sched_now = float(self._schedule_at(end - w_n, end).mean())
+                s = self._schedule_at(t, t + n_h * r)
+                sched = s.reshape(-1, r).mean(axis=1)
+            fc = level_forecast(level, n_h, sched, sched_now)
+            self.mode = "level"
+            wave = self._waveform_forecast(hist, end, t, n_h, n_rip) if self.nominal is not None else None
+            if wave is not None:
+                fc, rip = wave
+                self.mode = "waveform"
+        # the loss compensation of the loop draws from the grid: the fast storage's comes
+        # from the others when there are any
+        if self.mode == "level":
+            loss = np.asarray(loss_mw, dtype=float)
+            fc = fc + float(loss.sum() if loss.size == 1 else loss.sum() - loss[self.fast])
+        e_rated = np.array([p.e_rated_mwh for p in self.params.values()])
+        prm = list(self.params.values())
+        e_level = np.asarray(e_mwh, dtype=float).copy()
+        if period and self.mode == "level" and t >= period:
+            e_level = out_e[:, t - period:t].mean(axis=1)
+        soc_now = np.array([min(max(e_level[i] / e_rated[i] if e_rated[i] > 0 else p.initial_soc_frac,
+                                    p.min_soc_frac), p.max_soc_frac) for i, p in enumerate(prm)])
+        wlo, whi, _ = self._soc_windows(rip, period, soc_now, reserves)
+        # power headroom for each storage's share of the ripple
+        # (not the fast one's: it closes the gap, and what it cannot deliver goes to the others)
+        p_rated = np.array([p.p_rated_mw for p in prm])
+        head = self.err_share * self.ripple_amp_mw
+        head[self.fast] = 0.0
+        p_plan = np.clip(p_rated - head, 0.1 * p_rated, p_rated)
+        relaxed = self._cfgs(soc_now, wlo, whi, p_plan)
+        cfgs = relaxed
+        if len(prm) > 1 and self.mode == "level":
+            # the fast storage keeps its energy for the ripple the plan does not see: the slow
+            # band (events, SoC recovery) comes from the others where they can carry it
+            f = self.fast
+            tgt = float(np.clip(self.soc_target[f], wlo[f], whi[f]))
+            flo, fhi = wlo.copy(), whi.copy()
+            flo[f] = min(max(wlo[f], tgt - FAST_BAND_FRAC), soc_now[f])
+            fhi[f] = max(min(whi[f], tgt + FAST_BAND_FRAC), soc_now[f])
+            cfgs = self._cfgs(soc_now, flo, fhi, p_plan)
+        soc_end = self._soc_end(soc_now, wlo, whi, float(np.mean(fc)))
+        # second try: end no further from the target than now (+ SOC_KEEP_FRAC); last: free
+        keep = {n: (float(max(wlo[i], min(soc_now[i], self.soc_target[i]) - SOC_KEEP_FRAC)),
+                    float(min(whi[i], max(soc_now[i], self.soc_target[i]) + SOC_KEEP_FRAC)))
+                for i, n in enumerate(self.names)}
+        attempts = ([("ok", cfgs, soc_end)] if cfgs is not relaxed else []) + [
+            ("ok" if cfgs is relaxed else "wide", relaxed, soc_end),
+            ("keep", relaxed, keep), ("free", relaxed, None)]
+        hist_pcc = block_mean(out_pcc[max(0, t - self.pcc_hist_n * r):t], r)
         try:
-            from facility.optimize import solve_dispatch as target
-        except ImportError:
-            return False
-    try:
-        params = inspect.signature(target).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+            p_sto, pcc, pinfo = _plan.plan_once(fc, self.mpc_dt, attempts, self.spec, self.optimize,
+                                          {n: float(soc_now[i]) for i, n in enumerate(self.names)},
+                                          hist_pcc, variation_cost=self.vcost)
+        except (FacilityError, ValueError) as exc:
+            return self._fallback(t, events, info, f"solver failed: {exc}", t_wall)
+        el = time.perf_counter() - t_wall
+        if el > self.deadline_s:
+            return self._fallback(t, events, info, f"late: the re-plan took {el:.3g} s, "
+                                  f"deadline {self.deadline_s:g} s", t_wall)
+        self.solve_times_s.append(el)
+        info["n_replans"] += 1
+        info["n_waveform_plans"] = info.get("n_waveform_plans", 0) + (self.mode == "waveform")
+        if pinfo["status"] in ("keep", "free"):
+            events.append({"t_s": t * dt, "kind": "mpc_soc_band_dropped",
+                           "detail": "the end-of-horizon SoC band toward the target was "
+                                     "infeasible; planned " + (
+                                         f"to end within {SOC_KEEP_FRAC:g} of the SoC now"
+                                         if pinfo["status"] == "keep" else "without one")})
+        elif pinfo["status"] == "slack":
+            events.append({"t_s": t * dt, "kind": "mpc_slack",
+                           "detail": "the spec's limits cannot be met over this horizon "
+                                     "(history or storage): planned with penalized slacks, "
+                                     "the least violation"})
+        return pcc, np.stack([p_sto[n] for n in self.names])
 
+    def _waveform_forecast(self, hist: np.ndarray, end: int, t: int, n_h: int, n_back: int):
+        """The nominal waveform of the schedule as the forecast, where the measured load
+        follows it: over the last ``n_back`` steps the measured load minus the nominal one
+        (after removing their mean difference) must stay within WAVEFORM_MATCH_FRAC of the
+        measured swing (RMS). Deterministic jobs pass; jittered iterations drift out of
+        phase and do not.
 
-_LINEAR_LIMITS = ("max_ramp_up_mw_per_s", "max_ramp_down_mw_per_s", "max_ramp_mw_per_min",
-                  "max_window_swing_mw", "max_dynamic_range_mw")
+        Returns
+        -------
+        (forecast on the MPC grid (n_h,), residual ripple (n_back,)) or None.
+        """
+        n = min(hist.size, n_back)
+        if n < 2:
+            return None
+        h = hist[-n:]
+        nom = self._schedule_at(end - n, end, self.nominal)
+        d = h - nom
+        resid = d - d.mean()
+        r = self.r
+        fut = self._schedule_at(t, t + n_h * r, self.nominal)
+        # the swing to compare with: the measured one, or the nominal one ahead (a job that
+        # is about to start shows no swing yet)
+        ref = max(float(np.std(h)), float(np.std(fut)))
+        err = float(np.sqrt(np.mean(resid ** 2)))
+        if err > WAVEFORM_MATCH_FRAC * ref or (ref <= 0 and err > 0):
+            return None
+        fut = fut + d.mean()
+        return fut.reshape(-1, r).mean(axis=1), resid
 
-
-def mpc_spec(spec, margin_frac: float):
-    """The spec the MPC plans against: linear limits scaled by (1 - margin_frac), spectral
-    limits dropped (they are not LP constraints; the simulation checks them)."""
-    upd = {k: getattr(spec, k) * (1.0 - margin_frac) for k in _LINEAR_LIMITS
-           if getattr(spec, k) is not None}
-    upd.update(max_band_energy_frac=None, max_band_peak_mw=None, bands=[])
-    return spec.model_copy(update=upd)
-
-
-def block_mean(x: np.ndarray, r: int) -> np.ndarray:
-    """Mean over consecutive blocks of ``r`` samples, aligned to the END of ``x``."""
-    n = (x.size // r) * r
-    if n == 0:
-        return np.empty(0)
-    return x[x.size - n:].reshape(-1, r).mean(axis=1)
-
-
-def estimate_period_steps(hist: np.ndarray, min_lag: int = 2) -> int | None:
-    """Period of a measured series in samples: the first lag after the first zero crossing
-    whose (unbiased) autocorrelation comes within 10 % of the highest peak up to half the
-    series; None if there is no clear peak (< 0.3)."""
-    x = np.asarray(hist, dtype=float)
-    n = x.size
-    if n < 4 * min_lag:
+    def _fallback(self, t, events, info, why, t_wall):
+        el = time.perf_counter() - t_wall
+        self.solve_times_s.append(el)
+        info["n_fallbacks"] = info.get("n_fallbacks", 0) + 1
+        events.append({"t_s": t * self.dt_s, "kind": "mpc_fallback",
+                       "detail": f"the filter controller takes this re-plan interval ({why})"})
         return None
-    x = x - x.mean()
-    f = np.fft.rfft(x, 2 * n)
-    ac = np.fft.irfft(f * np.conj(f))[:n]
-    if ac[0] <= 0:
-        return None
-    ac = ac / ac[0] * n / (n - np.arange(n))          # unbiased
-    half = n // 2
-    neg = np.flatnonzero(ac[:half] < 0)
-    if neg.size == 0:
-        return None
-    lo = max(int(neg[0]), min_lag)
-    if lo >= half:
-        return None
-    seg = ac[lo:half]
-    best = float(seg.max())
-    if best <= 0.3:
-        return None
-    # the first lag that comes within 10 % of the best peak (multiples of the period tie)
-    return lo + int(np.flatnonzero(seg >= 0.9 * best)[0])
-
-
-def forecast_load(kind: str, hist_mw: np.ndarray, n_steps: int, *, lead_steps: int = 1,
-                  period_steps: int | None = None, future_mw: np.ndarray | None = None) -> np.ndarray:
-    """Forecast of the load on the MPC grid.
-
-    Parameters
-    ----------
-    kind : {'perfect', 'persistence', 'periodic'}
-        Forecast method.
-    hist_mw : numpy.ndarray
-        Measured history on the MPC grid, last sample = latest measurement. [MW]
-    n_steps : int
-        Number of MPC steps to forecast.
-    lead_steps : int
-        Distance from the last measured sample to the first forecast sample (>= 1).
-    period_steps : int, optional
-        Period for 'periodic' (falls back to persistence without it or without enough history).
-    future_mw : numpy.ndarray, optional
-        The true future for 'perfect'. [MW]
-    """
-    if kind == "perfect":
-        if future_mw is None:
-            raise ValueError("perfect forecast needs future_mw")
-        return np.asarray(future_mw, dtype=float)[:n_steps]
-    last = hist_mw[-1] if hist_mw.size else 0.0
-    if kind == "periodic" and period_steps and hist_mw.size >= period_steps:
-        off = lead_steps + np.arange(n_steps)
-        k = np.ceil(off / period_steps)
-        src = hist_mw.size - 1 + (off - k * period_steps).astype(np.int64)
-        return hist_mw[src]
-    return np.full(n_steps, last)
-
-
-def plan_once(forecast_mw: np.ndarray, mpc_dt_s: float, storage_cfgs: dict, spec, optimize_cfg,
-              soc_now: dict, p_pcc_history_mw: np.ndarray | None = None) -> tuple[dict, np.ndarray, dict]:
-    """Solve one MPC problem.
-
-    Parameters
-    ----------
-    forecast_mw : numpy.ndarray (H,)
-        Forecast load on the MPC grid. [MW]
-    mpc_dt_s : float
-        MPC step. [s]
-    storage_cfgs : dict of StorageConfig
-        Storages with fixed ratings (``extendable = false``) and ``initial_soc_frac`` = now.
-    spec, optimize_cfg
-        ``scenario.spec`` and ``scenario.optimize``.
-    soc_now : dict
-        Current SoC per storage (also passed as ``initial_soc_frac``). [frac]
-    p_pcc_history_mw : numpy.ndarray, optional
-        PCC power of the MPC steps just before now, so the plan's window limits also see the
-        past (passed where the solver takes ``p_pcc_history_mw``). [MW]
-
-    Returns
-    -------
-    p_storage_mw : dict of (H,) arrays
-    p_pcc_mw : (H,) array
-    info : dict
-        ``status`` ('ok', 'slack' after an infeasible first try).
-    """
-    # the SoC now travels twice: as each config's initial_soc_frac and, where the solver
-    # takes it, as the initial_soc_frac keyword
-    kw = {"initial_soc_frac": soc_now} if _solver_accepts("initial_soc_frac") else {}
-    if p_pcc_history_mw is not None and p_pcc_history_mw.size and _solver_accepts("p_pcc_history_mw"):
-        kw["p_pcc_history_mw"] = p_pcc_history_mw
-    status = "ok"
-    try:
-        res = _solve_dispatch(forecast_mw, mpc_dt_s, storage_cfgs, spec, optimize_cfg, **kw)
-    except InfeasibleError:
-        status = "slack"
-        res = _solve_dispatch(forecast_mw, mpc_dt_s, storage_cfgs, spec,
-                              optimize_cfg.model_copy(update={"allow_slack": True}), **kw)
-    p_sto = {n: np.asarray(res.p_storage_mw[n], dtype=float) for n in storage_cfgs}
-    pcc = getattr(res, "p_pcc_mw", None)
-    pcc = (np.asarray(pcc, dtype=float) if pcc is not None
-           else forecast_mw + sum(p_sto.values(), np.zeros_like(forecast_mw)))
-    return p_sto, pcc, {"status": status}
-

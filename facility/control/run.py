@@ -22,15 +22,16 @@ constant ``window_s``.
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
 from facility.control import kernel as K
+from facility.control.codesign import blend_steps, storage_sufficient
 from facility.control.monitor import MonitorPolicy
-from facility.control.mpc import block_mean, estimate_period_steps, forecast_load, mpc_spec, plan_once
+from facility.control.mpc import MpcPlanner
+from facility.control.plan import allowed_rate_mw_per_s, mpc_margin_frac
 from facility.control.result import ControlResult
-from facility.errors import FacilityError, ScenarioError
+from facility.errors import ScenarioError
 from facility.storage import LIMIT_NAMES, StorageParams, StorageTrace
 
 __all__ = ["run_control"]
@@ -64,7 +65,8 @@ def _steps(x_s: float, dt_s: float, key: str, minimum: int = 0) -> int:
 
 def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StorageParams], *,
                 p_site_gpu_engaged_mw=None, plan: dict | None = None,
-                network_limits: dict | None = None) -> ControlResult:
+                network_limits: dict | None = None, schedule=None,
+                gpu_ramp_mw_per_s: tuple[float, float] | None = None) -> ControlResult:
     """Run the storage controller, the co-design and the monitor in closed loop.
 
     Parameters
@@ -88,6 +90,15 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
         ``max_feeder_p_mw`` bounds |drawn load + rack_storage + ups|, ``max_site_p_mw``
         |drawn load + every storage|, ``max_bess_p_mw`` |bess|, per step. A storage the
         network stops saturates at its ``network`` limit. [MW]
+    schedule : facility.control.schedule.SiteSchedule, optional
+        The site's expected power from its declared schedule
+        (:func:`facility.control.schedule.site_schedule`): the MPC's forecast moves the
+        measured level with it, and plans on its nominal waveform where the measured load
+        follows it.
+    gpu_ramp_mw_per_s : (float, float), optional
+        Site-level up/down ramp rates of the GPUs under smoothing
+        (:func:`facility.control.codesign.gpu_ramp_mw_per_s`): the drawn load follows them
+        while the co-design switches. None = unlimited. [MW/s]
 
     Returns
     -------
@@ -121,15 +132,16 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
     group = np.ones(S, dtype=np.int64)
     if S:
         group[fast] = 0
-    gain = np.full(S, ctrl.soc_gain_per_s)
-    if ctrl.kind == "optimal":
-        gain[:] = 0.0
-    elif ctrl.kind == "mpc":
-        gain[group == 1] = 0.0
-    rec_gain_mw = gain * e_rated * 3600.0
-    comp = np.full(S, 1.0 if mode in (K.MODE_MOVING_AVERAGE, K.MODE_FILTER) else 0.0)
+    # SoC recovery: the plan does it for mpc and optimal; the filter fallback of the mpc
+    # recovers as the filter does. Loss compensation: moving_average, filter and mpc (whose
+    # forecast includes it; the plan does not see the ripple's conversion losses)
+    rec_gain_fb = np.full(S, ctrl.soc_gain_per_s) * e_rated * 3600.0
+    rec_gain_mw = rec_gain_fb if mode in (K.MODE_MOVING_AVERAGE, K.MODE_FILTER) else np.zeros(S)
+    comp_fb = np.ones(S)
+    comp = (comp_fb.copy() if (mode in (K.MODE_MOVING_AVERAGE, K.MODE_FILTER) or ctrl.kind == "mpc")
+            else np.zeros(S))
     a_rec = -math.expm1(-dt_s / ctrl.window_s)
-    if mode == K.MODE_FILTER:
+    if mode in (K.MODE_FILTER, K.MODE_TRACK):
         share = _shares(p_rated, group == 0) + _shares(p_rated, group == 1)
     else:
         share = _shares(p_rated, np.ones(S, bool))
@@ -159,11 +171,16 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
     a_slow = -math.expm1(-2 * math.pi * fcs * ts)
     # slow storages as the fast one's energy reservoir (moving_average / filter, S > 1)
     res_share = _shares(p_rated, group == 1)
-    res_gain_mw = 0.0
-    if mode in (K.MODE_MOVING_AVERAGE, K.MODE_FILTER) and S > 1:
+    res_gain_fb = 0.0
+    if S > 1:
         g = ctrl.reservoir_gain_per_s if ctrl.reservoir_gain_per_s is not None else 0.25 / ctrl.window_s
-        res_gain_mw = g * e_rated[fast] * 3600.0
+        res_gain_fb = g * e_rated[fast] * 3600.0
+    # (mpc: set at each re-plan; only a plan that does not see the ripple needs them)
+    res_gain = [res_gain_fb if (mode in (K.MODE_MOVING_AVERAGE, K.MODE_FILTER) or ctrl.kind == "mpc") else 0.0]
     tgt_step = np.inf if ctrl.target_ramp_mw_per_s is None else ctrl.target_ramp_mw_per_s * ts
+    # the MPC's filter fallback moves its grid target at most at the MPC's allowed rate
+    rate_spec = allowed_rate_mw_per_s(scenario.spec)
+    tgt_step_fb = min(tgt_step, (1.0 - mpc_margin_frac(scenario)) * rate_spec * ts)
 
     # ---- co-design
     cd = bool(ctrl.codesign and has_alt and mode != K.MODE_NONE)
@@ -173,12 +190,24 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
         raise ScenarioError(f"controller.codesign_release_margin_frac = {rel:g} must be at least "
                             f"codesign_soc_margin_frac = {margin:g} (hysteresis)")
     hold = _steps(ctrl.codesign_hold_s, dt_s, "controller.codesign_hold_s")
-    blend_step = 1.0 if ctrl.codesign_blend_s <= 0 else min(1.0, dt_s / ctrl.codesign_blend_s)
+    w_step = np.ones(1)
+    release_ok = np.ones(1, dtype=np.int8)
+    gpu_up = gpu_dn = np.inf
+    if cd:
+        cd_window = max(1, _steps(max(ctrl.window_s, scenario.spec.window_s), dt_s, "controller.window_s"))
+        w_step = blend_steps(load, alt, dt_s, ctrl.codesign_blend_s, 0.5 * rate_spec, cd_window)
+        usable = float(np.sum(np.maximum(soc_max - soc_min - 2 * margin, 0.0) * e_rated))
+        pre = np.resize(load[:cd_window], 2 * cd_window) if ctrl.warm_start else None
+        release_ok = storage_sufficient(load, dt_s, cd_window, float(p_rated.sum()), usable, pre)
+        if gpu_ramp_mw_per_s is not None:
+            gpu_up, gpu_dn = gpu_ramp_mw_per_s[0] * dt_s, gpu_ramp_mw_per_s[1] * dt_s
 
     # ---- plan arrays
     track = mode == K.MODE_TRACK
     pcc_plan = np.zeros(T if track else 1)
     ff = np.zeros((S, T if track else 1))
+    fb = np.zeros(T if (track and ctrl.kind == "mpc") else 1, dtype=np.int8)
+    err_share = np.zeros(S)           # mpc: shares of the plan's error (set at each re-plan)
     if ctrl.kind == "optimal" and S:
         if plan is None:
             raise ScenarioError("controller.kind = 'optimal' needs a perfect-foresight plan "
@@ -213,18 +242,25 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
     n_ev = np.zeros(1, dtype=np.int64)
     mods = [1.0, 0.0, 0.0]   # keep, throttle, mean (monitor response)
     ma_pre = np.zeros(0)
-    if ctrl.warm_start and mode in (K.MODE_MOVING_AVERAGE, K.MODE_FILTER):
+    first = load                   # what was drawn before t = 0 (warm start)
+    if cd and ctrl.warm_start and not release_ok[0]:
+        # the controller has been running: a storage that cannot carry the load had GPU
+        # controls engaged before t = 0 already
+        st[K.S_ENGAGED], st[K.S_W], st[K.S_SINCE] = 1.0, 1.0, 0.0
+        first = alt
+    if ctrl.warm_start and (mode in (K.MODE_MOVING_AVERAGE, K.MODE_FILTER)
+                            or ctrl.kind == "mpc"):
         # the controller has been running on the same load: the load before t = 0 repeats
         # the first window (periodic extension)
         if mode == K.MODE_MOVING_AVERAGE:
-            ma_pre = np.resize(load[:ma_window], ma_window)
+            ma_pre = np.resize(first[:ma_window], ma_window)
             st[K.S_MA_SUM], st[K.S_MA_N] = ma_pre.sum(), float(ma_window)
             m0 = float(ma_pre.mean())
         else:
             n_f = max(1, int(round(1.0 / (2 * math.pi * fc * dt_s))))
             n_s = max(1, int(round(1.0 / (2 * math.pi * fcs * dt_s))))
-            m0 = float(load[:n_f].mean())
-            st[K.S_LP_FAST], st[K.S_LP_SLOW], st[K.S_LP_OK] = m0, float(load[:n_s].mean()), 1.0
+            m0 = float(first[:n_f].mean())
+            st[K.S_LP_FAST], st[K.S_LP_SLOW], st[K.S_LP_OK] = m0, float(first[:n_s].mean()), 1.0
         st[K.S_MEAS], st[K.S_MEAS_OK] = m0, 1.0
 
     def run(t0: int, t1: int) -> None:
@@ -232,8 +268,10 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
                        p_rated, eta_c, eta_d, k_self, e_min, e_max, alpha, ramp_step, e_rated,
                        rec_gain_mw, soc_target, group, share, comp, a_rec,
                        delay, sample, ma_window, ma_pre, a_fast, a_slow, S > 1, fast, tgt_step,
-                       res_gain_mw, res_share,
-                       pcc_plan, ff, cd, ctrl.kind != "optimal", soc_min, soc_max, margin, rel, hold, blend_step,
+                       res_gain[0], res_share,
+                       pcc_plan, ff, err_share, fb, rec_gain_fb, comp_fb, res_gain_fb, tgt_step_fb,
+                       cd, ctrl.kind != "optimal", soc_min, soc_max, margin, rel, hold,
+                       w_step, release_ok, gpu_up, gpu_dn,
                        dt_s / 3600.0, net_on, behind_ups, p_own_max, c_feeder, c_site,
                        st, e, p_prev, sp, last_lim, first_sat, first_lim,
                        soc_lp, loss_lp,
@@ -244,12 +282,20 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
     events: list[dict] = []
     info: dict = {"kind": ctrl.kind, "n_replans": 0, "mpc_solve_s": 0.0, "monitor_evaluations": 0,
                   "monitor_shed_mwh": 0.0}
+    if cd and st[K.S_ENGAGED] > 0.5:
+        events.append({"t_s": 0.0, "kind": "codesign_engage",
+                       "detail": "GPU controls engaged from the start: the storages cannot "
+                                 "carry the plain load's swing (power or ripple energy)"})
     stops: set[int] = set()
     replan_k = monitor = None
     if ctrl.kind == "mpc" and S:
         replan_k = max(1, _steps(ctrl.replan_s, dt_s, "controller.replan_s", 1))
         stops.update(range(0, T, replan_k))
-        mpc = _MpcState(ctrl, scenario, storages, names, dt_s, T)
+        if schedule is not None and np.shape(schedule.p_level_mw) != load.shape:
+            raise ScenarioError(f"schedule has shape {np.shape(schedule.p_level_mw)}, "
+                                f"p_site_mw {load.shape}")
+        mpc = MpcPlanner(ctrl, scenario, {n: storages[n] for n in names}, fast, dt_s, load, schedule,
+                         first_mw=first)
     if mon.enabled:
         monitor = MonitorPolicy(mon, scenario.spec, dt_s)
         every = max(1, _steps(mon.every_s, dt_s, "monitor.every_s", 1))
@@ -257,7 +303,23 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
     bounds = sorted(stops | {0, T})
     for t0, t1 in zip(bounds[:-1], bounds[1:]):
         if replan_k is not None and t0 % replan_k == 0:
-            mpc.replan(t0, out_load, out_pcc, st, e, e_rated, pcc_plan, ff, load, alt, replan_k, events, info)
+            t_end = min(T, t0 + replan_k)
+            got = mpc.replan(t0, out_load, out_pcc, out_e, e, loss_lp, float(st[K.S_W]), alt, events, info)
+            if got is None:
+                fb[t0:t_end] = 1
+                ff[:, t0:t_end] = 0.0
+                pcc_plan[t0:t_end] = np.nan
+            else:
+                idx = np.minimum(np.arange(t_end - t0) // mpc.r, got[0].size - 1)
+                fb[t0:t_end] = 0
+                pcc_plan[t0:t_end] = got[0][idx]
+                ff[:, t0:t_end] = got[1][:, idx]
+                err_share[:] = mpc.err_share
+                # loss compensation and the fast storage's refill from the others only where
+                # the plan does not see the ripple (level forecast); else the plan's SoC rules
+                unseen = mpc.mode == "level"
+                comp[:] = 1.0 if unseen else 0.0
+                res_gain[0] = res_gain_fb if unseen else 0.0
         if monitor is not None and t0 > 0 and t0 % every == 0:
             lo = max(0, t0 - monitor.n_window)
             if t0 - lo >= monitor.n_window:        # a full window only
@@ -293,6 +355,17 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
     events.extend(_codesign_events(names, prm, n_ev[0], ev_step, ev_kind, ev_sto, ev_reason,
                                    ev_val, dt_s, margin, rel))
     events.sort(key=lambda d: d["t_s"])
+    if ctrl.kind == "mpc" and S:
+        ts_ = np.asarray(mpc.solve_times_s, dtype=float)
+        info.update(mpc_solve_s=float(ts_.sum()), mpc_solve_times_s=ts_.tolist(),
+                    mpc_solve_median_s=float(np.median(ts_)) if ts_.size else 0.0,
+                    mpc_solve_max_s=float(ts_.max()) if ts_.size else 0.0,
+                    mpc_solve_median_frac_of_replan=(float(np.median(ts_)) / ctrl.replan_s
+                                                     if ts_.size else 0.0),
+                    n_fallbacks=int(info.get("n_fallbacks", 0)), mpc_horizon_s=mpc.n_h * mpc.mpc_dt,
+                    mpc_dt_s=mpc.mpc_dt, mpc_period_s=(None if mpc.period_steps is None
+                                                       else mpc.period_steps * dt_s),
+                    fallback_frac=float(np.mean(fb)) if fb.size == T else 0.0)
     info.update(n_saturated_steps=n_sat, engaged_frac=float(np.mean(out_w > 0)),
                 n_codesign_engagements=int(np.sum(ev_kind[:min(n_ev[0], _EVENT_CAP)] == K.EV_ENGAGE)),
                 events_dropped=int(max(0, n_ev[0] - _EVENT_CAP)))
@@ -330,103 +403,3 @@ def _codesign_events(names, prm, n, ev_step, ev_kind, ev_sto, ev_reason, ev_val,
                         "detail": f"GPU controls released: every storage SoC at least {rel:g} "
                                   f"inside its bounds and no saturation"})
     return out
-
-
-class _MpcState:
-    """Forecast + re-plan bookkeeping of the MPC (see :mod:`facility.control.mpc`)."""
-
-    def __init__(self, ctrl, scenario, storages, names, dt_s, T):
-        self.ctrl, self.scenario, self.names, self.dt_s, self.T = ctrl, scenario, names, dt_s, T
-        mpc_dt = ctrl.mpc_dt_s if ctrl.mpc_dt_s is not None else max(dt_s, 0.1)
-        self.r = max(1, int(round(mpc_dt / dt_s)))
-        self.mpc_dt = self.r * dt_s
-        self.n_h = max(1, int(round(ctrl.horizon_s / self.mpc_dt)))
-        if ctrl.horizon_s + 1e-9 < ctrl.replan_s:
-            raise ScenarioError(f"controller.horizon_s = {ctrl.horizon_s:g} s must be at least "
-                                f"replan_s = {ctrl.replan_s:g} s")
-        self.delay = int(round(ctrl.measurement_delay_s / dt_s))
-        cfgs = scenario.storages()
-        self.params = storages
-        self.cfgs = {}
-        for n in names:
-            if n not in cfgs:
-                raise ScenarioError(f"MPC: storage {n!r} is not enabled in the scenario")
-            p = storages[n]
-            self.cfgs[n] = cfgs[n].model_copy(update={
-                "extendable": False, "p_rated_mw": p.p_rated_mw, "e_rated_mwh": p.e_rated_mwh})
-        self.hist_n = int(round(max(60.0, 2 * ctrl.horizon_s) / dt_s))
-        spec = scenario.spec
-        self.spec = mpc_spec(spec, ctrl.mpc_limit_margin_frac)
-        look = max(spec.window_s if spec.max_window_swing_mw is not None else 0.0,
-                   spec.ramp_window_s if (spec.max_ramp_up_mw_per_s or spec.max_ramp_down_mw_per_s) else 0.0,
-                   60.0 if spec.max_ramp_mw_per_min is not None else 0.0)
-        self.pcc_hist_n = int(np.ceil(look / self.mpc_dt))       # MPC steps of PCC history
-        self.period = (None if ctrl.forecast_period_s is None
-                       else max(1, int(round(ctrl.forecast_period_s / self.mpc_dt))))
-
-    def replan(self, t, out_load, out_pcc, st, e, e_rated, pcc_plan, ff, load, alt, replan_k, events, info):
-        ctrl, r = self.ctrl, self.r
-        end = t - self.delay
-        hist = block_mean(out_load[max(0, end - self.hist_n):max(0, end)], r)
-        t_end = min(self.T, t + replan_k)
-        n_h = min(self.n_h, -(-(self.T - t) // r))        # the horizon ends with the simulation
-        if ctrl.forecast == "perfect":
-            w = st[K.S_W]
-            fut = load[t:t + n_h * r]
-            if w > 0:
-                fut = fut + w * (alt[t:t + n_h * r] - fut)
-            fut = np.concatenate([fut, np.full(n_h * r - fut.size, fut[-1])])
-            fc = fut.reshape(-1, r).mean(axis=1)
-        elif hist.size == 0:
-            fc = np.full(n_h, load[0] if self.delay == 0 else 0.0)
-            if self.delay > 0:
-                self._fallback(t, t_end, pcc_plan, ff, None, events, "no measurement yet")
-                return
-        else:
-            period = self.period
-            if ctrl.forecast == "periodic" and period is None:
-                period = estimate_period_steps(hist)
-            lead = 1 + int(round(self.delay / r))
-            fc = forecast_load(ctrl.forecast, hist, n_h, lead_steps=lead, period_steps=period)
-        soc_now = {}
-        cfgs = {}
-        for i, n in enumerate(self.names):
-            p = self.params[n]
-            s = e[i] / e_rated[i] if e_rated[i] > 0 else p.initial_soc_frac
-            s = float(min(max(s, p.min_soc_frac), p.max_soc_frac))
-            soc_now[n] = s
-            cfgs[n] = self.cfgs[n].model_copy(update={"initial_soc_frac": s})
-        t_solve = time.perf_counter()
-        try:
-            hist_pcc = block_mean(out_pcc[max(0, t - self.pcc_hist_n * r):t], r)
-            p_sto, pcc, pinfo = plan_once(fc, self.mpc_dt, cfgs, self.spec,
-                                          self.scenario.optimize, soc_now, hist_pcc)
-        except FacilityError as exc:
-            info["mpc_solve_s"] += time.perf_counter() - t_solve
-            self._fallback(t, t_end, pcc_plan, ff, hist, events, f"solver failed: {exc}")
-            return
-        info["mpc_solve_s"] += time.perf_counter() - t_solve
-        info["n_replans"] += 1
-        if pinfo["status"] != "ok":
-            events.append({"t_s": t * self.dt_s, "kind": "mpc_slack",
-                           "detail": "MPC forecast infeasible under the spec; re-solved with "
-                                     "penalized slacks"})
-        n = t_end - t
-        idx = np.minimum(np.arange(n) // r, pcc.size - 1)
-        pcc_plan[t:t_end] = pcc[idx]
-        for i, nm in enumerate(self.names):
-            ff[i, t:t_end] = p_sto[nm][idx]
-
-    def _fallback(self, t, t_end, pcc_plan, ff, hist, events, why):
-        level = hist[-1] if hist is not None and hist.size else np.nan
-        if not np.isfinite(level):
-            # nothing measured yet: storages idle, the fast one holds the PCC at the load
-            level = None
-        ff[:, t:t_end] = 0.0
-        if level is None:
-            pcc_plan[t:t_end] = np.nan
-        else:
-            pcc_plan[t:t_end] = level
-        events.append({"t_s": t * self.dt_s, "kind": "mpc_fallback",
-                       "detail": f"MPC holds the PCC at the last measured level until the next "
-                                 f"re-plan ({why})"})

@@ -176,7 +176,9 @@ def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
 
 def solve_dispatch(p_load_mw: np.ndarray, dt_s: float, storages: Mapping, spec, optimize, *,
                    initial_soc_frac: Mapping[str, float] | None = None, terminal: str | None = None,
-                   p_pcc_history_mw: np.ndarray | None = None) -> SizingResult:
+                   p_pcc_history_mw: np.ndarray | None = None,
+                   terminal_soc_frac: Mapping[str, tuple[float, float]] | None = None,
+                   pcc_variation_cost_usd_per_mw: float = 0.0) -> SizingResult:
     """Optimal dispatch of storages with fixed ratings (optimal controller, MPC windows).
 
     Parameters
@@ -192,15 +194,35 @@ def solve_dispatch(p_load_mw: np.ndarray, dt_s: float, storages: Mapping, spec, 
     p_pcc_history_mw : numpy.ndarray, optional
         PCC power of the steps just before t = 0 (same ``dt_s``); the window limits then also
         compare the plan with it. [MW]
+    terminal_soc_frac : mapping of name -> (lo, hi), optional
+        SoC band the horizon must end in, besides the terminal policy (receding horizon: keep
+        each storage away from its bounds for the next window). [frac]
+    pcc_variation_cost_usd_per_mw : float
+        Price on the PCC power's total variation, sum over t of abs(P[t] - P[t-1]) (the first
+        step against the history's last sample): among plans of equal loss the flattest one.
+        Counted in ``objective_usd``. [USD/MW]
+
+    With either of the last two set, the LP is solved as it stands (strategy ``full``: the
+    coarsening and the periodic reduction are proven for the plain objective and terminal
+    policy only).
     """
     load = _check_inputs(p_load_mw, dt_s, storages)
     if terminal is not None and terminal not in ("at_least_initial", "equal_initial", "free"):
         raise ScenarioError(f"terminal = {terminal!r}: use at_least_initial, equal_initial or free")
     horizon_h = load.size * dt_s / S_PER_H
+    if not (np.isfinite(pcc_variation_cost_usd_per_mw) and pcc_variation_cost_usd_per_mw >= 0):
+        raise ScenarioError(f"pcc_variation_cost_usd_per_mw = {pcc_variation_cost_usd_per_mw!r} "
+                            f"USD/MW must be >= 0")
     soc0 = dict(initial_soc_frac or {})
+    band = dict(terminal_soc_frac or {})
     data = {}
     for n, c in storages.items():
         fixed = c.model_copy(update={"extendable": False}) if c.extendable else c
-        data[n] = resolve_storage(n, fixed, optimize, horizon_h, soc0=soc0.get(n), terminal=terminal)
+        data[n] = resolve_storage(n, fixed, optimize, horizon_h, soc0=soc0.get(n), terminal=terminal,
+                                  soc_end=band.get(n))
     hist = None if p_pcc_history_mw is None else np.asarray(p_pcc_history_mw, dtype=float).ravel()
-    return solve(Problem(load, float(dt_s), data, spec, optimize, hist))
+    pb = Problem(load, float(dt_s), data, spec, optimize, hist, float(pcc_variation_cost_usd_per_mw))
+    if band or pcc_variation_cost_usd_per_mw > 0:
+        _warn_unsupported(spec)
+        return solve_full(pb)
+    return solve(pb)

@@ -49,6 +49,8 @@ class StorageData:
     max_own_p_mw           MW         what its own connection carries (BESS transformer)
     max_feeder_p_mw        MW         feeders' capacity C_F (same on every storage)
     max_site_p_mw          MW         site capacity C_S (same on every storage)
+    soc_end_lo, soc_end_hi frac       SoC band at the end of the horizon (None = the
+                                      terminal policy alone; receding horizon)
     =====================  =========  ===============================================
     """
 
@@ -72,6 +74,8 @@ class StorageData:
     max_own_p_mw: float = np.inf
     max_feeder_p_mw: float = np.inf
     max_site_p_mw: float = np.inf
+    soc_end_lo: float | None = None
+    soc_end_hi: float | None = None
 
 
 def _cap(optimize, key: str) -> float:
@@ -96,8 +100,11 @@ def capex_factor(optimize, horizon_h: float) -> float:
 
 
 def resolve_storage(name: str, cfg, optimize, horizon_h: float, *, soc0: float | None = None,
-                    terminal: str | None = None) -> StorageData:
+                    terminal: str | None = None,
+                    soc_end: tuple[float, float] | None = None) -> StorageData:
     """Parameters of one storage section; fixed or extendable ratings.
+
+    ``soc_end = (lo, hi)`` [frac] adds an end-of-horizon SoC band (receding horizon).
 
     Raises
     ------
@@ -123,6 +130,9 @@ def resolve_storage(name: str, cfg, optimize, horizon_h: float, *, soc0: float |
                             f"max_soc_frac = {cfg.max_soc_frac:g} [frac]")
     if not 0.0 <= s0 <= 1.0:
         raise ScenarioError(f"{name}: initial_soc_frac = {s0:g} must lie in [0, 1] [frac]")
+    if soc_end is not None and not 0.0 <= soc_end[0] <= soc_end[1] <= 1.0:
+        raise ScenarioError(f"{name}: end-of-horizon SoC band {tuple(soc_end)!r} must satisfy "
+                            f"0 <= lo <= hi <= 1 [frac]")
     f = capex_factor(optimize, horizon_h)
     return StorageData(
         name=name, p_lo=p_lo, p_hi=p_hi, e_lo=e_lo, e_hi=e_hi,
@@ -134,7 +144,9 @@ def resolve_storage(name: str, cfg, optimize, horizon_h: float, *, soc0: float |
         c_deg=cfg.degradation_usd_per_mwh / 1000.0,
         behind_ups=name in ("rack_storage", "ups"),
         max_own_p_mw=_cap(optimize, "max_bess_p_mw") if name == "bess" else np.inf,
-        max_feeder_p_mw=_cap(optimize, "max_feeder_p_mw"), max_site_p_mw=_cap(optimize, "max_site_p_mw"))
+        max_feeder_p_mw=_cap(optimize, "max_feeder_p_mw"), max_site_p_mw=_cap(optimize, "max_site_p_mw"),
+        soc_end_lo=None if soc_end is None else float(soc_end[0]),
+        soc_end_hi=None if soc_end is None else float(soc_end[1]))
 
 
 @dataclass
@@ -364,10 +376,16 @@ def add_terminal_soc(m: Model, s: StorageData) -> None:
     :math:`e_T = s_0 \\hat E` (equal_initial), nothing (free). [MWh]
 
     :math:`s_0 \\hat E` is the stored energy at the start of the horizon (= e_0 when the model
-    starts there), so a model of the horizon's last stretch states the same condition."""
+    starts there), so a model of the horizon's last stretch states the same condition. With a
+    band (receding horizon) also :math:`s^{end}_{lo} \\hat E \\le e_T \\le s^{end}_{hi} \\hat E`."""
+    c = m.cols[s.name]
+    if s.soc_end_lo is not None:
+        m.lp.add_rows("terminal_soc_band", [(c["e"][-1:], 1.0), (c["e_rated"], -s.soc_end_lo)],
+                      0.0, np.inf, t=m.n_steps, soft=True, unit="MWh")
+        m.lp.add_rows("terminal_soc_band", [(c["e"][-1:], 1.0), (c["e_rated"], -s.soc_end_hi)],
+                      -np.inf, 0.0, t=m.n_steps, soft=True, unit="MWh")
     if s.terminal == "free":
         return
-    c = m.cols[s.name]
     hi = np.inf if s.terminal == "at_least_initial" else 0.0
     m.lp.add_rows("terminal_soc", [(c["e"][-1:], 1.0), (c["e_rated"], -s.soc0)], 0.0, hi,
                   t=m.n_steps, soft=True, unit="MWh")
@@ -408,6 +426,38 @@ def add_window_limits(m: Model, spec, p_hist_mw: np.ndarray | None, margin_frac:
             add_lag_bound_rows(m.lp, lb, terms, const, H)
 
 
+def add_pcc_variation(m: Model, cost_usd_per_mw: float, p_hist_mw: np.ndarray | None) -> None:
+    """Price on the PCC power's variation (total variation; smooth receding-horizon plans).
+
+    .. math::  P_t - P_{t-1} = d^+_t - d^-_t,\\quad d^\\pm_t \\ge 0,\\qquad
+               \\text{cost } c_V \\sum_t (d^+_t + d^-_t)
+
+    for t = 1..T-1, and for t = 0 against the last PCC sample of the history when one is given.
+    c_V = ``cost_usd_per_mw`` / 1000 [k$/MW]. Among plans of equal loss, this keeps the PCC
+    power as flat as the limits and the SoC bounds allow: of the rising paths that move the
+    same energy, the one that rises once and holds has the least variation.
+    """
+    if cost_usd_per_mw <= 0 or m.n_steps < 1:
+        return
+    T = m.n_steps
+    hist = np.zeros(0) if p_hist_mw is None else np.asarray(p_hist_mw, dtype=float).ravel()
+    t = np.arange(1 if hist.size == 0 else 0, T)
+    if t.size == 0:
+        return
+    lp, c = m.lp, cost_usd_per_mw / 1000.0
+    dp = lp.add_columns("pcc_var_up", t.size, 0.0, np.inf, c)
+    dn = lp.add_columns("pcc_var_down", t.size, 0.0, np.inf, c)
+    terms = [(dp, -1.0), (dn, 1.0)]
+    prev = t - 1
+    for col, v in m.pcc_terms:
+        terms.append((col[t], v))
+        # step 0 compares with the history: its PCC is a constant (column index -1: skipped)
+        terms.append((np.where(prev >= 0, col[np.maximum(prev, 0)], -1), -v))
+    load_prev = np.where(prev >= 0, m.load_mw[np.maximum(prev, 0)], hist[-1] if hist.size else 0.0)
+    rhs = load_prev - m.load_mw[t]
+    lp.add_rows("pcc_variation", terms, rhs, rhs, t=t, soft=False)
+
+
 def add_dynamic_range(m: Model, spec, margin_frac: float = 0.0) -> None:
     """Dynamic range over the horizon: :math:`\\bar P - \\underline P \\le D` with
     :math:`\\underline P \\le P_t \\le \\bar P` (D = ``max_dynamic_range_mw`` [MW])."""
@@ -432,7 +482,8 @@ def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageD
                 window_segments: list | None = None, soc_breaks=(), lp: LinearProgram | None = None,
                 rating_cols: dict | None = None, bounds: list | None = None,
                 initial_offset_mwh: dict | None = None, terminal: bool = True,
-                dynamic_range: bool = True, levers=None) -> Model:
+                dynamic_range: bool = True, levers=None,
+                pcc_variation_cost_usd_per_mw: float = 0.0) -> Model:
     """Assemble the LP in the fixed order of the named steps.
 
     Minimize capex + loss cost + degradation cost (see :func:`add_storage_variables`)
@@ -446,7 +497,9 @@ def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageD
     existing LP sharing its rating columns, ``bounds`` replaces the spec's lag bounds,
     ``initial_offset_mwh`` shifts (float) or drops (None) the initial-SoC row per storage, and
     ``terminal`` / ``dynamic_range`` switch those rows: the stretches of
-    the decomposition prototype in ``benchmarks/experiments/blocks``. Left at their defaults the model is the full LP.
+    the decomposition prototype in ``benchmarks/experiments/blocks``.
+    ``pcc_variation_cost_usd_per_mw`` prices the PCC variation (:func:`add_pcc_variation`,
+    receding horizon). Left at their defaults the model is the full LP.
     ``levers`` (a :class:`facility.optimize.levers.LeverSet` on this axis) adds the GPU levers'
     columns and their PCC terms (:func:`facility.optimize.lever_columns.add_lever_columns`) before
     the limits. The spectral rows are added lazily by the solve
@@ -476,4 +529,5 @@ def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageD
     add_window_limits(m, spec, p_pcc_history_mw, margin_frac, bounds)
     if dynamic_range:
         add_dynamic_range(m, spec, margin_frac)
+    add_pcc_variation(m, pcc_variation_cost_usd_per_mw, p_pcc_history_mw)
     return m

@@ -18,7 +18,8 @@ def build_full(pb: Problem) -> Model:
     """The full LP of :func:`facility.optimize.formulation.build_model` for a problem."""
     return build_model(pb.load_mw, pb.dt_s, pb.storages, pb.spec, pb.price_usd_per_mwh,
                        p_pcc_history_mw=pb.p_pcc_history_mw, margin_frac=pb.margin_frac,
-                       levers=pb.levers)
+                       levers=pb.levers,
+                       pcc_variation_cost_usd_per_mw=pb.pcc_variation_cost_usd_per_mw)
 
 
 def solve_full(pb: Problem) -> SizingResult:

@@ -38,6 +38,8 @@ class Problem:
     levers : LeverSet or None
         The GPU levers that are decisions, on one piece (:mod:`facility.optimize.levers`);
         ``load_mw`` then holds the piece's constant part. None = storage only.
+    pcc_variation_cost_usd_per_mw : float
+        Price on the PCC power's variation (receding horizon; 0 = none). [USD/MW]
     """
 
     load_mw: np.ndarray
@@ -47,6 +49,7 @@ class Problem:
     optimize: object
     p_pcc_history_mw: np.ndarray | None = None
     levers: object = None
+    pcc_variation_cost_usd_per_mw: float = 0.0
 
     @property
     def n_steps(self) -> int:
