@@ -221,8 +221,9 @@ def solve_dispatch(p_load_mw: np.ndarray, dt_s: float, storages: Mapping, spec, 
         data[n] = resolve_storage(n, fixed, optimize, horizon_h, soc0=soc0.get(n), terminal=terminal,
                                   soc_end=band.get(n))
     hist = None if p_pcc_history_mw is None else np.asarray(p_pcc_history_mw, dtype=float).ravel()
-    pb = Problem(load, float(dt_s), data, spec, optimize, hist, float(pcc_variation_cost_usd_per_mw))
+    pb = Problem(load, float(dt_s), data, spec, optimize, hist,
+                 pcc_variation_cost_usd_per_mw=float(pcc_variation_cost_usd_per_mw))
     if band or pcc_variation_cost_usd_per_mw > 0:
-        _warn_unsupported(spec)
+        _note_verification_only(spec)
         return solve_full(pb)
     return solve(pb)

@@ -450,9 +450,10 @@ def add_pcc_variation(m: Model, cost_usd_per_mw: float, p_hist_mw: np.ndarray | 
     terms = [(dp, -1.0), (dn, 1.0)]
     prev = t - 1
     for col, v in m.pcc_terms:
-        terms.append((col[t], v))
+        v = np.broadcast_to(np.asarray(v, dtype=float), (T,))
+        terms.append((col[t], v[t]))
         # step 0 compares with the history: its PCC is a constant (column index -1: skipped)
-        terms.append((np.where(prev >= 0, col[np.maximum(prev, 0)], -1), -v))
+        terms.append((np.where(prev >= 0, col[np.maximum(prev, 0)], -1), -v[np.maximum(prev, 0)]))
     load_prev = np.where(prev >= 0, m.load_mw[np.maximum(prev, 0)], hist[-1] if hist.size else 0.0)
     rhs = load_prev - m.load_mw[t]
     lp.add_rows("pcc_variation", terms, rhs, rhs, t=t, soft=False)
