@@ -9,7 +9,8 @@ Usage::
 
 OUT_DIR (default out/study_paper_100mw_mix) gets results.json; FIG_DIR (default docs/studies)
 the two PNGs; the markdown tables go to stdout. --quick: three energy prices instead of seven;
---replot: figures and tables from OUT_DIR/results.json without solving again.
+--replot: figures and tables from OUT_DIR/results.json without solving again; --resume: keep
+the specs already in OUT_DIR/results.json and solve the others.
 
 Every design, grid point or optimum, is priced the same way from its *simulated* run
 (network losses included): annual cost = CRF · storage capex + energy price · (PCC − raw) energy
@@ -175,8 +176,9 @@ def main(argv: list[str]) -> int:
     figs.mkdir(parents=True, exist_ok=True)
     dt = load_scenario(SCENARIO).time.dt_s
     prices = [5.0, 20.0, 60.0] if quick else PRICES
-    results = json.loads((out / "results.json").read_text()) if "--replot" in argv else {}
-    for name in ([] if results else SPECS):
+    keep = ("--replot" in argv or "--resume" in argv) and (out / "results.json").exists()
+    results = json.loads((out / "results.json").read_text()) if keep else {}
+    for name in ([] if "--replot" in argv else [s for s in SPECS if s not in results]):
         spec, clipped = spec_at(name, dt)
         t0 = time.perf_counter()
         g = grid(spec)
