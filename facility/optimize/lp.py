@@ -234,12 +234,25 @@ def solve_highs(lp: LinearProgram, *, time_limit_s: float = 600.0, options: dict
     return LpSolution("ok" if ok else "failed", term, obj, x, solve_s, h)
 
 
+def _rerun(h, n_nan: int) -> LpSolution:
+    """Run a ``highspy`` model again (from its basis) and read its solution (``n_nan`` NaNs
+    as ``x`` when it is not optimal)."""
+    import highspy
+
+    t0 = time.perf_counter()
+    h.run()
+    solve_s = time.perf_counter() - t0
+    ms = h.getModelStatus()
+    ok = ms == highspy.HighsModelStatus.kOptimal
+    x = np.asarray(h.getSolution().col_value, dtype=float) if ok else np.full(n_nan, np.nan)
+    obj = float(h.getInfo().objective_function_value) if ok else float("nan")
+    return LpSolution("ok" if ok else "failed", h.modelStatusToString(ms), obj, x, solve_s, h)
+
+
 def extend_highs(sol: LpSolution, lp: LinearProgram, mark: tuple[int, int, int]) -> LpSolution:
     """Pass the columns and rows added to ``lp`` since ``mark`` to a solved ``highspy`` model and
     solve again from its basis (new rows only cut the old optimum off: dual simplex restarts
     from a dual feasible basis, a warm start)."""
-    import highspy
-
     h = sol.handle
     c0, r0, k0 = mark
     cat = (lambda xs: np.concatenate(xs) if xs else np.zeros(0))
@@ -257,14 +270,7 @@ def extend_highs(sol: LpSolution, lp: LinearProgram, mark: tuple[int, int, int])
         hi = cat(lp.row_hi)[r0:]
         h.addRows(int(A.shape[0]), lo, hi, int(A.nnz), A.indptr.astype(np.int32),
                   A.indices.astype(np.int32), A.data)
-    t0 = time.perf_counter()
-    h.run()
-    solve_s = time.perf_counter() - t0
-    ms = h.getModelStatus()
-    ok = ms == highspy.HighsModelStatus.kOptimal
-    x = np.asarray(h.getSolution().col_value, dtype=float) if ok else np.full(lp.n_cols, np.nan)
-    obj = float(h.getInfo().objective_function_value) if ok else float("nan")
-    return LpSolution("ok" if ok else "failed", h.modelStatusToString(ms), obj, x, solve_s, h)
+    return _rerun(h, lp.n_cols)
 
 
 def restore_upper(sol: LpSolution, cols: np.ndarray, ub: np.ndarray) -> None:
@@ -282,20 +288,11 @@ def resolve_with_zero_upper(sol: LpSolution, cols: np.ndarray) -> LpSolution:
     Only bounds change, so the previous optimal basis stays dual feasible and HiGHS' dual
     simplex restarts from it (a warm start, not a new solve).
     """
-    import highspy
-
     h = sol.handle
     cols = np.asarray(cols, dtype=np.int32)
     lo = np.asarray(h.getLp().col_lower_)[cols]
     h.changeColsBounds(cols.size, cols, lo, np.zeros(cols.size))
-    t0 = time.perf_counter()
-    h.run()
-    solve_s = time.perf_counter() - t0
-    ms = h.getModelStatus()
-    ok = ms == highspy.HighsModelStatus.kOptimal
-    x = np.asarray(h.getSolution().col_value, dtype=float) if ok else np.full(cols.size, np.nan)
-    obj = float(h.getInfo().objective_function_value) if ok else float("nan")
-    return LpSolution("ok" if ok else "failed", h.modelStatusToString(ms), obj, x, solve_s, h)
+    return _rerun(h, cols.size)
 
 
 class HighsModel:
