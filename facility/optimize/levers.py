@@ -50,13 +50,13 @@ from itertools import product
 import numpy as np
 
 from facility.errors import ScenarioError
+from facility.optimize.formulation import S_PER_H
 
 __all__ = ["LEVER_NAMES", "JobInput", "LeverInputs", "JobLever", "LeverSet", "lever_pieces",
            "site_response_mw", "piece_lower_bound_kusd", "single_job_inputs", "cap_extra_s",
            "CAP_SEGMENTS", "MAX_PIECES"]
 
 LEVER_NAMES = ("storage", "floor", "burn", "cap")
-S_PER_H = 3600.0
 #: Chords of the slowdown curve per cap piece.
 CAP_SEGMENTS = 8
 #: Most LPs the piece enumeration solves; beyond it the pieces containing an even grid of

@@ -50,7 +50,7 @@ from typing import Any, Callable, Sequence
 import tomli_w
 from pydantic import BaseModel
 
-from facility.config.load import _absolute_paths
+from facility.config.load import _absolute_paths, _inner_model
 from facility.config.schema import Scenario
 
 REPO = Path(__file__).resolve().parents[2]
@@ -100,16 +100,6 @@ def bundled(name: str) -> dict:
     return copy.deepcopy(_bundled()[name])
 
 
-def _model_of(ann: Any) -> type[BaseModel] | None:
-    if isinstance(ann, type) and issubclass(ann, BaseModel):
-        return ann
-    for a in typing.get_args(ann):
-        m = _model_of(a)
-        if m is not None:
-            return m
-    return None
-
-
 def _fields(model: type[BaseModel], prefix: tuple) -> list[tuple[tuple, Any]]:
     return [(prefix + (name,), info) for name, info in model.model_fields.items()]
 
@@ -120,7 +110,7 @@ def targets(raw: dict) -> list[tuple[tuple, Any]]:
     out: list[tuple[tuple, Any]] = []
     for name, info in Scenario.model_fields.items():
         out.append(((name,), info))
-        model = _model_of(info.annotation)
+        model = _inner_model(info.annotation)
         if model is None:
             continue
         if name == "jobs":
@@ -133,7 +123,7 @@ def targets(raw: dict) -> list[tuple[tuple, Any]]:
             spec = raw.get("spec")
             bands = spec.get("bands") if isinstance(spec, dict) else None
             for i in range(len(bands) if isinstance(bands, list) else 0):
-                out.extend(_fields(_model_of(model.model_fields["bands"].annotation), ("spec", "bands", i)))
+                out.extend(_fields(_inner_model(model.model_fields["bands"].annotation), ("spec", "bands", i)))
     return out
 
 
