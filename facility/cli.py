@@ -212,12 +212,22 @@ def _cmd_size(args) -> int:
                              plots=not args.no_plots)
     sizes = ", ".join(f"{n}: {_nonneg(sol.p_rated_mw_opt[n]):.4g} MW / {_nonneg(sol.e_rated_mwh_opt[n]):.4g} MWh"
                       for n in sol.p_rated_mw_opt)
-    how = (f"periodic reduction, period {sol.info.period_steps} steps"
-           if sol.info.method == "periodic" else "full LP")
+    how = {"periodic": f"periodic reduction, period {sol.info.period_steps} steps",
+           "follower": "fallback plan: PCC on a moving average of the load"}.get(sol.info.method, "full LP")
     if sol.info.step_factor > 1:
         how += f", on steps {sol.info.step_factor}x dt_s (exact)"
     print(f"sized {sizes or 'no storage'}; objective {sol.info.objective_usd:,.0f} USD "
           f"({how}; proven within {sol.info.gap_frac:.2g} of the optimum)")
+    if sol.info.status == "gap":
+        from facility.optimize.solve import is_time_limit
+
+        why = (f"the solver stopped at optimize.time_limit_s = {s.optimize.time_limit_s:g} s before "
+               f"proving an optimum" if is_time_limit(sol.info.termination)
+               else "the LP's plan could not be made realizable")
+        print(f"warning: {why}; the plan is verified but only proven within gap_frac = "
+              f"{sol.info.gap_frac:.3g} of the optimum (lower bound {sol.info.lower_bound_usd:,.0f} USD, "
+              f"optimize.max_gap_frac = {s.optimize.max_gap_frac:g}); raise optimize.time_limit_s",
+              file=sys.stderr)
     cost = (res.sizing or {}).get("cost")
     if cost is not None and sol.levers:
         jobs = "; ".join(

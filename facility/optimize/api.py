@@ -10,7 +10,9 @@ strategies, each a peer module over the shared LP layer
    grid, the rest of the chain solves it there and the plan comes back to the fine grid
    (verified step by step; on failure the chain runs on the fine grid);
 2. :mod:`~facility.optimize.periodic` — where the load repeats exactly over a long stretch;
-3. :mod:`~facility.optimize.full` — one LP over the horizon.
+3. :mod:`~facility.optimize.full` — one LP over the horizon; when it stops at
+   ``optimize.time_limit_s``, the best verified plan with its proven gap
+   (:mod:`~facility.optimize.fallback`).
 
 A strategy returns None when it does not apply, and the next one is tried.
 """

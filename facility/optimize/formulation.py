@@ -266,12 +266,23 @@ def pcc_expression(m: Model) -> None:
 
 
 def add_power_limits(m: Model, s: StorageData) -> None:
-    """Charge and discharge power within the rating: :math:`p^{ch}_t \\le \\hat P,\\ p^{dis}_t \\le \\hat P`. [MW]"""
+    """Charge plus discharge power within the rating: :math:`p^{ch}_t + p^{dis}_t \\le \\hat P`. [MW]
+
+    A converter either charges or discharges (:math:`p^{ch}_t p^{dis}_t = 0`), so each step
+    lies on one of the two segments :math:`\\{0 \\le p^{ch} \\le \\hat P, p^{dis} = 0\\}`,
+    :math:`\\{p^{ch} = 0, 0 \\le p^{dis} \\le \\hat P\\}`; their convex hull is the triangle
+    :math:`p^{ch} + p^{dis} \\le \\hat P`. That one row is therefore valid for every realizable
+    plan (the LP stays a relaxation of the problem with complementarity) and tighter than the
+    two rows :math:`p^{ch}_t \\le \\hat P,\\ p^{dis}_t \\le \\hat P` (which allow charging and
+    discharging at full rating at once): it halves the power the LP can pass through the
+    storage's losses while the stored energy stays put (the "resistor" of the complementarity
+    repair, docs/formulation.md). Where the LP does not overlap, both forms have the same optimum.
+    """
     c, T = m.cols[s.name], m.n_steps
     t = np.arange(T)
     pr = np.full(T, c["p_rated"][0])
-    m.lp.add_rows("power_limit", [(c["ch"], 1.0), (pr, -1.0)], -np.inf, 0.0, t=t, soft=False)
-    m.lp.add_rows("power_limit", [(c["dis"], 1.0), (pr, -1.0)], -np.inf, 0.0, t=t, soft=False)
+    m.lp.add_rows("power_limit", [(c["ch"], 1.0), (c["dis"], 1.0), (pr, -1.0)], -np.inf, 0.0, t=t,
+                  soft=False)
 
 
 def add_network_limits(m: Model) -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import time
 
+from facility.optimize.fallback import SolverTimeLimit, best_effort
 from facility.optimize.formulation import Model, build_model
 from facility.optimize.lever_columns import lever_plan_from_columns
 from facility.optimize.problem import Problem
 from facility.optimize.result import SizingResult, pack_result, plan_from_columns
-from facility.optimize.solve import solve_model
+from facility.optimize.solve import overlap_steps, solve_model
 from facility.optimize.spectral import full_spectral
 
 __all__ = ["build_full", "solve_full"]
@@ -26,11 +27,34 @@ def solve_full(pb: Problem) -> SizingResult:
     """Solve the full LP (raises :class:`facility.errors.InfeasibleError` with a diagnosis).
 
     Band peak limits become lazy rows on the horizon's FFT bins
-    (:func:`facility.optimize.spectral.full_spectral`)."""
+    (:func:`facility.optimize.spectral.full_spectral`).
+
+    When the solver stops at ``optimize.time_limit_s`` (or the complementarity repair cannot
+    remove every overlap), the best verified plan with its proven gap is returned instead
+    (:func:`facility.optimize.fallback.best_effort`, ``info.status = "gap"``, a warning);
+    :class:`~facility.optimize.fallback.SolverTimeLimit` (exit 3) only when no plan passes the
+    check. Slack mode (``allow_slack``) keeps raising: its callers have their own fallback.
+    """
     t0 = time.perf_counter()
     m = build_full(pb)
     lazy = full_spectral(pb.spec, pb.load_mw, pb.dt_s, pb.margin_frac)
-    x, info = solve_model(m, lambda: build_full(pb), pb.optimize, pb.dt_s, time.perf_counter() - t0,
-                          spectral=lazy)
+    build_s = time.perf_counter() - t0
+    try:
+        x, info = solve_model(m, lambda: build_full(pb), pb.optimize, pb.dt_s, build_s, spectral=lazy)
+    except SolverTimeLimit as stop:
+        if pb.optimize.allow_slack:
+            raise
+        return best_effort(pb, stop, build_s=build_s, solve_s=time.perf_counter() - t0 - build_s)
+    if not pb.optimize.allow_slack and any(b.any() for b in overlap_steps(m, x).values()):
+        # the repair failed (its warning is out): the LP optimum is still a lower bound
+        stop = SolverTimeLimit("the complementarity repair left steps that charge and discharge "
+                               "at once.", {"termination": info.termination},
+                               lower_bound_usd=info.relaxed_objective_usd)
+        try:
+            return best_effort(pb, stop, build_s=build_s, solve_s=info.solve_s,
+                               reason="the complementarity repair could not remove every "
+                                      "simultaneous charge and discharge")
+        except SolverTimeLimit:
+            pass  # no realizable plan either: the LP's plan, as the warning says
     return pack_result(pb.load_mw, pb.storages, plan_from_columns(m, x), info,
                        levers=pb.levers, lever_plan=lever_plan_from_columns(m, x), dt_s=pb.dt_s)

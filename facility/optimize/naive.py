@@ -42,8 +42,9 @@ def build_naive(p_load_mw, dt_s: float, storages: dict[str, StorageData], spec,
     def pcc(mm, t):
         return load[t] + sum(mm.ch[s, t] - mm.dis[s, t] for s in mm.S)
 
-    m.ch_lim = pyo.Constraint(m.S, m.T, rule=lambda mm, s, t: mm.ch[s, t] <= mm.p_rated[s])
-    m.dis_lim = pyo.Constraint(m.S, m.T, rule=lambda mm, s, t: mm.dis[s, t] <= mm.p_rated[s])
+    # one converter rating for charge plus discharge (the hull of the complementarity,
+    # formulation.add_power_limits)
+    m.p_lim = pyo.Constraint(m.S, m.T, rule=lambda mm, s, t: mm.ch[s, t] + mm.dis[s, t] <= mm.p_rated[s])
     m.soc = pyo.Constraint(m.S, m.T, rule=lambda mm, s, t: mm.e[s, t + 1] == (
         (1 - sd[s].sigma_per_h * h) * mm.e[s, t] + h * (sd[s].eta_c * mm.ch[s, t] - mm.dis[s, t] / sd[s].eta_d)))
     m.soc0 = pyo.Constraint(m.S, rule=lambda mm, s: mm.e[s, 0] == sd[s].soc0 * mm.e_rated[s])

@@ -45,7 +45,8 @@ class SolveInfo:
         Solver time of the repair. [s]
     method : str
         ``"full"`` (one LP over the horizon), ``"periodic"``
-        (:mod:`facility.optimize.periodic`).
+        (:mod:`facility.optimize.periodic`), ``"follower"`` (the fallback plan of
+        :mod:`facility.optimize.fallback` when the LP stopped at its time limit).
     lower_bound_usd : float
         Proven lower bound on the optimum of the full LP. [USD]
     gap_frac : float

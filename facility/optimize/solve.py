@@ -18,10 +18,11 @@ import numpy as np
 from facility.errors import InfeasibleError, ScenarioError
 from facility.optimize.lp import (LinearProgram, LpSolution, extend_highs, resolve_with_zero_upper,
                                   restore_upper, solve_highs)
+from facility.optimize.fallback import SolverTimeLimit
 from facility.optimize.result import SolveInfo, gap_frac
 
 __all__ = ["SLACK_PENALTY_KUSD", "solve_lp", "soften", "soften_new", "slack_report", "diagnose",
-           "burn_overlap", "repair_complementarity", "undo_repair", "solve_model", "is_time_limit"]
+           "burn_overlap", "overlap_steps", "repair_complementarity", "undo_repair", "solve_model", "is_time_limit", "SolverTimeLimit"]
 
 #: Penalty of one MW (MWh) of violation of one soft row in the diagnosis solve. [k$]
 SLACK_PENALTY_KUSD = 1.0e4
@@ -206,44 +207,84 @@ def burn_overlap(m, x: np.ndarray, tol_mw: float = 1e-6) -> tuple[np.ndarray, in
     return x, n_done
 
 
+#: Rounds of the complementarity repair that fix only the overlapping steps; the round after
+#: them fixes every step (:func:`repair_complementarity`).
+MAX_REPAIR_ROUNDS = 4
+
+
+def overlap_steps(m, x: np.ndarray, tol_mw: float = 1e-6) -> dict:
+    """Per storage, the steps at which the columns ``x`` charge and discharge at once:
+    ``{name: bool (T,)}`` with min(p_ch, p_dis) > ``tol_mw``."""
+    return {n: np.minimum(x[c["ch"]], x[c["dis"]]) > tol_mw for n, c in m.cols.items()}
+
+
+def _direction_columns(m, x: np.ndarray, steps: dict | None) -> np.ndarray:
+    """Columns that fix each step's direction to the sign of its net power (p_dis where
+    p_ch - p_dis >= 0, else p_ch), on ``steps`` (per storage bool (T,)) or on every step."""
+    zero = []
+    for n, c in m.cols.items():
+        net = x[c["ch"]] - x[c["dis"]]
+        sel = np.ones(net.size, bool) if steps is None else steps[n]
+        zero += [c["dis"][sel & (net >= 0)], c["ch"][sel & (net < 0)]]
+    return np.concatenate(zero)
+
+
 def repair_complementarity(m, first: LpSolution, optimize, tol_mw: float = 1e-6):
     """Make charge and discharge complementary (p_ch · p_dis = 0) where the LP was not.
 
     With losses the LP may charge and discharge one storage at once to burn energy (it pays
     only the loss price), which no converter can do and the simulator would not reproduce.
     With the burn lever that overlap is first turned into burned power at zero gap
-    (:func:`burn_overlap`). Where overlap remains, the direction of each step is fixed to the
-    sign of the LP's net power (p_dis <= 0 where p_ch - p_dis >= 0, else p_ch <= 0) and the LP
-    solved again: a restriction, so its optimum is feasible for the physics and at least the
-    first one.
+    (:func:`burn_overlap`). Where overlap remains, the direction of each *overlapping* step is
+    fixed to the sign of its net power (p_dis <= 0 where p_ch - p_dis >= 0, else p_ch <= 0) and
+    the LP solved again, warm-started (only bounds change): the ratings, the stored energy and
+    every other step re-optimize. Steps that overlap in that solution are fixed the same way,
+    up to :data:`MAX_REPAIR_ROUNDS` rounds; a last round fixes the direction of every step (the
+    most restrictive form). Each round is a restriction of the LP, so its optimum is
+    realizable (once no step overlaps) and at least the LP optimum, which stays the lower
+    bound of the problem with complementarity (the LP relaxes it, see
+    :func:`facility.optimize.formulation.add_power_limits`).
 
     Returns
     -------
-    (x, n_steps_repaired, extra_solve_s, zeroed) : ``zeroed`` = (columns whose upper bound was
-        set to 0, their previous upper bounds), to undo with :func:`undo_repair`; None when no
-        bound changed.
+    (x, n_steps_repaired, extra_solve_s, zeroed) : ``n_steps_repaired`` counts the (storage,
+        step) pairs converted or fixed; ``zeroed`` = (columns whose upper bound was set to 0,
+        their previous upper bounds, the first solution), to undo with :func:`undo_repair`;
+        None when no bound changed. Where a round's LP fails (infeasible, time limit) the
+        plan of the round before is returned with a warning: it still overlaps
+        (:func:`overlap_steps` tells where).
     """
     x, n_burn = burn_overlap(m, first.x, tol_mw)
-    bad = {n: np.minimum(x[c["ch"]], x[c["dis"]]) > tol_mw for n, c in m.cols.items()}
-    n_bad = int(sum(b.sum() for b in bad.values()))
-    if n_bad == 0:
+    bad = overlap_steps(m, x, tol_mw)
+    if not any(b.any() for b in bad.values()):
         return x, n_burn, 0.0, None
-    zero = []
-    for n, c in m.cols.items():
-        net = x[c["ch"]] - x[c["dis"]]
-        zero += [c["dis"][net >= 0], c["ch"][net < 0]]
-    zero = np.concatenate(zero)
-    ub_old = np.concatenate(m.lp.col_ub)[zero]
-    if first.handle is not None:  # highspy: change bounds, warm-started dual simplex
-        sol = resolve_with_zero_upper(first, zero)
-    else:
-        m.lp.ub_zero.append(zero)
-        sol, _ = solve_lp(m.lp, optimize)
-    if sol.status != "ok":
-        warnings.warn(f"{n_bad} steps charge and discharge a storage at once and fixing the "
-                      f"direction made the LP {sol.termination}; the plan keeps them", stacklevel=4)
-        return x, n_burn, sol.solve_s, (zero, ub_old, first)
-    return sol.x, n_bad + n_burn, sol.solve_s, (zero, ub_old, first)
+    ub_all = np.concatenate(m.lp.col_ub)
+    zeroed, solve_s, n_fixed = [], 0.0, 0
+    for rnd in range(MAX_REPAIR_ROUNDS + 1):
+        every = rnd == MAX_REPAIR_ROUNDS
+        z = _direction_columns(m, x, None if every else bad)
+        zeroed.append(z)
+        n_fixed += int(sum(b.sum() for b in bad.values()))
+        if first.handle is not None:  # highspy: change bounds, warm-started dual simplex
+            sol = resolve_with_zero_upper(first, z)
+        else:
+            m.lp.ub_zero.append(z)
+            sol, _ = solve_lp(m.lp, optimize)
+        solve_s += sol.solve_s
+        if sol.status != "ok":
+            n_left = int(sum(b.sum() for b in bad.values()))
+            warnings.warn(f"{n_left} steps charge and discharge a storage at once and fixing their "
+                          f"direction made the LP {sol.termination}; the plan keeps them (it is not "
+                          f"realizable as it stands)", stacklevel=4)
+            break
+        x = sol.x
+        bad = overlap_steps(m, x, tol_mw)
+        if not any(b.any() for b in bad.values()):
+            break
+    zero = np.unique(np.concatenate(zeroed))
+    if first.handle is None:
+        m.lp.ub_zero = [u for u in m.lp.ub_zero if not any(u is zz for zz in zeroed)] + [zero]
+    return x, n_fixed + n_burn, solve_s, (zero, ub_all[zero], first)
 
 
 def undo_repair(m, zeroed) -> None:
@@ -296,16 +337,22 @@ def solve_model(m, build, optimize, dt_s: float, build_s: float, *,
     solve_s = rep_s = 0.0
     n_cut = 0
     first_sol = sol
+    last_lower = None
     while True:
         if sol.status != "ok":
             if is_time_limit(sol.termination):
-                raise InfeasibleError(
+                # an optimum with fewer spectral rows (a relaxation) bounds the optimum below
+                raise SolverTimeLimit(
                     f"the solver stopped at optimize.time_limit_s = {optimize.time_limit_s:g} s before "
                     f"proving optimality ({m.lp.n_cols} variables, {m.lp.n_rows} constraints); raise "
-                    f"the limit or shorten the horizon / coarsen dt_s", {"termination": sol.termination})
+                    f"the limit or shorten the horizon / coarsen dt_s", {"termination": sol.termination},
+                    lower_bound_usd=last_lower)
             raise diagnose(lambda: spectral.replay(build()) if rows is not None else build(),
                            optimize, dt_s, sol)
         solve_s += sol.solve_s
+        if not optimize.allow_slack:
+            last_lower = 1000.0 * (float(np.concatenate(m.lp.cost)[:n_orig] @ sol.x[:n_orig])
+                                   + m.objective_offset_kusd)
         if rows is not None:
             k, _, ang = spectral.violations(m, sol.x)
             new = rows.directions_for(k, ang)

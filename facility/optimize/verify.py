@@ -64,6 +64,10 @@ def verify_plan(load, dt_s, data, spec, plan: dict, margin_frac: float = 0.0,
         The GPU levers (:mod:`facility.optimize.levers`): their bounds are checked and their
         site response is part of the PCC power.
 
+    Besides the LP's rows it checks that no storage charges and discharges at once
+    (min(p_ch, p_dis) <= 1e-6 MW: the plan must be realizable, see
+    :func:`facility.optimize.solve.repair_complementarity`).
+
     Returns
     -------
     str or None
@@ -89,6 +93,8 @@ def verify_plan(load, dt_s, data, spec, plan: dict, margin_frac: float = 0.0,
         tol_e = 1e-6 * max(e_r, 1.0)
         if min(ch.min(), dis.min()) < -1e-7 or max(ch.max(), dis.max()) > p_r + 1e-5:
             return f"{n}: power outside [0, rating]"
+        if ch.size and np.max(np.minimum(ch, dis)) > 1e-6:
+            return f"{n}: charges and discharges at once"
         if not (s.p_lo - 1e-7 <= p_r <= s.p_hi + 1e-7 and s.e_lo - 1e-7 <= e_r <= s.e_hi + 1e-7):
             return f"{n}: rating outside its bounds"
         if e.min() < s.soc_min * e_r - tol_e or e.max() > s.soc_max * e_r + tol_e:

@@ -135,7 +135,7 @@ def test_burn_conversion_keeps_the_lp_solution_and_its_cost():
     c, e = m.cols["bess"], m.lever_cols["job"]["burn"]
     s = data["bess"]
     eta = s.eta_c * s.eta_d
-    room = 200.0 - np.maximum(x[c["ch"]], x[c["dis"]] / eta)
+    room = (200.0 - x[c["ch"]] - x[c["dis"]]) / (1 + eta)  # p_ch + p_dis <= P after the move
     t = np.flatnonzero((x[e] > 1e-3) & (room > 1.0))[:20]
     assert t.size > 0
     a = np.minimum(x[e][t] / (1 - eta), room[t] - 1e-3)     # move burn into a "resistor"
