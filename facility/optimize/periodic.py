@@ -403,7 +403,8 @@ def solve_periodic(pb: Problem) -> SizingResult | None:
             # the upper's rows active at its optimum, those the relaxation can carry
             cand = lower_spectral(pb, red).carried_rows(up_sp, ml, up_sp.pcc_full(mu, xu))
         build_s += iu.build_s + time.perf_counter() - t0
-        sol, lower, s_s = solve_lower_bound(ml, cand, optimize)
+        sol, lower, s_s = solve_lower_bound(ml, cand, optimize, upper_usd=iu.relaxed_objective_usd,
+                                            upper_solve_s=iu.solve_s)
         solve_s += iu.solve_s + s_s
         if sol.status != "ok":
             return None
