@@ -51,6 +51,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from facility.errors import InfeasibleError
+from facility.optimize.fallback import SolverTimeLimit, best_effort
 from facility.optimize.formulation import Model, build_model, plan_cost_kusd
 from facility.optimize.lever_columns import lever_cost_kusd, lever_plan_from_columns
 from facility.optimize.problem import Problem
@@ -360,7 +361,9 @@ def solve_periodic(pb: Problem) -> SizingResult | None:
     until it is, and otherwise returns the best bracket found with a warning stating its
     proven gap. Returns None as well when the load has no long periodic stretch, the reduction
     would not shorten the horizon to half, the restriction is infeasible, there is a PCC
-    history or slack mode is on.
+    history or slack mode is on. When the restriction stops at ``optimize.time_limit_s`` the
+    full LP is not tried (it is larger): the best verified plan with its proven gap is returned
+    (:func:`facility.optimize.fallback.best_effort`), or, with GPU levers, the stop is raised.
     """
     optimize = pb.optimize
     if pb.p_pcc_history_mw is not None or optimize.allow_slack or optimize.periodic is False:
@@ -394,6 +397,13 @@ def solve_periodic(pb: Problem) -> SizingResult | None:
         try:
             xu, iu = solve_model(mu, lambda red=red: build_upper(load, dt_s, data, spec, optimize, red, levers),
                                  optimize, dt_s, time.perf_counter() - t0, spectral=up_sp)
+        except SolverTimeLimit as stop:
+            # the full LP is larger than the restriction: it would stop too, after another
+            # time_limit_s. Without levers the best verified plan with its proven gap; with
+            # them the stop goes up (solve_levers: a piece that ran out of time may be cheapest)
+            if levers is not None:
+                raise
+            return best_effort(pb, stop, build_s=build_s, solve_s=time.perf_counter() - t0)
         except InfeasibleError:
             return None  # the restriction fails: another strategy decides (and diagnoses)
         t0 = time.perf_counter()

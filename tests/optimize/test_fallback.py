@@ -163,3 +163,19 @@ def test_size_cli_time_limit_without_plan_exit_3(tmp_path, capsys):
         warnings.simplefilter("ignore")
         assert main(["size", str(f), "--out", str(tmp_path / "out"), "--no-plots"]) == 3
     assert "optimize.time_limit_s" in capsys.readouterr().err
+
+
+def test_periodic_restriction_at_the_time_limit_skips_the_larger_full_lp(monkeypatch):
+    """The periodic reduction's restriction stopping at the limit: the full LP (larger) is not
+    started for another time_limit_s; the verified fallback plan comes back instead."""
+    import facility.optimize.api as api
+
+    def no_full(pb):
+        raise AssertionError("the full LP ran after the periodic restriction's time limit")
+
+    monkeypatch.setattr(api, "solve_full", no_full)
+    load = np.tile(np.r_[np.full(5, 100.0), np.full(2, 40.0)], 700)  # 4,900 steps, runs 5 / 2
+    with pytest.warns(UserWarning, match=r"time_limit_s"):
+        r = size_storage(load, DT, {"bess": bess()}, SPEC, OptimizeConfig(time_limit_s=0.01))
+    assert r.info.status == "gap" and r.info.method == "follower"
+    assert 0 < r.info.lower_bound_usd <= r.info.objective_usd
