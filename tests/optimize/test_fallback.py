@@ -173,9 +173,22 @@ def test_periodic_restriction_at_the_time_limit_skips_the_larger_full_lp(monkeyp
     def no_full(pb):
         raise AssertionError("the full LP ran after the periodic restriction's time limit")
 
+    import facility.optimize.periodic as periodic
+
+    calls = []
+
+    def restriction_stops(model, *args, **kwargs):
+        # the restriction stopping at the limit, whatever the machine's speed (a real 0.01 s
+        # limit let a fast CI machine finish the small restriction and never hit the path)
+        calls.append(model)
+        raise SolverTimeLimit("HiGHS stopped at optimize.time_limit_s = 0.01 s",
+                              {"termination": "maxTimeLimit"})
+
     monkeypatch.setattr(api, "solve_full", no_full)
+    monkeypatch.setattr(periodic, "solve_model", restriction_stops)
     load = np.tile(np.r_[np.full(5, 100.0), np.full(2, 40.0)], 700)  # 4,900 steps, runs 5 / 2
     with pytest.warns(UserWarning, match=r"time_limit_s"):
         r = size_storage(load, DT, {"bess": bess()}, SPEC, OptimizeConfig(time_limit_s=0.01))
+    assert len(calls) == 1  # the periodic restriction was the one solve tried
     assert r.info.status == "gap" and r.info.method == "follower"
     assert 0 < r.info.lower_bound_usd <= r.info.objective_usd
