@@ -15,9 +15,13 @@ one with a weight ``w``. Three things decide how that switch looks at the PCC:
   history.
 * **release only when storage can carry the plain load** (:func:`storage_sufficient`): GPU
   controls are released when every storage is back inside its SoC margin *and* the storages
-  could carry the plain load's swing (power and ripple energy) over the last window; the
-  site knows the GPUs' demand behind the floor (the GPUs report the power they burn). With
-  ``warm_start`` a site whose storage cannot carry the load starts with GPU controls engaged.
+  could carry the plain load's swing (power and ripple energy) over the last window, *and*
+  the SoC levels now leave room for one such swing down and up inside the release margins
+  (a storage that could carry the swing from mid-band but not from where it is would run
+  into a bound right after the release, and the switch back and forth is what swings the
+  PCC); the site knows the GPUs' demand behind the floor (the GPUs report the power they
+  burn). With ``warm_start`` a site whose storage cannot carry the load from its initial
+  SoC starts with GPU controls engaged, and stays so while that holds.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import numpy as np
 from facility.control.forecast import estimate_period_steps, moving_mean
 from facility.metrics import rolling_min_max
 
-__all__ = ["blend_steps", "storage_sufficient", "gpu_ramp_mw_per_s"]
+__all__ = ["blend_steps", "plain_swing", "storage_sufficient", "gpu_ramp_mw_per_s"]
 
 
 def blend_steps(plain_mw: np.ndarray, engaged_mw: np.ndarray, dt_s: float, blend_s: float | None,
@@ -57,17 +61,14 @@ def blend_steps(plain_mw: np.ndarray, engaged_mw: np.ndarray, dt_s: float, blend
     return np.minimum(1.0, rate_mw_per_s * dt_s / np.maximum(d_max, 1e-9))
 
 
-def storage_sufficient(plain_mw: np.ndarray, dt_s: float, window_steps: int, p_rated_mw: float,
-                       e_usable_mwh: float, pre_mw: np.ndarray | None = None) -> np.ndarray:
-    """Whether the storages could carry the plain load, step by step (trailing window), (T,).
+def plain_swing(plain_mw: np.ndarray, dt_s: float, window_steps: int,
+                pre_mw: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """What the storages would carry of the plain load, step by step (trailing window).
 
-    With ``dev = plain - (trailing mean over the window)``: the power the storages would
-    supply, ``P = max |dev|`` over the last window, and the energy of one swing, the largest
-    range of the integral of ``dev`` over one iteration period (detected from the first
-    minute by autocorrelation; the window when none shows) within the last window.
-    Sufficient when ``P <= 0.9 p_rated_mw`` and that energy ``<= 0.5 e_usable_mwh``: a tenth
-    of the power and half of the energy band stay for the controller's own errors (target
-    lag, SoC drift and its recovery).
+    With ``dev = plain - (trailing mean over the window)``: the power ``P = max |dev|`` over
+    the last window, and the energy of one swing, the largest range of the integral of
+    ``dev`` over one iteration period (detected from the first minute by autocorrelation;
+    the window when none shows) within the last window.
 
     Parameters
     ----------
@@ -77,12 +78,12 @@ def storage_sufficient(plain_mw: np.ndarray, dt_s: float, window_steps: int, p_r
         Step. [s]
     window_steps : int
         Trailing window (the controller's averaging window). [steps]
-    p_rated_mw : float
-        Sum of the storages' power ratings. [MW]
-    e_usable_mwh : float
-        Sum of the storages' energy between their co-design margins. [MWh]
     pre_mw : numpy.ndarray, optional
         Load before t = 0 (warm start), prepended for the first windows. [MW]
+
+    Returns
+    -------
+    (p_need_mw (T,), e_need_mwh (T,)) [MW], [MWh]
     """
     x = np.asarray(plain_mw, dtype=float)
     n_pre = 0 if pre_mw is None else int(np.size(pre_mw))
@@ -98,8 +99,31 @@ def storage_sufficient(plain_mw: np.ndarray, dt_s: float, window_steps: int, p_r
     e = np.cumsum(dev) * dt_s / 3600.0
     lo, hi = rolling_min_max(e, k)
     _, e_need = rolling_min_max(hi - lo, n)
+    return p_need[n_pre:], e_need[n_pre:]
+
+
+def storage_sufficient(plain_mw: np.ndarray, dt_s: float, window_steps: int, p_rated_mw: float,
+                       e_usable_mwh: float, pre_mw: np.ndarray | None = None) -> np.ndarray:
+    """Whether the storages could carry the plain load, step by step (trailing window), (T,).
+
+    Sufficient when the power of :func:`plain_swing` is ``<= 0.9 p_rated_mw`` and its swing
+    energy ``<= 0.5 e_usable_mwh``: a tenth of the power and half of the energy band stay
+    for the controller's own errors (target lag, SoC drift and its recovery). Where the SoC
+    levels are matters too: the kernel releases only when they leave room for one swing
+    both ways (``release_e_mwh``, the swing energy).
+
+    Parameters
+    ----------
+    plain_mw, dt_s, window_steps, pre_mw
+        As :func:`plain_swing`.
+    p_rated_mw : float
+        Sum of the storages' power ratings. [MW]
+    e_usable_mwh : float
+        Sum of the storages' energy between their co-design margins. [MWh]
+    """
+    p_need, e_need = plain_swing(plain_mw, dt_s, window_steps, pre_mw)
     ok = (p_need <= 0.9 * p_rated_mw) & (e_need <= 0.5 * e_usable_mwh)
-    return ok[n_pre:].astype(np.int8)
+    return ok.astype(np.int8)
 
 
 def gpu_ramp_mw_per_s(scenario) -> tuple[float, float]:

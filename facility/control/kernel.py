@@ -12,9 +12,10 @@ Order inside one step t:
    engage GPU controls when one saturated without the others meeting the grid target, or
    (``cd_soc_trigger``: all but 'optimal', whose plan may run to a bound on purpose) its
    level is within ``margin`` of a bound; release when all levels are ``release_margin``
-   inside their bounds after ``hold`` steps and the storages could
-   carry the plain load (``release_ok[t]``); the blend weight ``w`` moves by at most
-   ``w_step[t]`` per step towards 1 (engaged) or 0.
+   inside their bounds after ``hold`` steps, the storages could
+   carry the plain load (``release_ok[t]``) and their SoC levels leave room, inside the
+   release margins, for one swing of it (``release_e_mwh[t]``) down and up; the blend
+   weight ``w`` moves by at most ``w_step[t]`` per step towards 1 (engaged) or 0.
 2. drawn load = ``keep * (mean + (1 - throttle) * (base - mean))`` with
    ``base = raw + w * (alt - raw)`` (``keep``/``throttle``/``mean``: the monitor's response).
    While the co-design switches, ``base`` moves from the last drawn value by at most the GPUs'
@@ -118,15 +119,16 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                  res_gain_mw, res_share,
                  pcc_plan, ff, err_share, fb, rec_gain_fb, comp_fb, res_gain_fb, tgt_step_fb,
                  cd_enabled, cd_soc_trigger, soc_min, soc_max, margin, release_margin, hold,
-                 w_step, release_ok, gpu_up_step, gpu_dn_step,
+                 w_step, release_ok, release_e_mwh, gpu_up_step, gpu_dn_step,
                  dt_h, net_on, behind_ups, p_own_max, c_feeder, c_site,
                  st, e, p_prev, sp, last_lim, first_sat, first_lim, soc_lp, loss_lp,
                  out_p, out_e, out_lim, out_load, out_pcc, out_w, meas,
                  ev_step, ev_kind, ev_sto, ev_reason, ev_val, n_ev):
     """Run the closed loop over steps ``[t0, t1)``; see the module docstring.
 
-    Storage arrays have shape (S,), outputs (S, T) or (T,); ``w_step`` and ``release_ok`` have
-    shape (T,) or (1,) (one value for every step), ``fb`` (T,) in plan-following mode (else
+    Storage arrays have shape (S,), outputs (S, T) or (T,); ``w_step``, ``release_ok`` and
+    ``release_e_mwh`` (the plain load's swing energy [MWh]) have shape (T,) or (1,) (one
+    value for every step), ``fb`` (T,) in plan-following mode (else
     (1,)); ``st`` is the scalar state of
     :func:`new_state`, ``e``/``p_prev``/``sp``/``last_lim`` the per-storage state,
     ``first_sat``/``first_lim`` the first saturation step and limit (-1 = none). Events go to
@@ -180,6 +182,18 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                         val = soc_lp[i]
                         if val < soc_min[i] + release_margin or val > soc_max[i] - release_margin:
                             ok = False
+                if ok and cd_soc_trigger:
+                    # room for one swing of the plain load from the SoC levels now, both
+                    # ways (the phase it starts in is not known), inside the release margins
+                    room_lo = 0.0
+                    room_hi = 0.0
+                    for i in range(n_sto):
+                        if e_rated[i] > 0:
+                            room_lo += (soc_lp[i] - soc_min[i] - release_margin) * e_rated[i]
+                            room_hi += (soc_max[i] - release_margin - soc_lp[i]) * e_rated[i]
+                    need = release_e_mwh[min(t, release_e_mwh.size - 1)]
+                    if room_lo < need or room_hi < need:
+                        ok = False
                 if ok:
                     st[S_ENGAGED] = 0.0
                     k = n_ev[0]

@@ -394,10 +394,11 @@ class MpcPlanner:
             ("ok" if cfgs is relaxed else "wide", relaxed, soc_end),
             ("keep", relaxed, keep), ("free", relaxed, None)]
         hist_pcc = block_mean(out_pcc[max(0, t - self.pcc_hist_n * r):t], r)
+        lag = self._variation_lag(period)
         try:
             p_sto, pcc, pinfo = _plan.plan_once(fc, self.mpc_dt, attempts, self.spec, self.optimize,
                                           {n: float(soc_now[i]) for i, n in enumerate(self.names)},
-                                          hist_pcc, variation_cost=self.vcost)
+                                          hist_pcc, variation_cost=self.vcost, variation_lag=lag)
         except (FacilityError, ValueError) as exc:
             return self._fallback(t, events, info, f"solver failed: {exc}", t_wall)
         el = time.perf_counter() - t_wall
@@ -419,6 +420,23 @@ class MpcPlanner:
                                      "(history or storage): planned with penalized slacks, "
                                      "the least violation"})
         return pcc, np.stack([p_sto[n] for n in self.names])
+
+    def _variation_lag(self, period: int | None) -> int:
+        """MPC steps the variation price is taken over: one iteration period where the plan
+        sees the ripple (waveform forecast) and no band amplitude limit (``max_band_peak_mw``,
+        ``bands``: the LP does not see them) bounds what of it may reach the grid; else 1.
+
+        Over one period a ripple of that period costs nothing: the plan then lets the grid
+        carry as much of it as the linear limits (with the MPC's margin) allow, which the
+        loss price makes worth it (each MW the grid follows is a MW the storage does not
+        cycle at ``1/eta_d - eta_c``); the level's changes are priced as before.
+        """
+        if self.mode != "waveform" or not period:
+            return 1
+        spec = self.scenario.spec
+        if spec.max_band_peak_mw is not None or spec.bands:
+            return 1
+        return max(1, int(round(period / self.r)))
 
     def _waveform_forecast(self, hist: np.ndarray, end: int, t: int, n_h: int, n_back: int):
         """The nominal waveform of the schedule as the forecast, where the measured load

@@ -94,7 +94,7 @@ def variation_cost_usd_per_mw(crossover_s: float, storages: dict, price_usd_per_
 
 def plan_once(forecast_mw: np.ndarray, mpc_dt_s: float, attempts: list, spec, optimize_cfg,
               soc_now: dict, p_pcc_history_mw: np.ndarray | None = None, *,
-              variation_cost: float = 0.0) -> tuple[dict, np.ndarray, dict]:
+              variation_cost: float = 0.0, variation_lag: int = 1) -> tuple[dict, np.ndarray, dict]:
     """Solve one MPC problem with :func:`facility.optimize.solve_dispatch`.
 
     Parameters
@@ -116,6 +116,9 @@ def plan_once(forecast_mw: np.ndarray, mpc_dt_s: float, attempts: list, spec, op
         PCC power of the MPC steps just before now (window limits across the re-plan). [MW]
     variation_cost : float
         Price on the PCC variation. [USD/MW]
+    variation_lag : int
+        MPC steps the variation is taken over (1 = step to step; the iteration period: of
+        the mean over one period, so a ripple of that period is not priced). [steps]
 
     Returns
     -------
@@ -132,6 +135,8 @@ def plan_once(forecast_mw: np.ndarray, mpc_dt_s: float, attempts: list, spec, op
     """
     kw = {"initial_soc_frac": soc_now, "terminal": "free",
           "pcc_variation_cost_usd_per_mw": variation_cost}
+    if variation_lag > 1:
+        kw["pcc_variation_lag_steps"] = int(variation_lag)
     if p_pcc_history_mw is not None and p_pcc_history_mw.size:
         kw["p_pcc_history_mw"] = p_pcc_history_mw
     res = None

@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from facility.control import kernel as K
-from facility.control.codesign import blend_steps, storage_sufficient
+from facility.control.codesign import blend_steps, plain_swing
 from facility.control.monitor import MonitorPolicy
 from facility.control.mpc import MpcPlanner
 from facility.control.plan import allowed_rate_mw_per_s, mpc_margin_frac
@@ -192,13 +192,15 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
     hold = _steps(ctrl.codesign_hold_s, dt_s, "controller.codesign_hold_s")
     w_step = np.ones(1)
     release_ok = np.ones(1, dtype=np.int8)
+    release_e = np.zeros(1)
     gpu_up = gpu_dn = np.inf
     if cd:
         cd_window = max(1, _steps(max(ctrl.window_s, scenario.spec.window_s), dt_s, "controller.window_s"))
         w_step = blend_steps(load, alt, dt_s, ctrl.codesign_blend_s, 0.5 * rate_spec, cd_window)
         usable = float(np.sum(np.maximum(soc_max - soc_min - 2 * margin, 0.0) * e_rated))
         pre = np.resize(load[:cd_window], 2 * cd_window) if ctrl.warm_start else None
-        release_ok = storage_sufficient(load, dt_s, cd_window, float(p_rated.sum()), usable, pre)
+        p_need, release_e = plain_swing(load, dt_s, cd_window, pre)
+        release_ok = ((p_need <= 0.9 * float(p_rated.sum())) & (release_e <= 0.5 * usable)).astype(np.int8)
         if gpu_ramp_mw_per_s is not None:
             gpu_up, gpu_dn = gpu_ramp_mw_per_s[0] * dt_s, gpu_ramp_mw_per_s[1] * dt_s
 
@@ -243,7 +245,8 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
     mods = [1.0, 0.0, 0.0]   # keep, throttle, mean (monitor response)
     ma_pre = np.zeros(0)
     first = load                   # what was drawn before t = 0 (warm start)
-    if cd and ctrl.warm_start and not release_ok[0]:
+    if cd and ctrl.warm_start and not (release_ok[0] and (ctrl.kind == "optimal" or _room_for_swing(
+            np.array([p.initial_soc_frac for p in prm]), soc_min, soc_max, rel, e_rated, release_e[0]))):
         # the controller has been running: a storage that cannot carry the load had GPU
         # controls engaged before t = 0 already
         st[K.S_ENGAGED], st[K.S_W], st[K.S_SINCE] = 1.0, 1.0, 0.0
@@ -271,7 +274,7 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
                        res_gain[0], res_share,
                        pcc_plan, ff, err_share, fb, rec_gain_fb, comp_fb, res_gain_fb, tgt_step_fb,
                        cd, ctrl.kind != "optimal", soc_min, soc_max, margin, rel, hold,
-                       w_step, release_ok, gpu_up, gpu_dn,
+                       w_step, release_ok, release_e, gpu_up, gpu_dn,
                        dt_s / 3600.0, net_on, behind_ups, p_own_max, c_feeder, c_site,
                        st, e, p_prev, sp, last_lim, first_sat, first_lim,
                        soc_lp, loss_lp,
@@ -372,6 +375,14 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
     return ControlResult(p_storage_mw=p_sto, soc_frac=soc, p_load_mw=out_load, p_pcc_mw=out_pcc,
                          gpu_engaged=out_w > 0, engaged_weight=out_w, events=events,
                          saturation=saturation, traces=traces, info=info, _p_base_mw=p_base)
+
+
+def _room_for_swing(soc, soc_min, soc_max, rel, e_rated, need_mwh) -> bool:
+    """Whether SoC levels ``soc`` leave room for a swing of ``need_mwh`` down and up inside
+    the release margins (the kernel's release rule, at the initial SoC)."""
+    room_lo = float(np.sum((soc - soc_min - rel) * e_rated))
+    room_hi = float(np.sum((soc_max - rel - soc) * e_rated))
+    return room_lo >= need_mwh and room_hi >= need_mwh
 
 
 def _upsample(x: np.ndarray, T: int, name: str) -> np.ndarray:

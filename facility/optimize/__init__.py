@@ -5,7 +5,7 @@ Public API
 size_storage(p_load_mw, dt_s, storages, spec, optimize, *, t_s=None, levers=None) -> SizingResult
 solve_dispatch(p_load_mw, dt_s, storages, spec, optimize, *, initial_soc_frac=None,
                terminal=None, p_pcc_history_mw=None, terminal_soc_frac=None,
-               pcc_variation_cost_usd_per_mw=0.0) -> SizingResult
+               pcc_variation_cost_usd_per_mw=0.0, pcc_variation_lag_steps=1) -> SizingResult
 sizing_to_json(result) -> dict
 
 Layers (each imports only those below it)::

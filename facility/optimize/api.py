@@ -180,7 +180,8 @@ def solve_dispatch(p_load_mw: np.ndarray, dt_s: float, storages: Mapping, spec, 
                    initial_soc_frac: Mapping[str, float] | None = None, terminal: str | None = None,
                    p_pcc_history_mw: np.ndarray | None = None,
                    terminal_soc_frac: Mapping[str, tuple[float, float]] | None = None,
-                   pcc_variation_cost_usd_per_mw: float = 0.0) -> SizingResult:
+                   pcc_variation_cost_usd_per_mw: float = 0.0,
+                   pcc_variation_lag_steps: int = 1) -> SizingResult:
     """Optimal dispatch of storages with fixed ratings (optimal controller, MPC windows).
 
     Parameters
@@ -203,6 +204,10 @@ def solve_dispatch(p_load_mw: np.ndarray, dt_s: float, storages: Mapping, spec, 
         Price on the PCC power's total variation, sum over t of abs(P[t] - P[t-1]) (the first
         step against the history's last sample): among plans of equal loss the flattest one.
         Counted in ``objective_usd``. [USD/MW]
+    pcc_variation_lag_steps : int
+        With L > 1 the variation is that of the mean over L steps, sum of
+        abs(P[t] - P[t-L]) / L (against the history where t < L): a waveform repeating every
+        L steps is not priced, a level change is as with L = 1. [steps]
 
     With either of the last two set, the LP is solved as it stands (strategy ``full``: the
     coarsening and the periodic reduction are proven for the plain objective and terminal
@@ -215,6 +220,8 @@ def solve_dispatch(p_load_mw: np.ndarray, dt_s: float, storages: Mapping, spec, 
     if not (np.isfinite(pcc_variation_cost_usd_per_mw) and pcc_variation_cost_usd_per_mw >= 0):
         raise ScenarioError(f"pcc_variation_cost_usd_per_mw = {pcc_variation_cost_usd_per_mw!r} "
                             f"USD/MW must be >= 0")
+    if int(pcc_variation_lag_steps) < 1:
+        raise ScenarioError(f"pcc_variation_lag_steps = {pcc_variation_lag_steps!r} must be >= 1")
     soc0 = dict(initial_soc_frac or {})
     band = dict(terminal_soc_frac or {})
     data = {}
@@ -224,7 +231,8 @@ def solve_dispatch(p_load_mw: np.ndarray, dt_s: float, storages: Mapping, spec, 
                                   soc_end=band.get(n))
     hist = None if p_pcc_history_mw is None else np.asarray(p_pcc_history_mw, dtype=float).ravel()
     pb = Problem(load, float(dt_s), data, spec, optimize, hist,
-                 pcc_variation_cost_usd_per_mw=float(pcc_variation_cost_usd_per_mw))
+                 pcc_variation_cost_usd_per_mw=float(pcc_variation_cost_usd_per_mw),
+                 pcc_variation_lag_steps=int(pcc_variation_lag_steps))
     if band or pcc_variation_cost_usd_per_mw > 0:
         _note_verification_only(spec)
         return solve_full(pb)

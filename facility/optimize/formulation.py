@@ -437,35 +437,44 @@ def add_window_limits(m: Model, spec, p_hist_mw: np.ndarray | None, margin_frac:
             add_lag_bound_rows(m.lp, lb, terms, const, H)
 
 
-def add_pcc_variation(m: Model, cost_usd_per_mw: float, p_hist_mw: np.ndarray | None) -> None:
+def add_pcc_variation(m: Model, cost_usd_per_mw: float, p_hist_mw: np.ndarray | None,
+                      lag_steps: int = 1) -> None:
     """Price on the PCC power's variation (total variation; smooth receding-horizon plans).
 
-    .. math::  P_t - P_{t-1} = d^+_t - d^-_t,\\quad d^\\pm_t \\ge 0,\\qquad
-               \\text{cost } c_V \\sum_t (d^+_t + d^-_t)
+    .. math::  P_t - P_{t-L} = d^+_t - d^-_t,\\quad d^\\pm_t \\ge 0,\\qquad
+               \\text{cost } \\frac{c_V}{L} \\sum_t (d^+_t + d^-_t)
 
-    for t = 1..T-1, and for t = 0 against the last PCC sample of the history when one is given.
-    c_V = ``cost_usd_per_mw`` / 1000 [k$/MW]. Among plans of equal loss, this keeps the PCC
-    power as flat as the limits and the SoC bounds allow: of the rising paths that move the
-    same energy, the one that rises once and holds has the least variation.
+    for t = L..T-1, and for t < L against the history's samples where it reaches back that
+    far (L = ``lag_steps``). c_V = ``cost_usd_per_mw`` / 1000 [k$/MW]. With L = 1 this is the
+    total variation: among plans of equal loss, the PCC power as flat as the limits and the
+    SoC bounds allow (of the rising paths that move the same energy, the one that rises once
+    and holds has the least variation). With L > 1 it is the total variation of the mean
+    over L steps (``sum |P_t - P_{t-L}| / L``): a level change of A MW costs ``c_V A`` as
+    before, a waveform that repeats every L steps costs nothing (a plan may let an
+    iteration ripple of that period through, as far as the limits and the loss price make
+    it worth it).
     """
     if cost_usd_per_mw <= 0 or m.n_steps < 1:
         return
     T = m.n_steps
+    L = max(1, int(lag_steps))
     hist = np.zeros(0) if p_hist_mw is None else np.asarray(p_hist_mw, dtype=float).ravel()
-    t = np.arange(1 if hist.size == 0 else 0, T)
+    t = np.arange(max(0, L - hist.size), T)
     if t.size == 0:
         return
-    lp, c = m.lp, cost_usd_per_mw / 1000.0
+    lp, c = m.lp, cost_usd_per_mw / 1000.0 / L
     dp = lp.add_columns("pcc_var_up", t.size, 0.0, np.inf, c)
     dn = lp.add_columns("pcc_var_down", t.size, 0.0, np.inf, c)
     terms = [(dp, -1.0), (dn, 1.0)]
-    prev = t - 1
+    prev = t - L
+    ip = np.maximum(prev, 0)
     for col, v in m.pcc_terms:
         v = np.broadcast_to(np.asarray(v, dtype=float), (T,))
         terms.append((col[t], v[t]))
-        # step 0 compares with the history: its PCC is a constant (column index -1: skipped)
-        terms.append((np.where(prev >= 0, col[np.maximum(prev, 0)], -1), -v[np.maximum(prev, 0)]))
-    load_prev = np.where(prev >= 0, m.load_mw[np.maximum(prev, 0)], hist[-1] if hist.size else 0.0)
+        # steps compared with the history: its PCC is a constant (column index -1: skipped)
+        terms.append((np.where(prev >= 0, col[ip], -1), -v[ip]))
+    h_prev = hist[np.clip(hist.size + prev, 0, hist.size - 1)] if hist.size else np.zeros(t.size)
+    load_prev = np.where(prev >= 0, m.load_mw[ip], h_prev)
     rhs = load_prev - m.load_mw[t]
     lp.add_rows("pcc_variation", terms, rhs, rhs, t=t, soft=False)
 
@@ -495,7 +504,8 @@ def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageD
                 rating_cols: dict | None = None, bounds: list | None = None,
                 initial_offset_mwh: dict | None = None, terminal: bool = True,
                 dynamic_range: bool = True, levers=None,
-                pcc_variation_cost_usd_per_mw: float = 0.0) -> Model:
+                pcc_variation_cost_usd_per_mw: float = 0.0,
+                pcc_variation_lag_steps: int = 1) -> Model:
     """Assemble the LP in the fixed order of the named steps.
 
     Minimize capex + loss cost + degradation cost (see :func:`add_storage_variables`)
@@ -511,7 +521,7 @@ def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageD
     ``terminal`` / ``dynamic_range`` switch those rows: the stretches of
     the decomposition prototype in ``benchmarks/experiments/blocks``.
     ``pcc_variation_cost_usd_per_mw`` prices the PCC variation (:func:`add_pcc_variation`,
-    receding horizon). Left at their defaults the model is the full LP.
+    receding horizon) over ``pcc_variation_lag_steps``. Left at their defaults the model is the full LP.
     ``levers`` (a :class:`facility.optimize.levers.LeverSet` on this axis) adds the GPU levers'
     columns and their PCC terms (:func:`facility.optimize.lever_columns.add_lever_columns`) before
     the limits. The spectral rows are added lazily by the solve
@@ -541,5 +551,5 @@ def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageD
     add_window_limits(m, spec, p_pcc_history_mw, margin_frac, bounds)
     if dynamic_range:
         add_dynamic_range(m, spec, margin_frac)
-    add_pcc_variation(m, pcc_variation_cost_usd_per_mw, p_pcc_history_mw)
+    add_pcc_variation(m, pcc_variation_cost_usd_per_mw, p_pcc_history_mw, pcc_variation_lag_steps)
     return m

@@ -20,7 +20,8 @@ def build_full(pb: Problem) -> Model:
     return build_model(pb.load_mw, pb.dt_s, pb.storages, pb.spec, pb.price_usd_per_mwh,
                        p_pcc_history_mw=pb.p_pcc_history_mw, margin_frac=pb.margin_frac,
                        levers=pb.levers,
-                       pcc_variation_cost_usd_per_mw=pb.pcc_variation_cost_usd_per_mw)
+                       pcc_variation_cost_usd_per_mw=pb.pcc_variation_cost_usd_per_mw,
+                       pcc_variation_lag_steps=pb.pcc_variation_lag_steps)
 
 
 def solve_full(pb: Problem) -> SizingResult:

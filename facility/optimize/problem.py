@@ -40,6 +40,9 @@ class Problem:
         ``load_mw`` then holds the piece's constant part. None = storage only.
     pcc_variation_cost_usd_per_mw : float
         Price on the PCC power's variation (receding horizon; 0 = none). [USD/MW]
+    pcc_variation_lag_steps : int
+        Steps over which the variation is taken (1 = step to step; L = of the mean over L
+        steps, :func:`facility.optimize.formulation.add_pcc_variation`). [steps]
     """
 
     load_mw: np.ndarray
@@ -50,6 +53,7 @@ class Problem:
     p_pcc_history_mw: np.ndarray | None = None
     levers: object = None
     pcc_variation_cost_usd_per_mw: float = 0.0
+    pcc_variation_lag_steps: int = 1
 
     @property
     def n_steps(self) -> int:

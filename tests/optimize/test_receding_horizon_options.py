@@ -66,3 +66,26 @@ def test_variation_price_moves_energy_with_a_low_plateau():
     assert np.ptp(p) < 1e-6                       # one level over the whole horizon
     e_in = 0.01 * 2.0 / 0.95                      # MWh drawn to store 0.02 MWh at eta_c 0.95
     assert (p[0] - 80.0) * 300 * DT / 3600 == pytest.approx(e_in, rel=1e-6)
+
+
+def test_variation_over_one_period_lets_the_ripple_through_and_prices_the_level():
+    # the same square load (period 2 s = 20 steps): priced step to step the plan is flat;
+    # priced over one period (the mean's variation) the periodic ripple costs nothing and the
+    # plan lets the grid follow it within the 10 MW / 5 s swing (less storage loss), while
+    # the level of the plan stays flat
+    sto, spec, opt = _case()
+    load = _square()
+    # (no history: a flat one would price the first period's departure from it)
+    kw = dict(terminal="free", pcc_variation_cost_usd_per_mw=1.0)
+    flat = solve_dispatch(load, DT, sto, spec, opt, **kw)
+    lag = solve_dispatch(load, DT, sto, spec, opt, pcc_variation_lag_steps=20, **kw)
+    p = lag.p_pcc_mw
+    assert np.ptp(p) > 5.0                        # the grid carries part of the ripple
+    assert np.ptp(p) <= 10.0 + 1e-6               # within the window limit
+    loss = lambda r: sum(np.abs(v).sum() for v in r.p_storage_mw.values())   # noqa: E731
+    assert loss(lag) < 0.95 * loss(flat)          # the storages cycle less
+    # the mean over each period barely moves (the level is still priced)
+    means = p[: (p.size // 20) * 20].reshape(-1, 20).mean(axis=1)
+    assert np.ptp(means[1:]) < 0.5
+    with pytest.raises(ScenarioError, match="pcc_variation_lag_steps"):
+        solve_dispatch(load, DT, sto, spec, opt, pcc_variation_lag_steps=0, **kw)
