@@ -31,7 +31,7 @@ import numpy as np
 from facility.control.forecast import estimate_period_steps, moving_mean
 from facility.metrics import rolling_min_max
 
-__all__ = ["blend_steps", "plain_swing", "storage_sufficient", "gpu_ramp_mw_per_s"]
+__all__ = ["blend_steps", "plain_swing", "storage_sufficient", "swing_sufficient", "gpu_ramp_mw_per_s"]
 
 
 def blend_steps(plain_mw: np.ndarray, engaged_mw: np.ndarray, dt_s: float, blend_s: float | None,
@@ -122,8 +122,15 @@ def storage_sufficient(plain_mw: np.ndarray, dt_s: float, window_steps: int, p_r
         Sum of the storages' energy between their co-design margins. [MWh]
     """
     p_need, e_need = plain_swing(plain_mw, dt_s, window_steps, pre_mw)
-    ok = (p_need <= 0.9 * p_rated_mw) & (e_need <= 0.5 * e_usable_mwh)
-    return ok.astype(np.int8)
+    return swing_sufficient(p_need, e_need, p_rated_mw, e_usable_mwh)
+
+
+def swing_sufficient(p_need_mw: np.ndarray, e_need_mwh: np.ndarray, p_rated_mw: float,
+                     e_usable_mwh: float) -> np.ndarray:
+    """The thresholds of :func:`storage_sufficient` on a swing already computed by
+    :func:`plain_swing`: ``P <= 0.9 p_rated_mw`` and ``E <= 0.5 e_usable_mwh``, (T,) int8.
+    [MW], [MWh]"""
+    return ((p_need_mw <= 0.9 * p_rated_mw) & (e_need_mwh <= 0.5 * e_usable_mwh)).astype(np.int8)
 
 
 def gpu_ramp_mw_per_s(scenario) -> tuple[float, float]:

@@ -48,7 +48,7 @@ from numba import njit
 
 from facility.storage.soc import storage_step_bounded
 
-__all__ = ["control_loop", "MODE_NONE", "MODE_MOVING_AVERAGE", "MODE_FILTER", "MODE_TRACK",
+__all__ = ["control_loop", "room_for_swing", "MODE_NONE", "MODE_MOVING_AVERAGE", "MODE_FILTER", "MODE_TRACK",
            "new_state", "EV_ENGAGE", "EV_RELEASE", "REASON_NEAR_MIN", "REASON_NEAR_MAX",
            "REASON_SATURATED", "REASON_RECOVERED", "N_STATE"]
 
@@ -68,6 +68,20 @@ REASON_RECOVERED = 4
 (S_MA_SUM, S_MA_N, S_LP_FAST, S_LP_SLOW, S_W, S_ENGAGED, S_SINCE, S_MEAS, S_MEAS_OK, S_LP_OK,
  S_TGT, S_TGT_OK, S_GAP, S_BASE, S_BASE_OK, S_TRANS, S_MISS) = range(17)
 N_STATE = 17
+
+
+@njit(cache=True)
+def room_for_swing(soc, soc_min, soc_max, release_margin, e_rated, need_mwh):
+    """Whether the SoC levels ``soc`` (S,) leave room, inside the release margins, for one
+    swing of ``need_mwh`` [MWh] both down and up (the phase it starts in is not known): the
+    co-design's release rule on where the storages are. [frac], [MWh]"""
+    room_lo = 0.0
+    room_hi = 0.0
+    for i in range(soc.size):
+        if e_rated[i] > 0:
+            room_lo += (soc[i] - soc_min[i] - release_margin) * e_rated[i]
+            room_hi += (soc_max[i] - release_margin - soc[i]) * e_rated[i]
+    return room_lo >= need_mwh and room_hi >= need_mwh
 
 
 @njit(cache=True, inline="always")
@@ -182,18 +196,10 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                         val = soc_lp[i]
                         if val < soc_min[i] + release_margin or val > soc_max[i] - release_margin:
                             ok = False
-                if ok and cd_soc_trigger:
-                    # room for one swing of the plain load from the SoC levels now, both
-                    # ways (the phase it starts in is not known), inside the release margins
-                    room_lo = 0.0
-                    room_hi = 0.0
-                    for i in range(n_sto):
-                        if e_rated[i] > 0:
-                            room_lo += (soc_lp[i] - soc_min[i] - release_margin) * e_rated[i]
-                            room_hi += (soc_max[i] - release_margin - soc_lp[i]) * e_rated[i]
-                    need = release_e_mwh[min(t, release_e_mwh.size - 1)]
-                    if room_lo < need or room_hi < need:
-                        ok = False
+                if ok and cd_soc_trigger and not room_for_swing(
+                        soc_lp, soc_min, soc_max, release_margin, e_rated,
+                        release_e_mwh[min(t, release_e_mwh.size - 1)]):
+                    ok = False
                 if ok:
                     st[S_ENGAGED] = 0.0
                     k = n_ev[0]

@@ -134,9 +134,7 @@ def plan_once(forecast_mw: np.ndarray, mpc_dt_s: float, attempts: list, spec, op
         The solver stopped at its time limit, or found nothing even with slacks.
     """
     kw = {"initial_soc_frac": soc_now, "terminal": "free",
-          "pcc_variation_cost_usd_per_mw": variation_cost}
-    if variation_lag > 1:
-        kw["pcc_variation_lag_steps"] = int(variation_lag)
+          "pcc_variation_cost_usd_per_mw": variation_cost, "pcc_variation_lag_steps": int(variation_lag)}
     if p_pcc_history_mw is not None and p_pcc_history_mw.size:
         kw["p_pcc_history_mw"] = p_pcc_history_mw
     res = None

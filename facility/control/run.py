@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from facility.control import kernel as K
-from facility.control.codesign import blend_steps, plain_swing
+from facility.control.codesign import blend_steps, plain_swing, swing_sufficient
 from facility.control.monitor import MonitorPolicy
 from facility.control.mpc import MpcPlanner
 from facility.control.plan import allowed_rate_mw_per_s, mpc_margin_frac
@@ -200,7 +200,7 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
         usable = float(np.sum(np.maximum(soc_max - soc_min - 2 * margin, 0.0) * e_rated))
         pre = np.resize(load[:cd_window], 2 * cd_window) if ctrl.warm_start else None
         p_need, release_e = plain_swing(load, dt_s, cd_window, pre)
-        release_ok = ((p_need <= 0.9 * float(p_rated.sum())) & (release_e <= 0.5 * usable)).astype(np.int8)
+        release_ok = swing_sufficient(p_need, release_e, float(p_rated.sum()), usable)
         if gpu_ramp_mw_per_s is not None:
             gpu_up, gpu_dn = gpu_ramp_mw_per_s[0] * dt_s, gpu_ramp_mw_per_s[1] * dt_s
 
@@ -245,7 +245,7 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
     mods = [1.0, 0.0, 0.0]   # keep, throttle, mean (monitor response)
     ma_pre = np.zeros(0)
     first = load                   # what was drawn before t = 0 (warm start)
-    if cd and ctrl.warm_start and not (release_ok[0] and (ctrl.kind == "optimal" or _room_for_swing(
+    if cd and ctrl.warm_start and not (release_ok[0] and (ctrl.kind == "optimal" or K.room_for_swing(
             np.array([p.initial_soc_frac for p in prm]), soc_min, soc_max, rel, e_rated, release_e[0]))):
         # the controller has been running: a storage that cannot carry the load had GPU
         # controls engaged before t = 0 already
@@ -375,14 +375,6 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
     return ControlResult(p_storage_mw=p_sto, soc_frac=soc, p_load_mw=out_load, p_pcc_mw=out_pcc,
                          gpu_engaged=out_w > 0, engaged_weight=out_w, events=events,
                          saturation=saturation, traces=traces, info=info, _p_base_mw=p_base)
-
-
-def _room_for_swing(soc, soc_min, soc_max, rel, e_rated, need_mwh) -> bool:
-    """Whether SoC levels ``soc`` leave room for a swing of ``need_mwh`` down and up inside
-    the release margins (the kernel's release rule, at the initial SoC)."""
-    room_lo = float(np.sum((soc - soc_min - rel) * e_rated))
-    room_hi = float(np.sum((soc_max - rel - soc) * e_rated))
-    return room_lo >= need_mwh and room_hi >= need_mwh
 
 
 def _upsample(x: np.ndarray, T: int, name: str) -> np.ndarray:
