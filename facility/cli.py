@@ -213,7 +213,8 @@ def _cmd_size(args) -> int:
     sizes = ", ".join(f"{n}: {_nonneg(sol.p_rated_mw_opt[n]):.4g} MW / {_nonneg(sol.e_rated_mwh_opt[n]):.4g} MWh"
                       for n in sol.p_rated_mw_opt)
     how = {"periodic": f"periodic reduction, period {sol.info.period_steps} steps",
-           "follower": "fallback plan: PCC on a moving average of the load"}.get(sol.info.method, "full LP")
+           "follower": "fallback plan: PCC on a moving average of the load",
+           "blocks": "rolling plan over stretches, bracketed by window lower bounds"}.get(sol.info.method, "full LP")
     if sol.info.step_factor > 1:
         how += f", on steps {sol.info.step_factor}x dt_s (exact)"
     print(f"sized {sizes or 'no storage'}; objective {sol.info.objective_usd:,.0f} USD "

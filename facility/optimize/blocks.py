@@ -19,30 +19,21 @@ the same matrix, so one HiGHS model is kept and re-solved warm with new bounds. 
 plan is checked step by step on the whole horizon
 (:func:`facility.optimize.verify.verify_plan`); its cost is the upper bound.
 
-**Lower bound: coarse horizon, fine windows** (:func:`linked_lower_bound`). One LP holds
+**Lower bound: windows of the horizon** (:func:`window_lower_bound`). Window w covers
+[a_w − C, a_w + C) for a_w = 0, C, 2C, … (C = the stretch length), and is the full
+formulation on its steps alone: ratings free within their bounds, the stored energy at its
+start free (the first window starts at the initial SoC), the terminal row only on the window
+that ends the horizon, window rows only between its own steps, its own operating cost.
 
-* the *averaged* LP of :func:`facility.optimize.fallback.averaged_lower_bound_usd` on groups
-  of ``g`` steps over the whole horizon (it keeps the stored energy at every group boundary,
-  the initial and terminal SoC and the per-minute limit, ⌊k/g⌋ coarse steps), and
-* the full formulation on a few fine *windows* [a, b) (group-aligned), where the ratings are
-  set: with the ratings shared, the stored energy at a linked to the coarse one at a / g, and
-  each group's mean charge and discharge equal to the coarse step's. Window rows that
-  straddle a window's edge, the network rows of the coarse part and the spectral rows are left
-  out; the operating cost is counted once (on the coarse steps).
-
-*Proof.* Take any feasible plan x of the full LP (σ = 0). Its group averages are feasible for
-the coarse part at the same operating cost (the proof of ``averaged_lower_bound_usd``); its
-restriction to each window meets every row of the window's formulation (each is a row of the
-full LP, or implied by one: a window's own dynamic-range envelope spans a subset of the
-steps); the stored energy at a group boundary is the same in x and in its averages (a sum of
-the same terms), and each group mean of x is the coarse column by construction. So
-(averages, restrictions) is feasible for the linked LP with x's ratings and cost, and the
-linked optimum is ≤ the full LP's optimum, which is ≤ the optimum with complementarity.
-Any choice of windows gives a valid bound; good windows give a tight one. They are the
-stretches where the rolling plan had to grow a rating, and around its largest storage power
-and its SoC extremes, each widened by ``H`` steps before (so the window rows inside see the
-history that constrains them), refined while the gap is above ``optimize.max_gap_frac`` and
-time is left.
+*Proof.* Take any feasible plan x of the full LP. Its restriction to a window meets every row
+of the window's LP with x's ratings: each row is a row of the full LP, or implied by one (the
+window's dynamic-range envelope spans a subset of the steps; its start SoC is free). Its cost
+there is capex + the operating cost of the window's steps ≤ x's cost (every operating term is
+≥ 0). So every window's optimum is ≤ the full LP's optimum, and so is the largest; the full
+LP's optimum is ≤ the optimum with complementarity, so the bound holds for the realizable
+plan too. Any window gives a valid bound: the binding one (largest optimum) is doubled
+backwards while the bracket is wider than ``optimize.max_gap_frac`` and the measured cost of
+the longer LP (:data:`FULL_LP_S_PER_STEP2`) fits the time left (:func:`refine_window_bound`).
 
 The strategy applies to sizing problems without self-discharge, PCC history, GPU levers,
 spectral limits and a PCC-variation price (the lower bound's proof and the rolling plan's
@@ -67,18 +58,16 @@ from facility.optimize.result import SizingResult, SolveInfo, gap_frac, pack_res
 from facility.optimize.verify import verify_plan
 from facility.optimize.windows import lag_bounds
 
-__all__ = ["MIN_STEPS", "applies", "rolling_plan", "linked_lower_bound", "solve_blocks",
-           "BlockStats"]
+__all__ = ["MIN_STEPS", "applies", "longest_lag_steps", "rolling_plan", "window_lower_bound",
+           "refine_window_bound", "solve_blocks", "BlockStats"]
 
 #: Horizons shorter than this go to the full LP (it is fast there).
 MIN_STEPS = 6000
-#: Committed steps per stretch of the rolling plan, in units of the longest lag H (at least
-#: 300 steps).
-CORE_PER_LAG = 1.0
-#: Look-ahead of the rolling plan in units of H.
-LOOK_PER_LAG = 1.0
-#: Target number of coarse steps of the lower bound's averaged part.
-COARSE_STEPS = 600
+#: Committed steps per stretch of the rolling plan: max(CORE_PER_LAG·H, MIN_CORE_STEPS), H the
+#: longest lag; its look-ahead max(H, MIN_CORE_STEPS / 2). Measured on the jittered 5 min:
+#: C = 2H, A = H within 1.2e-3 of the optimum, shorter look-aheads 2-5 % above it.
+CORE_PER_LAG = 2
+MIN_CORE_STEPS = 600
 #: Rounds of the complementarity repair inside one stretch.
 REPAIR_ROUNDS = 3
 
@@ -146,7 +135,8 @@ class _WarmSolver:
         return ok, term, x
 
 
-def _stretch_storages(pb: Problem, P: dict, E: dict, end: int, soc_floor: dict | None) -> dict:
+def _stretch_storages(pb: Problem, P: dict, E: dict, end: int, soc_floor: dict | None,
+                      soc_ceil: dict | None = None) -> dict:
     """Storages of the stretch whose look-ahead ends at step ``end``: ratings at least the
     committed ones; the last stretch has the storage's own terminal policy, the others end at
     least at the initial SoC, or at ``soc_floor[name][end]`` where a reference trajectory
@@ -163,14 +153,17 @@ def _stretch_storages(pb: Problem, P: dict, E: dict, end: int, soc_floor: dict |
             lo = s.soc0
             if soc_floor is not None and np.isfinite(soc_floor[n][end]):
                 lo = float(np.clip(soc_floor[n][end], s.soc_min, s.soc_max))
-            data = replace(data, terminal="free", soc_end_lo=lo, soc_end_hi=s.soc_max)
+            hi = s.soc_max
+            if soc_ceil is not None and np.isfinite(soc_ceil[n][end]):
+                hi = float(np.clip(soc_ceil[n][end], lo, s.soc_max))
+            data = replace(data, terminal="free", soc_end_lo=lo, soc_end_hi=hi)
         out[n] = data
     return out
 
 
 def rolling_plan(pb: Problem, p0_mw: dict, e0_mwh: dict, *, core_steps: int, look_steps: int,
                  time_limit_s: float, soc_floor: dict | None = None,
-                 stats: BlockStats | None = None) -> tuple[dict | None, str]:
+                 soc_ceil: dict | None = None, stats: BlockStats | None = None) -> tuple[dict | None, str]:
     """A feasible plan built stretch by stretch (the module text states the rules).
 
     Parameters
@@ -214,7 +207,7 @@ def rolling_plan(pb: Problem, p0_mw: dict, e0_mwh: dict, *, core_steps: int, loo
         b = min(T, a + core_steps + look_steps)
         last = b >= T
         hist = pcc[max(0, a - H):a] if a > 0 else None
-        data = _stretch_storages(pb, P, E, b, soc_floor)
+        data = _stretch_storages(pb, P, E, b, soc_floor, soc_ceil)
         off = {n: e[n][a] - pb.storages[n].soc0 * E[n] for n in names}
         m = build_model(pb.load_mw[a:b], dt, data, pb.spec, pb.price_usd_per_mwh,
                         p_pcc_history_mw=hist, margin_frac=pb.margin_frac, initial_offset_mwh=off)
@@ -367,15 +360,15 @@ def refine_window_bound(pb: Problem, window: tuple, time_limit_s: float):
 FULL_LP_S_PER_STEP2 = 1.6e-6
 
 
-def solve_blocks(pb: Problem, *, min_steps: int = MIN_STEPS,
+def solve_blocks(pb: Problem, *, min_steps: int | None = None,
                  stats: BlockStats | None = None) -> SizingResult | None:
     """Strategy ``blocks``: the rolling plan bracketed by the window bound (module text).
 
     Parameters
     ----------
     pb : Problem
-    min_steps : int
-        Shorter horizons return None (the full LP is fast there).
+    min_steps : int, optional
+        Shorter horizons return None (the full LP is fast there); default :data:`MIN_STEPS`.
     stats : BlockStats, optional
         Filled with counts and timings (benchmark).
 
@@ -387,12 +380,12 @@ def solve_blocks(pb: Problem, *, min_steps: int = MIN_STEPS,
         largest window optimum, ``gap_frac`` against the plan's cost, ``status`` ``"optimal"``
         when the gap is within ``optimize.max_gap_frac``, else ``"gap"``.
     """
-    if pb.n_steps < min_steps or not applies(pb):
+    if pb.n_steps < (MIN_STEPS if min_steps is None else min_steps) or not applies(pb):
         return None
     t0 = time.perf_counter()
     limit = float(pb.optimize.time_limit_s)
     H = longest_lag_steps(pb)
-    core, look = max(2 * H, 600), max(H, 300)
+    core, look = max(CORE_PER_LAG * H, MIN_CORE_STEPS), max(H, MIN_CORE_STEPS // 2)
     st = stats if stats is not None else BlockStats()
     lower, ratings, win = window_lower_bound(pb, core, core, 0.4 * limit, st)
     p0 = {n: r[0] for n, r in ratings.items()} if lower is not None else {}
@@ -431,6 +424,6 @@ def solve_blocks(pb: Problem, *, min_steps: int = MIN_STEPS,
     status = "optimal" if gap <= target else "gap"
     info = SolveInfo(status=status, termination="blocks", objective_usd=obj, build_s=0.0,
                      solve_s=time.perf_counter() - t0, n_variables=0, n_constraints=0,
-                     n_repaired_steps=st.n_repaired_steps, relaxed_objective_usd=float("nan"),
+                     n_repaired_steps=st.n_repaired_steps, relaxed_objective_usd=obj,
                      method="blocks", lower_bound_usd=low, gap_frac=gap)
     return pack_result(pb.load_mw, pb.storages, plan, info)

@@ -45,8 +45,10 @@ class SolveInfo:
         Solver time of the repair. [s]
     method : str
         ``"full"`` (one LP over the horizon), ``"periodic"``
-        (:mod:`facility.optimize.periodic`), ``"follower"`` (the fallback plan of
-        :mod:`facility.optimize.fallback` when the LP stopped at its time limit).
+        (:mod:`facility.optimize.periodic`), ``"blocks"`` (the rolling plan of
+        :mod:`facility.optimize.blocks`, bracketed by window lower bounds), ``"follower"``
+        (the fallback plan of :mod:`facility.optimize.fallback` when the LP stopped at its
+        time limit).
     lower_bound_usd : float
         Proven lower bound on the optimum of the full LP. [USD]
     gap_frac : float
