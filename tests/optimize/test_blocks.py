@@ -17,7 +17,7 @@ from facility import metrics
 from facility.config.load import scenario_from_dict
 from facility.config.schema import BessConfig, OptimizeConfig, SpecConfig
 from facility.optimize import size_storage
-from facility.optimize.blocks import (BlockStats, applies, longest_lag_steps, rolling_plan,
+from facility.optimize.blocks import (BlockStats, applies, deficit_prices, longest_lag_steps, rolling_plan,
                                       solve_blocks, window_lower_bound)
 from facility.optimize.formulation import plan_cost_kusd, resolve_storage
 from facility.optimize.full import solve_full
@@ -93,7 +93,10 @@ def test_the_full_lp_optimum_lies_inside_the_bracket(case):
     assert i.gap_frac == pytest.approx((i.objective_usd - i.lower_bound_usd) / i.objective_usd, abs=1e-12)
     assert (i.objective_usd - full.info.objective_usd) / i.objective_usd <= i.gap_frac + 1e-7
     assert i.status == ("optimal" if i.gap_frac <= pb.optimize.max_gap_frac else "gap")
-    assert st.n_stretches == 3 and st.n_windows == 3
+    # both ends were tried (priced first, then hard) and the cheaper verified plan kept
+    assert [k for k, _, _ in st.passes] == ["priced", "hard"]
+    assert i.objective_usd == pytest.approx(min(c for _, c, _ in st.passes if c is not None), rel=1e-12)
+    assert st.n_stretches == 3 * len(st.passes) and st.n_windows == 3
 
 
 def test_the_plan_meets_every_limit_on_the_fine_grid(case):
@@ -147,6 +150,28 @@ def test_rolling_plan_grows_ratings_and_stays_verified():
     assert verify_plan(pb.load_mw, DT, pb.storages, SPEC, plan, pb.margin_frac) is None
     P, E = plan["bess"][:2]
     assert P > 10.0 and E > 0.0
+
+
+def test_priced_end_gives_another_plan_and_a_huge_price_is_the_hard_end():
+    """With a priced deficit a look-ahead may end below s0 (the hard end may not); the
+    price follows c_P over the stretch's duration, and a very high price is the hard end."""
+    pb = problem(site_load("stochastic"))
+    lam = deficit_prices(pb, 900)
+    assert lam["bess"] == pytest.approx(1.2 * 150_000 / (900 * DT / 3600.0))  # 150 USD/kW
+    plans = {}
+    for key, price in (("hard", None), ("priced", lam), ("huge", {"bess": 1e12})):
+        plan, why = rolling_plan(pb, {"bess": 30.0}, {}, core_steps=600, look_steps=300,
+                                 time_limit_s=60.0, deficit_usd_per_mwh=price)
+        assert plan is not None, why
+        assert verify_plan(pb.load_mw, DT, pb.storages, SPEC, plan, pb.margin_frac) is None
+        plans[key] = plan["bess"]
+    hard, huge, priced = plans["hard"], plans["huge"], plans["priced"]
+    # at a huge price no deficit pays: the hard end's plan
+    assert huge[0] == pytest.approx(hard[0], rel=1e-6) and huge[1] == pytest.approx(hard[1], rel=1e-6)
+    cost = {k: plan_cost_kusd(pb.storages, {"bess": v}, DT, pb.price_usd_per_mwh) for k, v in plans.items()}
+    assert cost["huge"] == pytest.approx(cost["hard"], rel=1e-6)
+    # at the derived price the plan is another one (it uses the room below s0 where it pays)
+    assert abs(cost["priced"] - cost["hard"]) > 1e-4 * cost["hard"]
 
 
 def test_applies_only_where_the_proof_holds():
