@@ -11,9 +11,10 @@ of look-ahead) from the state the committed plan left: stored energy, the last `
 samples as history of every window row, the PCC envelope so far (dynamic range). Ratings start
 at a guess (the lower bound's) and may grow at their capex when a stretch needs more; since
 σ = 0, growing Ê by ΔÊ shifts the committed stored energy by s₀ΔÊ, which keeps every
-committed step feasible (SoC bounds, the initial SoC row). Every look-ahead end keeps
-e ≥ s₀Ê (the stretch cannot drain the storage for the next one); the last stretch has the
-storage's own terminal policy. Charge and discharge are made complementary stretch by stretch
+committed step feasible (SoC bounds, the initial SoC row). The last stretch has the
+storage's own terminal policy; every other look-ahead end either keeps e ≥ s₀Ê (hard end) or
+pays a price per MWh below it (priced end, :func:`deficit_prices`): :func:`solve_blocks` runs
+the priced pass, then the hard one while time is left, and keeps the cheaper plan. Charge and discharge are made complementary stretch by stretch
 (the direction of each overlapping step fixed, re-solved warm). Stretches of equal length have
 the same matrix, so one HiGHS model is kept and re-solved warm with new bounds. The assembled
 plan is checked step by step on the whole horizon
