@@ -222,9 +222,14 @@ def _cmd_size(args) -> int:
     if sol.info.status == "gap":
         from facility.optimize.solve import is_time_limit
 
-        why = (f"the solver stopped at optimize.time_limit_s = {s.optimize.time_limit_s:g} s before "
-               f"proving an optimum" if is_time_limit(sol.info.termination)
-               else "the LP's plan could not be made realizable")
+        if sol.info.method == "blocks":
+            why = (f"the blocks bracket did not close to optimize.max_gap_frac within "
+                   f"optimize.time_limit_s = {s.optimize.time_limit_s:g} s")
+        elif is_time_limit(sol.info.termination):
+            why = (f"the solver stopped at optimize.time_limit_s = {s.optimize.time_limit_s:g} s before "
+                   f"proving an optimum")
+        else:
+            why = "the LP's plan could not be made realizable"
         print(f"warning: {why}; the plan is verified but only proven within gap_frac = "
               f"{sol.info.gap_frac:.3g} of the optimum (lower bound {sol.info.lower_bound_usd:,.0f} USD, "
               f"optimize.max_gap_frac = {s.optimize.max_gap_frac:g}); raise optimize.time_limit_s",
