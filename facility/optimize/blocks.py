@@ -441,7 +441,7 @@ def solve_blocks(pb: Problem, *, min_steps: int | None = None,
     st = stats if stats is not None else BlockStats()
     lower, ratings, win = window_lower_bound(pb, core, core, 0.4 * limit, st)
     p0 = {n: r[0] for n, r in ratings.items()} if lower is not None else {}
-    plan, obj, why = None, np.inf, ""
+    plan, obj, whys = None, np.inf, []
     # the priced end first, then the hard end while time is left (the cheaper verified plan)
     prices = [lam for lam in (deficit_prices(pb, core + look),) if lam is not None] + [None]
     for price in prices:
@@ -457,11 +457,15 @@ def solve_blocks(pb: Problem, *, min_steps: int | None = None,
                 cand, why = None, f"the rolling plan breaks {bad}"
         cost = (1000.0 * plan_cost_kusd(pb.storages, cand, pb.dt_s, pb.price_usd_per_mwh)
                 if cand is not None else None)
-        st.passes.append(("priced" if price is not None else "hard", cost, time.perf_counter() - t1))
+        kind = "priced" if price is not None else "hard"
+        st.passes.append((kind, cost, time.perf_counter() - t1))
+        if cand is None:
+            whys.append(f"{kind} end: {why}")
         if cost is not None and cost < obj:
             plan, obj = cand, cost
     if plan is None:
-        warnings.warn(f"strategy blocks found no plan ({why}); trying the next strategy", stacklevel=3)
+        warnings.warn(f"strategy blocks found no plan ({'; '.join(whys)}); trying the next strategy",
+                      stacklevel=3)
         return None
     lows = [1000.0 * sum(s.c_p * s.p_lo + s.c_e * s.e_lo for s in pb.storages.values())]
     if lower is not None:
