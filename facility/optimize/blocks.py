@@ -140,36 +140,28 @@ class _WarmSolver:
         return ok, term, x
 
 
-def _stretch_storages(pb: Problem, P: dict, E: dict, end: int, ref: dict | None,
-                      band_mwh: float, priced: bool = False) -> dict:
+def _stretch_storages(pb: Problem, P: dict, E: dict, end: int, priced: bool) -> dict:
     """Storages of the stretch whose look-ahead ends at step ``end``: ratings at least the
-    committed ones; the last stretch has the storage's own terminal policy. The others end at
-    least at the initial SoC, or, with a reference ``ref[name]`` (stored energy relative to the
-    initial one on the step boundaries, (T + 1,) [MWh], NaN = none), within ``band_mwh`` of it
-    (as SoC fractions of the committed Ê). Measured on a jittered 20 min: a fixed SoC floor
-    below s_0, or a band around the middle of the SoC window, let the myopic stretches drain
-    the storage and grow both ratings more when they must recover it (8.2 and 9.4 M USD
-    against 7.5 M USD); the full LP optimum's own trajectory as the reference (±0.02 of its
-    Ê) gives 7.24 M USD, within 0.26 % of the optimum."""
+    committed ones; the last stretch has the storage's own terminal policy, the others end at
+    least at the initial SoC (hard end) or anywhere in the SoC band (``priced``: the deficit
+    below s_0 is priced by a row of :func:`rolling_plan`). Measured on a jittered 20 min: a
+    fixed SoC floor below s_0, or a band around the middle of the SoC window, let the myopic
+    stretches drain the storage and grow both ratings more when they must recover it (8.2 and
+    9.4 M USD against 7.5 M USD); the full LP optimum's own SoC trajectory as the end target
+    (±0.02 of its Ê, an oracle) gives 7.24 M USD, within 0.26 % of the optimum."""
     T = pb.n_steps
     out = {}
     for n, s in pb.storages.items():
         data = replace(s, p_lo=min(P[n], s.p_hi), e_lo=min(E[n], s.e_hi))
         if end < T:
-            lo, hi = (s.soc_min if priced else s.soc0), s.soc_max
-            if ref is not None and np.isfinite(ref[n][end]) and E[n] > 0:
-                mid = s.soc0 + ref[n][end] / E[n]
-                w = band_mwh / E[n]
-                lo = float(np.clip(mid - w, s.soc_min, s.soc_max))
-                hi = float(np.clip(mid + w, lo, s.soc_max))
-            data = replace(data, terminal="free", soc_end_lo=lo, soc_end_hi=hi)
+            data = replace(data, terminal="free", soc_end_lo=(s.soc_min if priced else s.soc0),
+                           soc_end_hi=s.soc_max)
         out[n] = data
     return out
 
 
 def rolling_plan(pb: Problem, p0_mw: dict, e0_mwh: dict, *, core_steps: int, look_steps: int,
-                 time_limit_s: float, ref_mwh: dict | None = None, ref_band_mwh: float = 0.0,
-                 deficit_usd_per_mwh: dict | None = None,
+                 time_limit_s: float, deficit_usd_per_mwh: dict | None = None,
                  stats: BlockStats | None = None) -> tuple[dict | None, str]:
     """A feasible plan built stretch by stretch (the module text states the rules).
 
@@ -182,12 +174,6 @@ def rolling_plan(pb: Problem, p0_mw: dict, e0_mwh: dict, *, core_steps: int, loo
         Committed steps per stretch and look-ahead beyond them. [steps]
     time_limit_s : float
         Wall-clock budget of the whole pass. [s]
-    ref_mwh : dict of name -> (T + 1,) array, optional
-        Reference stored energy relative to the initial one on the step boundaries [MWh]
-        (NaN where none): each look-ahead ends within ``ref_band_mwh`` of it instead of at
-        least at the initial SoC.
-    ref_band_mwh : float
-        Half-width of that band. [MWh]
     deficit_usd_per_mwh : dict of name -> float, optional
         A priced end instead of the hard one: each look-ahead may end below the initial SoC
         (down to the SoC floor) at this price per MWh of deficit, d ≥ s₀Ê − e_end, d ≥ 0
@@ -224,7 +210,7 @@ def rolling_plan(pb: Problem, p0_mw: dict, e0_mwh: dict, *, core_steps: int, loo
         b = min(T, a + core_steps + look_steps)
         last = b >= T
         hist = pcc[max(0, a - H):a] if a > 0 else None
-        data = _stretch_storages(pb, P, E, b, ref_mwh, ref_band_mwh, deficit_usd_per_mwh is not None)
+        data = _stretch_storages(pb, P, E, b, deficit_usd_per_mwh is not None)
         off = {n: e[n][a] - pb.storages[n].soc0 * E[n] for n in names}
         m = build_model(pb.load_mw[a:b], dt, data, pb.spec, pb.price_usd_per_mwh,
                         p_pcc_history_mw=hist, margin_frac=pb.margin_frac, initial_offset_mwh=off)
@@ -264,7 +250,7 @@ def rolling_plan(pb: Problem, p0_mw: dict, e0_mwh: dict, *, core_steps: int, loo
         st.n_stretches += 1
         a += n_keep
     st.rolling_s += time.perf_counter() - t_start
-    # committed stored energy may sit at the rounding noise of a bound: clip into the band
+    # solver round-off may leave -1e-12 on a power column: clip to the column's bound
     return {n: (P[n], E[n], np.maximum(ch[n], 0.0), np.maximum(dis[n], 0.0), e[n]) for n in names}, ""
 
 
@@ -293,6 +279,15 @@ def _repair(solver: _WarmSolver, m: Model, x: np.ndarray, lb, ub, tol_mw: float 
     return x, n_fixed, not over
 
 
+def _window_model(pb: Problem, a: int, b: int) -> Model:
+    """The full formulation on steps [a, b) alone (the window LP of the module text): free
+    ratings, free start SoC unless a = 0, the terminal row only where b ends the horizon."""
+    return build_model(pb.load_mw[a:b], pb.dt_s, pb.storages, pb.spec, pb.price_usd_per_mwh,
+                       margin_frac=pb.margin_frac,
+                       initial_offset_mwh={n: (0.0 if a == 0 else None) for n in pb.storages},
+                       terminal=b >= pb.n_steps)
+
+
 def window_lower_bound(pb: Problem, core_steps: int, pre_steps: int, time_limit_s: float,
                        stats: BlockStats | None = None):
     r"""The largest optimum of the windows' own LPs: a lower bound of the full LP. [USD]
@@ -316,7 +311,7 @@ def window_lower_bound(pb: Problem, core_steps: int, pre_steps: int, time_limit_
     """
     st = stats if stats is not None else BlockStats()
     t_start = time.perf_counter()
-    T, dt = pb.n_steps, pb.dt_s
+    T = pb.n_steps
     solver = _WarmSolver(time_limit_s)
     best, arg = -np.inf, None
     p_max = {n: s.p_lo for n, s in pb.storages.items()}
@@ -327,10 +322,7 @@ def window_lower_bound(pb: Problem, core_steps: int, pre_steps: int, time_limit_
             return None, {}, None
         solver.time_limit_s = left
         a, b = max(0, a0 - pre_steps), min(T, a0 + core_steps)
-        m = build_model(pb.load_mw[a:b], dt, pb.storages, pb.spec, pb.price_usd_per_mwh,
-                        margin_frac=pb.margin_frac,
-                        initial_offset_mwh={n: (0.0 if a == 0 else None) for n in pb.storages},
-                        terminal=b >= T)
+        m = _window_model(pb, a, b)
         ok, term, x, cold, _, _ = solver.solve(m.lp)
         st.n_cold += int(cold)
         st.n_warm += int(not cold)
@@ -354,29 +346,17 @@ def refine_window_bound(pb: Problem, window: tuple, time_limit_s: float):
 
     Returns
     -------
-    (lower_bound_usd or None, window, soc) : None when it did not solve within
-        ``time_limit_s``; ``soc`` the window optimum's SoC per storage on the horizon's step
-        boundaries (T + 1,), NaN outside the window (a reference for :func:`rolling_plan`).
+    (lower_bound_usd or None, window) : None when it did not solve within ``time_limit_s``.
     """
     T = pb.n_steps
     a, b = window
     n = b - a
     a2 = max(0, a - n)
     b2 = min(T, b + (n - (a - a2)))
-    m = build_model(pb.load_mw[a2:b2], pb.dt_s, pb.storages, pb.spec, pb.price_usd_per_mwh,
-                    margin_frac=pb.margin_frac,
-                    initial_offset_mwh={k: (0.0 if a2 == 0 else None) for k in pb.storages},
-                    terminal=b2 >= T)
-    sol = solve_highs(m.lp, time_limit_s=time_limit_s)
+    sol = solve_highs(_window_model(pb, a2, b2).lp, time_limit_s=time_limit_s)
     if sol.status != "ok":
-        return None, (a2, b2), None
-    ref = {}
-    for k in pb.storages:
-        c = m.cols[k]
-        soc = np.full(T + 1, np.nan)
-        soc[a2:b2 + 1] = sol.x[c["e"]] / max(float(sol.x[c["e_rated"][0]]), 1e-12)
-        ref[k] = soc
-    return 1000.0 * float(sol.objective), (a2, b2), ref
+        return None, (a2, b2)
+    return 1000.0 * float(sol.objective), (a2, b2)
 
 
 #: λ = DEFICIT_PRICE_FACTOR · c_P / (C + A)Δt: see :func:`deficit_prices`.
@@ -443,8 +423,8 @@ def solve_blocks(pb: Problem, *, min_steps: int | None = None,
     p0 = {n: r[0] for n, r in ratings.items()} if lower is not None else {}
     plan, obj, whys = None, np.inf, []
     # the priced end first, then the hard end while time is left (the cheaper verified plan)
-    prices = [lam for lam in (deficit_prices(pb, core + look),) if lam is not None] + [None]
-    for price in prices:
+    lam = deficit_prices(pb, core + look)
+    for price in ([lam] if lam is not None else []) + [None]:
         left = limit - (time.perf_counter() - t0)
         if price is None and plan is not None and st.passes and left < 2.0 * st.passes[-1][2]:
             break
@@ -478,7 +458,7 @@ def solve_blocks(pb: Problem, *, min_steps: int | None = None,
         if left < est:
             break
         t1 = time.perf_counter()
-        low2, win, ref = refine_window_bound(pb, win, left)
+        low2, win = refine_window_bound(pb, win, left)
         st.lower_s += time.perf_counter() - t1
         st.refined.append((win, low2, time.perf_counter() - t1))
         n_rounds += 1
