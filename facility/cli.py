@@ -214,7 +214,7 @@ def _cmd_size(args) -> int:
                       for n in sol.p_rated_mw_opt)
     how = {"periodic": f"periodic reduction, period {sol.info.period_steps} steps",
            "follower": "fallback plan: PCC on a moving average of the load",
-           "blocks": "rolling plan over stretches, bracketed by window lower bounds"}.get(sol.info.method, "full LP")
+           "interior": "interior-point restriction, bracketed by a Lagrangian bound"}.get(sol.info.method, "full LP")
     if sol.info.step_factor > 1:
         how += f", on steps {sol.info.step_factor}x dt_s (exact)"
     print(f"sized {sizes or 'no storage'}; objective {sol.info.objective_usd:,.0f} USD "
@@ -222,9 +222,13 @@ def _cmd_size(args) -> int:
     if sol.info.status == "gap":
         from facility.optimize.solve import is_time_limit
 
-        if sol.info.method == "blocks":
-            why = (f"the blocks bracket did not close to optimize.max_gap_frac within "
-                   f"optimize.time_limit_s = {s.optimize.time_limit_s:g} s")
+        hint = "; raise optimize.time_limit_s"
+        if sol.info.gap_reason:
+            from facility.optimize.api import GAP_REASONS
+
+            why = GAP_REASONS[sol.info.gap_reason].format(limit=float(s.optimize.time_limit_s),
+                                                          target=float(s.optimize.max_gap_frac))
+            hint = hint if sol.info.gap_reason == "time" else ""
         elif is_time_limit(sol.info.termination):
             why = (f"the solver stopped at optimize.time_limit_s = {s.optimize.time_limit_s:g} s before "
                    f"proving an optimum")
@@ -232,7 +236,7 @@ def _cmd_size(args) -> int:
             why = "the LP's plan could not be made realizable"
         print(f"warning: {why}; the plan is verified but only proven within gap_frac = "
               f"{sol.info.gap_frac:.3g} of the optimum (lower bound {sol.info.lower_bound_usd:,.0f} USD, "
-              f"optimize.max_gap_frac = {s.optimize.max_gap_frac:g}); raise optimize.time_limit_s",
+              f"optimize.max_gap_frac = {s.optimize.max_gap_frac:g}){hint}",
               file=sys.stderr)
     cost = (res.sizing or {}).get("cost")
     if cost is not None and sol.levers:

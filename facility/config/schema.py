@@ -535,9 +535,10 @@ class OptimizeConfig(StrictModel):
         "best bracket with a warning stating its gap; false = never (always the full LP)."))
     max_gap_frac: float = F(1e-4, unit="frac", ge=0, le=0.1, description=(
         "Largest proven relative gap (upper minus lower bound) to the full LP's optimum that the "
-        "periodic reduction or the blocks strategy (long loads that do not repeat) may leave; "
-        "a wider bracket runs the full LP with the time left, else returns the bracket's plan "
-        "with a warning stating its gap."))
+        "periodic reduction or the interior-point strategy (long loads that do not repeat) may "
+        "leave; the periodic reduction runs the full LP when its gap is wider, the interior-point "
+        "strategy repairs its plan or solves its relaxation while time is left, else the verified "
+        "plan is returned with a warning stating its gap and why."))
     allow_slack: bool = F(False, description="Solve with penalized slacks instead of hard limits (diagnosis mode).")
     limit_margin_frac: float = F(0.0, unit="frac", ge=0, lt=1, description=(
         "Tighten every window / dynamic-range / band peak limit by this share in the optimizer, so "

@@ -10,8 +10,8 @@ strategies, each a peer module over the shared LP layer
    grid, the rest of the chain solves it there and the plan comes back to the fine grid
    (verified step by step; on failure the chain runs on the fine grid);
 2. :mod:`~facility.optimize.periodic` — where the load repeats exactly over a long stretch;
-3. :mod:`~facility.optimize.blocks` — long horizons whose load does not repeat: a rolling
-   plan bracketed by a lower bound from windows of the horizon;
+3. :mod:`~facility.optimize.interior` — long horizons whose load does not repeat: an
+   interior-point solve of a restriction of the LP, bracketed by a Lagrangian lower bound;
 4. :mod:`~facility.optimize.full` — one LP over the horizon; when it stops at
    ``optimize.time_limit_s``, the best verified plan with its proven gap
    (:mod:`~facility.optimize.fallback`).
@@ -29,11 +29,11 @@ from typing import Mapping
 import numpy as np
 
 from facility.errors import InfeasibleError, ScenarioError
-from facility.optimize.blocks import FULL_LP_S_PER_STEP2, solve_blocks
 from facility.optimize.coarsen import coarsen, expand_result
 from facility.optimize.fallback import SolverTimeLimit, replace_time_limit
 from facility.optimize.formulation import S_PER_H, resolve_storage
 from facility.optimize.full import solve_full
+from facility.optimize.interior import solve_interior
 from facility.optimize.levers import LeverInputs, lever_pieces, piece_lower_bound_kusd, site_response_mw
 from facility.optimize.periodic import solve_periodic
 from facility.optimize.problem import Problem
@@ -69,52 +69,46 @@ def _note_verification_only(spec) -> None:
 
 def solve_on_grid(pb: Problem) -> SizingResult:
     """Solve a problem on its own grid: the first strategy of :data:`GRID_STRATEGIES` that
-    applies, else the bracketed decomposition where it applies (long horizons,
-    :mod:`~facility.optimize.blocks`), else the full LP.
+    applies (an exact reduction), else the interior-point bracket where it applies (long
+    horizons whose load does not repeat, :mod:`~facility.optimize.interior`), else the full LP.
 
-    After ``blocks``, the full LP still runs when the bracket is wider than
-    ``optimize.max_gap_frac`` and the time left covers its measured cost
-    (:data:`~facility.optimize.blocks.FULL_LP_S_PER_STEP2`); its optimum replaces the bracket,
-    and where it stops at the time limit the bracket's plan is returned (its proven gap, a
-    warning) instead of the moving-average fallback.
+    A bracket wider than ``optimize.max_gap_frac`` is returned with a warning that says why
+    (the time limit, or a plan the LP relaxation cannot prove: simultaneous charge and
+    discharge in its optimum).
     """
     for strategy in GRID_STRATEGIES:
         res = strategy(pb)
         if res is not None:
             return res
-    t0 = time.perf_counter()
-    blk = solve_blocks(pb)
-    if blk is None:
-        return solve_full(pb)
-    left = float(pb.optimize.time_limit_s) - (time.perf_counter() - t0)
-    if blk.info.status == "optimal" or left < FULL_LP_S_PER_STEP2 * pb.n_steps ** 2:
-        if blk.info.status == "gap":
-            _warn_bracket(pb, blk)
-        return blk
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            res = solve_full(replace(pb, optimize=replace_time_limit(pb.optimize, left)))
-        except SolverTimeLimit:  # no fallback plan of its own: the bracket's stands
-            res = None
+    res = solve_interior(pb)
     if res is None:
-        _warn_bracket(pb, blk)
-        return blk
-    if res.info.method == "full":
-        for w in caught:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        return res
-    # the full LP stopped at the time limit: the better plan, the best bound of both
-    best = blk if blk.info.objective_usd <= res.info.objective_usd else res
-    low = min(max(blk.info.lower_bound_usd, res.info.lower_bound_usd), best.info.objective_usd)
-    best.info = replace(best.info, lower_bound_usd=low, gap_frac=gap_frac(best.info.objective_usd, low))
-    _warn_bracket(pb, best)
-    return best
+        return solve_full(pb)
+    if res.info.status == "gap":
+        _warn_bracket(pb, res)
+    return res
+
+
+#: What a bracket wider than ``optimize.max_gap_frac`` means, by ``SolveInfo.gap_reason``.
+GAP_REASONS = {
+    "time": "optimize.time_limit_s = {limit:g} s was reached before the bracket met "
+            "optimize.max_gap_frac = {target:g}",
+    "complementarity": "the LP relaxation's optimum charges and discharges at once (a resistor "
+                       "that burns energy instead of buying energy rating); the realizable plan "
+                       "costs more, by an amount no LP bound can prove optimal, so the bracket "
+                       "stays wider than optimize.max_gap_frac = {target:g}",
+    "long_lag": "a long window limit (per minute) binds; its block rows bracket it by one block "
+                "of lag, wider than optimize.max_gap_frac = {target:g}",
+}
+
+
+def gap_reason_text(pb: Problem, res: SizingResult) -> str:
+    """The sentence of :data:`GAP_REASONS` for a result (the time limit when unknown)."""
+    return GAP_REASONS.get(res.info.gap_reason or "time", GAP_REASONS["time"]).format(
+        limit=float(pb.optimize.time_limit_s), target=float(pb.optimize.max_gap_frac))
 
 
 def _warn_bracket(pb: Problem, res: SizingResult) -> None:
-    warnings.warn(f"optimize.time_limit_s = {pb.optimize.time_limit_s:g} s was reached before the "
-                  f"bracket met optimize.max_gap_frac = {pb.optimize.max_gap_frac:g}: returning the "
+    warnings.warn(f"{gap_reason_text(pb, res)}: returning the "
                   f"verified {res.info.method} plan of {res.info.objective_usd:,.0f} USD, proven within "
                   f"gap_frac = {res.info.gap_frac:.3g} of the optimum (lower bound "
                   f"{res.info.lower_bound_usd:,.0f} USD)", stacklevel=4)

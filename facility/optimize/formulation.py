@@ -518,8 +518,7 @@ def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageD
     energy not carried across a break). ``lp`` and ``rating_cols`` add the model into an
     existing LP sharing its rating columns, ``bounds`` replaces the spec's lag bounds,
     ``initial_offset_mwh`` shifts (float) or drops (None) the initial-SoC row per storage, and
-    ``terminal`` / ``dynamic_range`` switch those rows: the stretches of
-    the decomposition prototype in ``benchmarks/experiments/blocks``.
+    ``terminal`` / ``dynamic_range`` switch those rows.
     ``pcc_variation_cost_usd_per_mw`` prices the PCC variation (:func:`add_pcc_variation`,
     receding horizon) over ``pcc_variation_lag_steps``. Left at their defaults the model is the full LP.
     ``levers`` (a :class:`facility.optimize.levers.LeverSet` on this axis) adds the GPU levers'

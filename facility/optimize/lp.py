@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["LinearProgram", "RowBlock", "LpSolution", "solve_highs", "HighsModel", "extend_highs",
+__all__ = ["LinearProgram", "RowBlock", "LpSolution", "solve_highs", "extend_highs",
            "resolve_with_zero_upper", "restore_upper", "resolve_with_cost"]
 
 
@@ -305,98 +305,3 @@ def resolve_with_cost(sol: LpSolution, cols: np.ndarray, cost: np.ndarray) -> Lp
     cols = np.asarray(cols, dtype=np.int32)
     h.changeColsCost(cols.size, cols, np.asarray(cost, dtype=float))
     return _rerun(h, int(h.getNumCol()))
-
-
-class HighsModel:
-    """One LP kept alive in HiGHS and solved again and again with changed bounds, costs and
-    added rows, each re-solve warm-started from the last optimal basis (dual simplex).
-
-    Used by the decomposition prototype of ``benchmarks/experiments/blocks``. The first solve runs HiGHS' presolve; the later
-    ones skip it (a presolved warm start would lose the basis).
-
-    Parameters
-    ----------
-    lp : LinearProgram
-        The assembled LP.
-    time_limit_s : float
-        Time limit of each solve. [s]
-    """
-
-    def __init__(self, lp: LinearProgram, *, time_limit_s: float = 600.0):
-        A, c, lb, ub, rlo, rhi = lp.assemble()
-        self.n_cols, self.n_rows = A.shape[1], A.shape[0]
-        self.h = _new_highs()
-        self.h.setOptionValue("time_limit", float(time_limit_s))
-        for k, v in HIGHS_OPTIONS.items():
-            self.h.setOptionValue(k, v)
-        self.h.passModel(_highs_lp(A, c, lb, ub, rlo, rhi))
-        self.cost = c.copy()
-        self.n_solves = 0
-        self.n_restarts = 0
-        self.solve_s = 0.0
-
-    def set_col_bounds(self, cols, lo, hi) -> None:
-        """Change the bounds of columns ``cols``."""
-        cols = np.atleast_1d(np.asarray(cols, dtype=np.int32))
-        lo = np.broadcast_to(np.asarray(lo, float), cols.shape).copy()
-        hi = np.broadcast_to(np.asarray(hi, float), cols.shape).copy()
-        self.h.changeColsBounds(cols.size, cols, lo, hi)
-
-    def set_col_cost(self, cols, cost) -> None:
-        """Change the objective coefficients of columns ``cols``."""
-        cols = np.atleast_1d(np.asarray(cols, dtype=np.int32))
-        cost = np.broadcast_to(np.asarray(cost, float), cols.shape).copy()
-        self.cost[cols] = cost
-        self.h.changeColsCost(cols.size, cols, cost)
-
-    def set_row_bounds(self, rows, lo, hi) -> None:
-        """Change the bounds of rows ``rows``."""
-        rows = np.atleast_1d(np.asarray(rows, dtype=np.int32))
-        lo = np.broadcast_to(np.asarray(lo, float), rows.shape).copy()
-        hi = np.broadcast_to(np.asarray(hi, float), rows.shape).copy()
-        self.h.changeRowsBounds(rows.size, rows, lo, hi)
-
-    def add_row(self, cols, vals, lo: float, hi: float) -> int:
-        """Append one row ``lo <= sum vals * x[cols] <= hi``; return its index."""
-        cols = np.asarray(cols, dtype=np.int32)
-        vals = np.asarray(vals, dtype=float)
-        self.h.addRow(float(lo), float(hi), cols.size, cols, vals)
-        self.n_rows += 1
-        return self.n_rows - 1
-
-    def solve(self):
-        """Solve (warm-started after the first time).
-
-        Returns
-        -------
-        (ok, termination, objective, x, reduced_costs)
-            ``objective`` [the LP's unit], primal values and column duals (NaN unless ok).
-        """
-        import highspy
-
-        if self.n_solves == 1:
-            self.h.setOptionValue("presolve", "off")
-        t0 = time.perf_counter()
-        self.h.run()
-        self.solve_s += time.perf_counter() - t0
-        self.n_solves += 1
-        ms = self.h.getModelStatus()
-        if ms not in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kInfeasible,
-                      highspy.HighsModelStatus.kTimeLimit):
-            # numerical trouble of the warm start (status "unknown"): solve afresh
-            self.h.clearSolver()
-            self.h.setOptionValue("presolve", "on")
-            t0 = time.perf_counter()
-            self.h.run()
-            self.solve_s += time.perf_counter() - t0
-            self.h.setOptionValue("presolve", "off")
-            self.n_restarts += 1
-            ms = self.h.getModelStatus()
-        ok = ms == highspy.HighsModelStatus.kOptimal
-        term = self.h.modelStatusToString(ms)
-        if not ok:
-            nan = np.full(self.n_cols, np.nan)
-            return False, term, float("nan"), nan, nan
-        sol = self.h.getSolution()
-        return (True, term, float(self.h.getInfo().objective_function_value),
-                np.asarray(sol.col_value, dtype=float), np.asarray(sol.col_dual, dtype=float))

@@ -3,7 +3,7 @@
 The driver (:mod:`facility.optimize.api`) resolves the scenario sections into a ``Problem``
 and hands it to the strategies (:mod:`~facility.optimize.full`,
 :mod:`~facility.optimize.coarsen`, :mod:`~facility.optimize.periodic`,
-:mod:`~facility.optimize.blocks`); none of them reads scenario objects of its own.
+:mod:`~facility.optimize.interior`); none of them reads scenario objects of its own.
 """
 
 from __future__ import annotations

@@ -45,8 +45,8 @@ class SolveInfo:
         Solver time of the repair. [s]
     method : str
         ``"full"`` (one LP over the horizon), ``"periodic"``
-        (:mod:`facility.optimize.periodic`), ``"blocks"`` (the rolling plan of
-        :mod:`facility.optimize.blocks`, bracketed by window lower bounds), ``"follower"``
+        (:mod:`facility.optimize.periodic`), ``"interior"`` (an interior-point solve of a
+        restriction of the LP, bracketed by a Lagrangian bound, :mod:`facility.optimize.interior`), ``"follower"``
         (the fallback plan of :mod:`facility.optimize.fallback` when the LP stopped at its
         time limit).
     lower_bound_usd : float
@@ -66,6 +66,12 @@ class SolveInfo:
         Re-solves that added spectral rows.
     n_lever_pieces : int
         Floor / cap piece combinations solved (one LP each), 0 without GPU levers.
+    gap_reason : str
+        Why ``gap_frac`` is above ``optimize.max_gap_frac`` when ``status == "gap"``: ``"time"``
+        (the time limit came first), ``"complementarity"`` (the LP relaxation's optimum charges
+        and discharges at once; the realizable plan's extra cost is not provable by an LP
+        bound), ``"long_lag"`` (a long window limit binds and its block rows bracket it by one
+        block of lag, :func:`facility.optimize.windows.add_block_lag_rows`); empty otherwise.
     """
 
     status: str
@@ -87,6 +93,7 @@ class SolveInfo:
     n_spectral_bins: int = 0
     n_spectral_rounds: int = 0
     n_lever_pieces: int = 0
+    gap_reason: str = ""
 
 
 @dataclass
@@ -182,7 +189,8 @@ def sizing_to_json(result: SizingResult) -> dict:
     ``p_rated_mw_opt``/``e_rated_mwh_opt``, then ``objective_usd``, ``solver_status``,
     ``build_s``, ``solve_s``, ``n_variables``, ``n_constraints``; extended with ``method``,
     ``lower_bound_usd``, ``gap_frac``, ``period_steps``, ``step_factor``,
-    ``n_repaired_steps``, ``n_spectral_bins``, ``n_spectral_rounds`` (see :class:`SolveInfo`)
+    ``n_repaired_steps``, ``n_spectral_bins``, ``n_spectral_rounds``, ``gap_reason`` (see
+    :class:`SolveInfo`)
     and, with GPU levers, ``levers`` (per job ``floor_frac``, ``cap_frac``, ``extra_s``,
     ``planned_burn_mwh`` over the horizon, GPU side), ``lever_piece``, ``n_lever_pieces``.
     ``facility size`` adds ``cost`` and ``mix`` (:func:`facility.mix.annual_cost`) and
@@ -197,7 +205,8 @@ def sizing_to_json(result: SizingResult) -> dict:
                lower_bound_usd=float(i.lower_bound_usd), gap_frac=float(i.gap_frac),
                period_steps=int(i.period_steps), step_factor=int(i.step_factor),
                n_repaired_steps=int(i.n_repaired_steps),
-               n_spectral_bins=int(i.n_spectral_bins), n_spectral_rounds=int(i.n_spectral_rounds))
+               n_spectral_bins=int(i.n_spectral_bins), n_spectral_rounds=int(i.n_spectral_rounds),
+               gap_reason=i.gap_reason)
     if result.levers:
         out["levers"] = {j: {"floor_frac": d["floor_frac"], "cap_frac": d["cap_frac"],
                              "extra_s": float(d["extra_s"]),

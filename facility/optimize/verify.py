@@ -1,7 +1,7 @@
 """Check a plan step by step against every constraint of the full LP, outside the LP.
 
 Every strategy that does not solve the full LP itself (coarsened grid, periodic reduction,
-blocks) passes its expanded plan through :func:`verify_plan` before returning it.
+interior) passes its expanded plan through :func:`verify_plan` before returning it.
 """
 
 from __future__ import annotations

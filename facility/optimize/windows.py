@@ -28,7 +28,7 @@ import numpy as np
 
 from facility.metrics import window_steps
 
-__all__ = ["LagBound", "lag_bounds", "add_lag_bound_rows"]
+__all__ = ["LagBound", "lag_bounds", "add_lag_bound_rows", "block_edges", "add_block_lag_rows"]
 
 
 @dataclass(frozen=True)
@@ -171,3 +171,93 @@ def add_lag_bound_rows(lp, lb: LagBound, pcc_terms, pcc_const: np.ndarray, n_his
     pos3 = [(c[u3], sg * np.broadcast_to(v, (U,))[u3]) for c, v in pcc_terms]
     lp.add_rows(name, pos3 + [(h[a3], -1.0)], -np.inf, lb.bound_mw - sg * pcc_const[u3],
                 t=t_of[u3], soft=True)
+
+
+def block_edges(n: int, block: int, fine_block: int, fine: np.ndarray | None = None) -> np.ndarray:
+    """Edges of the blocks of :func:`add_block_lag_rows` on an axis of ``n`` steps: blocks of
+    ``block`` steps, split into blocks of ``fine_block`` steps where ``fine`` (bool (n,)) is set
+    anywhere inside them. Returns the start of every block and n. [steps]"""
+    edges = np.arange(0, n, block)
+    if fine is not None and fine_block < block and np.any(fine):
+        hit = np.maximum.reduceat(np.asarray(fine, dtype=bool), edges)
+        sub = [np.arange(a, min(a + block, n), fine_block) for a in edges[hit]]
+        edges = np.union1d(edges, np.concatenate(sub))
+    return np.append(edges, n).astype(np.int64)
+
+
+def add_block_lag_rows(lp, bounds: list, pcc_col: np.ndarray, edges: np.ndarray, mode: str) -> dict:
+    """Long lag bounds on block extremes: a restriction or a relaxation with few, short rows.
+
+    The exact rows of :func:`add_lag_bound_rows` link every step to the step k before it, so a
+    sparse factorization of the LP carries fronts of about k columns (its cost grows as N·k²;
+    the per-minute limit at 0.1 s has k = 600). Here the time axis is cut into blocks J =
+    [a_J, b_J] (:func:`block_edges`), each with its largest and smallest PCC power:
+
+    .. math::
+
+        M_J \\ge P_t \\ge m_J \\quad (t \\in J),\\qquad
+        M_J - m_I \\le B_{up},\\quad M_I - m_J \\le B_{down}\\quad (I < J \\text{ in reach}),
+        \\qquad M_J - m_J \\le \\min(B_{up}, B_{down})
+
+    ``"restrict"`` reaches every earlier block holding a step at most k before one of J's
+    (a_J − b_I ≤ k): the rows then imply the lag bound (pairs up to one block further apart
+    are constrained too), so the LP's plan is feasible. ``"relax"`` reaches only the blocks
+    whose every step is at most k before every step of J (b_J − a_I ≤ k): every feasible plan
+    meets the rows, so the LP's optimum is a lower bound. The within-block row joins both
+    directions: exact for the symmetric per-minute and swing limits, and left out by
+    ``"relax"`` unless both directions are bounded over the block's length. The two differ by
+    one block of lag: blocks of k/12 cost a few percent where such a limit binds (job starts
+    and stops), nothing where it does not; :func:`block_edges` makes them finer there.
+
+    Parameters
+    ----------
+    lp : LinearProgram
+    bounds : list of LagBound
+        Lag bounds on the axis of ``pcc_col`` (k in its steps).
+    pcc_col : numpy.ndarray of int (U,)
+        Column of the PCC power at each step of the axis.
+    edges : numpy.ndarray of int
+        Block starts and U (:func:`block_edges`).
+    mode : str
+        ``"restrict"`` or ``"relax"``.
+
+    Returns
+    -------
+    dict
+        ``{"M": cols, "m": cols, "rows": [(start, stop), ...]}`` — the row ranges of the pair
+        and within-block rows (what a bound that must hold for the lag bound itself leaves out).
+    """
+    U = pcc_col.size
+    edges = np.asarray(edges, dtype=np.int64)
+    a, b = edges[:-1], edges[1:] - 1  # first and last step of each block
+    nb = a.size
+    j = np.searchsorted(edges, np.arange(U), side="right") - 1
+    M = lp.add_columns("block_max", nb, -np.inf, np.inf)
+    m = lp.add_columns("block_min", nb, -np.inf, np.inf)
+    t = np.arange(U)
+    lp.add_rows("window_envelope", [(M[j], 1.0), (pcc_col, -1.0)], 0.0, np.inf, t=t, soft=False)
+    lp.add_rows("window_envelope", [(m[j], 1.0), (pcc_col, -1.0)], -np.inf, 0.0, t=t, soft=False)
+    out = {"M": M, "m": m, "rows": []}
+    up = [lb for lb in bounds if lb.direction == "up"]
+    down = [lb for lb in bounds if lb.direction == "down"]
+    both = min([lb.bound_mw for lb in up] or [np.inf]), min([lb.bound_mw for lb in down] or [np.inf])
+    longest = int(np.max(b - a)) if nb else 0
+    inner = min(both) if mode == "restrict" else (
+        max(both) if all(any(lb.k >= longest for lb in grp) for grp in (up, down)) else np.inf)
+    if np.isfinite(inner):
+        blk = lp.add_rows(bounds[0].limit if len(bounds) == 1 else "window_block",
+                          [(M, 1.0), (m, -1.0)], -np.inf, inner, t=a, soft=True)
+        out["rows"].append((blk.start, blk.stop))
+    for lb in bounds:
+        # earliest reachable block I of each J: restrict b_I >= a_J - k, relax a_I >= b_J - k
+        lo = (np.searchsorted(b, a - lb.k, side="left") if mode == "restrict"
+              else np.searchsorted(a, b - lb.k, side="left"))
+        cnt = np.maximum(np.arange(nb) - lo, 0)
+        jj = np.repeat(np.arange(nb), cnt)
+        ii = jj - (np.arange(jj.size) - np.repeat(np.cumsum(cnt) - cnt, cnt)) - 1
+        if jj.size == 0:
+            continue
+        terms = [(M[jj], 1.0), (m[ii], -1.0)] if lb.direction == "up" else [(M[ii], 1.0), (m[jj], -1.0)]
+        blk = lp.add_rows(lb.limit, terms, -np.inf, lb.bound_mw, t=a[jj], soft=True)
+        out["rows"].append((blk.start, blk.stop))
+    return out

@@ -1,0 +1,258 @@
+r"""LPs with the PCC power as columns of their own, on a grid of groups of g steps.
+
+The strategy :mod:`facility.optimize.interior` brackets the full LP between two LPs that an
+interior-point method solves in about linear time:
+
+* **the restriction** (:func:`build_grid_model` with ``mode="restrict"``): the storages on the
+  problem's own steps, the PCC power one column Q_j per group of g steps, constant over the
+  group, tied to them by
+
+  .. math::  \sum_s (p^{ch}_{s,t} - p^{dis}_{s,t}) - Q_{\lfloor t/g \rfloor} = -P^{load}_t ;
+
+  a window limit of k steps becomes a lag bound of ⌈k/g⌉ groups on Q. For a PCC power that is
+  constant over groups this is exact: steps t₁ < t₂ at most k apart lie in groups at most
+  ⌈k/g⌉ apart, and any two groups that close hold such a pair. Every plan of this LP is a
+  plan of the full LP, so its optimum is an upper bound (g = 1: the full LP itself);
+* **the relaxation** (``mode="relax"``): every per-step column averaged over the groups (the
+  load too), the lag bound of k steps kept as ⌊k/g⌋ groups with the same bound, the
+  network rows and, where T is not a multiple of g, the last partial group and the terminal row
+  left out. With σ = 0 any plan of the full LP, averaged, is a plan of it at the same cost
+  (the proof of :func:`facility.optimize.fallback.averaged_lower_bound_usd`), so its optimum is
+  a lower bound (g = 1: the full LP).
+
+Lag bounds longer than :data:`K_EXACT` PCC steps (the per-minute limit) are written as block
+rows (:func:`facility.optimize.windows.add_block_lag_rows`), ``"restrict"`` in the
+restriction and ``"relax"`` in the relaxation, so both stay what they claim to be.
+
+:func:`column_boxes` gives every column a finite box that contains an optimal solution, for
+the rigorous bound of :func:`facility.optimize.ipm.lagrangian_bound`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from facility.optimize.formulation import (Model, add_network_limits, add_power_limits,
+                                           add_soc_bounds, add_soc_dynamics, add_storage_ramp,
+                                           add_storage_variables, add_terminal_soc,
+                                           pcc_expression)
+from facility.optimize.lp import LinearProgram
+from facility.optimize.problem import Problem
+from facility.optimize.windows import (LagBound, add_block_lag_rows, add_lag_bound_rows, block_edges,
+                                      lag_bounds)
+
+__all__ = ["K_EXACT", "BLOCKS_PER_WINDOW", "FINE_BLOCKS_PER_WINDOW", "GridModel", "transient_steps", "grid_lag_bounds", "build_grid_model",
+           "column_boxes", "box_template", "group_for"]
+
+#: Longest lag (in PCC steps) written with the exact rows of
+#: :func:`~facility.optimize.windows.add_lag_bound_rows`: their factorization costs about
+#: N·k², so longer ones (the per-minute limit) go to block rows. Measured on 6,000 start/stop
+#: steps at 0.1 s: exact per-minute rows (k = 600) 42 s, blocks of 50 steps 2.3 s.
+K_EXACT = 150
+#: Blocks per window of a long lag bound (b = ⌈k / this⌉): restriction and relaxation differ
+#: by one block of lag. Where the load's level moves by a share of the bound within the window
+#: (:func:`transient_steps`: job starts, stops, checkpoints), blocks are
+#: ``FINE_BLOCKS_PER_WINDOW`` per window.
+BLOCKS_PER_WINDOW = 12
+FINE_BLOCKS_PER_WINDOW = 60
+#: A step is in a transient when the level of the load (its mean over a quarter of the window)
+#: spans more than this share of the bound within one window either side.
+TRANSIENT_SHARE = 0.5
+
+
+@dataclass
+class GridModel:
+    """A bracketing LP (module text) and where its parts live.
+
+    Attributes
+    ----------
+    m : Model
+        The storage part (its axis: the problem's steps for ``"restrict"``, the groups for
+        ``"relax"``).
+    pcc : numpy.ndarray of int
+        PCC power columns, one per group (``"restrict"``) or per step of ``m`` (``"relax"``).
+    group : int
+        g: steps per group. [steps]
+    mode : str
+        ``"restrict"`` or ``"relax"``.
+    block_rows : list of (start, stop)
+        Rows of the block rows of long lag bounds (left out by a bound that must hold for the
+        exact lag bound, see :mod:`facility.optimize.interior`).
+    """
+
+    m: Model
+    pcc: np.ndarray
+    group: int
+    mode: str
+    block_rows: list = field(default_factory=list)
+
+
+def group_for(pb: Problem) -> int:
+    """The smallest group g with every short lag bound at most :data:`K_EXACT` groups long.
+
+    A lag bound counts as short when its k ≤ 12 × the shortest one's (per-second ramps and
+    swing windows; the per-minute limit at the same step is long and goes to block rows).
+    g = 1 (the full LP) unless the grid is fine (10 ms: the 5-s swing window is 500 steps, g = 4).
+    """
+    ks = sorted(b.k for b in lag_bounds(pb.spec, pb.dt_s, pb.margin_frac))
+    if not ks:
+        return 1
+    short = [k for k in ks if k <= BLOCKS_PER_WINDOW * ks[0]]
+    return max(1, -(-max(short) // K_EXACT))
+
+
+def _group_means(x: np.ndarray, g: int) -> np.ndarray:
+    """Means over consecutive groups of g samples (the last one partial)."""
+    if g == 1:
+        return np.asarray(x, dtype=float)
+    n = -(-x.size // g)
+    pad = np.concatenate([x, np.full(n * g - x.size, np.nan)])
+    return np.nanmean(pad.reshape(n, g), axis=1)
+
+
+def transient_steps(load: np.ndarray, k: int, bound_mw: float) -> np.ndarray:
+    """Steps where a long window limit may bind: the load's level (its centred mean over k/4
+    steps) spans more than :data:`TRANSIENT_SHARE` × the bound within k steps either side.
+
+    A steady job's level moves by the jitter of its iterations only (a few MW in a minute);
+    a job start, stop or checkpoint moves it by tens of MW. bool (n,)
+    """
+    from scipy.ndimage import maximum_filter1d, minimum_filter1d, uniform_filter1d
+
+    x = np.asarray(load, dtype=float)
+    level = uniform_filter1d(x, size=max(1, k // 4), mode="nearest")
+    span = maximum_filter1d(level, size=2 * k + 1, mode="nearest") - \
+        minimum_filter1d(level, size=2 * k + 1, mode="nearest")
+    return span > TRANSIENT_SHARE * bound_mw
+
+
+def grid_lag_bounds(spec, dt_s: float, margin_frac: float, g: int, mode: str):
+    """The spec's lag bounds on the group axis: (exact ones, long ones), k in groups.
+
+    ``"restrict"``: ⌈k/g⌉; ``"relax"``: ⌊k/g⌋ (a bound of fewer than one group is dropped).
+    """
+    exact, long = [], []
+    for b in lag_bounds(spec, dt_s, margin_frac):
+        kk = -(-b.k // g) if mode == "restrict" else b.k // g
+        if kk < 1:
+            continue
+        lb = LagBound(b.limit, b.direction, kk, b.bound_mw)
+        (exact if kk <= K_EXACT else long).append(lb)
+    return exact, long
+
+
+def build_grid_model(pb: Problem, g: int, mode: str, soc_margin_frac: float = 0.0) -> GridModel:
+    """The restriction or the relaxation of the module text on groups of ``g`` steps.
+
+    ``pb`` is a sizing problem without PCC history, GPU levers, spectral limits or a PCC
+    variation price (:func:`facility.optimize.interior.applies`); the relaxation with g > 1
+    needs σ = 0. ``soc_margin_frac`` lowers the restriction's upper SoC bound by that share of
+    Ê (at most half the room above the initial SoC): a further restriction, room for the
+    energy that netting an interior point's noise adds (:func:`facility.optimize.interior.realize`).
+    """
+    T, dt = pb.n_steps, pb.dt_s
+    if mode == "restrict":
+        load, axis_dt, G = pb.load_mw, dt, -(-T // g)
+        storages = {n: replace(s, soc_max=s.soc_max - min(soc_margin_frac, 0.5 * (s.soc_max - s.soc0)))
+                    for n, s in pb.storages.items()}
+    elif mode == "relax":
+        G = T // g
+        load = pb.load_mw[:G * g].reshape(G, g).mean(axis=1)
+        axis_dt = dt * g
+        storages = pb.storages
+    else:
+        raise ValueError(f"mode must be 'restrict' or 'relax', not {mode!r}")
+    m = Model(LinearProgram(), load.size, float(axis_dt), np.asarray(load, dtype=float),
+              dict(storages), price_kusd_per_mwh=pb.price_usd_per_mwh / 1000.0)
+    for s in storages.values():
+        add_storage_variables(m, s)
+    pcc_expression(m)
+    for s in storages.values():
+        add_power_limits(m, s)
+        add_soc_dynamics(m, s)
+        add_soc_bounds(m, s)
+        if mode == "restrict" or G * g == T:
+            add_terminal_soc(m, s)
+        add_storage_ramp(m, s)
+    if mode == "restrict" or g == 1:
+        add_network_limits(m)
+    lp = m.lp
+    n_axis = m.n_steps
+    Q = lp.add_columns("pcc", G if mode == "restrict" else n_axis, -np.inf, np.inf)
+    t = np.arange(n_axis)
+    grp = t // g if mode == "restrict" else t
+    lp.add_rows("pcc_balance", [(col, coef) for col, coef in m.pcc_terms] + [(Q[grp], -1.0)],
+                -load, -load, t=t, soft=False)
+    gm = GridModel(m, Q, g, mode)
+    exact, long = grid_lag_bounds(pb.spec, dt, pb.margin_frac, g, mode)
+    zeros = np.zeros(Q.size)
+    for lb in exact:
+        add_lag_bound_rows(lp, lb, [(Q, 1.0)], zeros, 0)
+    if long:
+        k = min(b.k for b in long)
+        fine = transient_steps(load if mode == "relax" else _group_means(load, g), k,
+                               min(b.bound_mw for b in long))
+        edges = block_edges(Q.size, max(1, -(-k // BLOCKS_PER_WINDOW)),
+                            max(1, -(-k // FINE_BLOCKS_PER_WINDOW)), fine)
+        out = add_block_lag_rows(lp, long, Q, edges, mode)
+        gm.block_rows = out["rows"]
+    if pb.spec.max_dynamic_range_mw is not None:
+        top = lp.add_columns("pcc_max", 1, -np.inf, np.inf)
+        bot = lp.add_columns("pcc_min", 1, -np.inf, np.inf)
+        n = Q.size
+        lp.add_rows("window_envelope", [(Q, 1.0), (np.full(n, top[0]), -1.0)], -np.inf, 0.0,
+                    t=np.arange(n), soft=False)
+        lp.add_rows("window_envelope", [(Q, 1.0), (np.full(n, bot[0]), -1.0)], 0.0, np.inf,
+                    t=np.arange(n), soft=False)
+        lp.add_rows("max_dynamic_range_mw", [(top, 1.0), (bot, -1.0)], -np.inf,
+                    pb.spec.max_dynamic_range_mw * (1.0 - pb.margin_frac), t=-1, soft=True)
+    return gm
+
+
+def box_template(gm: GridModel) -> dict:
+    """What :func:`column_boxes` needs of a built model (small and picklable)."""
+    lp = gm.m.lp
+    return {"lo": np.concatenate(lp.col_lb).astype(float), "hi": np.concatenate(lp.col_ub).astype(float),
+            "col_names": dict(lp.col_names), "cols": gm.m.cols, "pcc": gm.pcc}
+
+
+def column_boxes(template: dict, storages: dict, load_mw: np.ndarray,
+                 upper_usd: float) -> tuple[np.ndarray, np.ndarray]:
+    """Finite boxes of every column that contain an optimal solution of a bracketing LP.
+
+    ``template`` comes from :func:`box_template`; ``upper_usd`` is the cost of a plan feasible
+    for that LP or for any LP it relaxes (inf: the rating bounds alone). Every cost term is
+    ≥ 0, so an optimal solution has c_P,s P̂_s ≤ upper and c_E,s Ê_s ≤ upper; its powers lie
+    in [0, P̂], its stored energy in [0, s_max Ê], its PCC power within S = max|load| + Σ P̂max,
+    and the envelope, block and range columns may be taken at the true extremes of the PCC
+    power they bound (their rows hold with them), so within [-S, S].
+
+    Returns
+    -------
+    (lo, hi) : numpy.ndarray (n,)
+        inf where no finite bound is known (a zero capex cost and no rating bound).
+    """
+    lo, hi = template["lo"].copy(), template["hi"].copy()
+    u = upper_usd / 1000.0  # k$
+    p_max = 0.0
+    for name, c in template["cols"].items():
+        s = storages[name]
+        pm = min(s.p_hi, u / s.c_p if s.c_p > 0 else np.inf)
+        em = min(s.e_hi, u / s.c_e if s.c_e > 0 else np.inf)
+        hi[c["p_rated"]] = np.minimum(hi[c["p_rated"]], pm)
+        hi[c["e_rated"]] = np.minimum(hi[c["e_rated"]], em)
+        pm = min(pm, s.max_own_p_mw)
+        hi[c["ch"]] = np.minimum(hi[c["ch"]], pm)
+        hi[c["dis"]] = np.minimum(hi[c["dis"]], pm)
+        lo[c["e"]] = 0.0
+        hi[c["e"]] = s.soc_max * em
+        p_max += pm
+    span = float(np.max(np.abs(load_mw))) + p_max
+    lo[template["pcc"]], hi[template["pcc"]] = -span, span
+    for name, idx in template["col_names"].items():
+        if name.endswith(":g") or name.endswith(":h") or name in (
+                "block_max", "block_min", "pcc_max", "pcc_min"):
+            lo[idx], hi[idx] = -span, span
+    return lo, hi

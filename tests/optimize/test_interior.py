@@ -1,0 +1,229 @@
+"""Strategy ``interior`` (facility.optimize.interior): an interior-point restriction of the LP
+bracketed by a Lagrangian lower bound, on loads that do not repeat.
+
+Short horizons here (1,680 steps at 0.25 s) where HiGHS' simplex solves the full LP quickly:
+its optimum must lie inside the strategy's bracket, the plan must meet every limit as
+``facility.metrics`` measures it on the fine grid, and its storage must obey its own physics.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from facility import metrics
+from facility.config.load import scenario_from_dict
+from facility.config.schema import BessConfig, OptimizeConfig, SpecConfig
+from facility.optimize import size_storage
+from facility.optimize import interior, pcc_grid
+from facility.optimize.formulation import resolve_storage
+from facility.optimize.full import solve_full
+from facility.optimize.interior import InteriorStats, applies, realize, run_solves, solve_interior
+from facility.optimize.pcc_grid import build_grid_model, group_for
+from facility.optimize.problem import Problem
+from facility.optimize.verify import verify_plan
+from facility.simulate import generate_trace
+
+DT = 0.25
+HORIZON_S = 420.0
+SPEC = SpecConfig(max_ramp_up_mw_per_s=2.0, max_ramp_down_mw_per_s=2.0, ramp_window_s=1.0,
+                  max_ramp_mw_per_min=20.0, window_s=5.0, max_window_swing_mw=5.0)
+TRACE = "tests/data/nvidia_smi_8xh100_jitter_stall.csv"
+
+
+def site_load(kind: str, horizon_s: float = HORIZON_S, dt_s: float = DT) -> np.ndarray:
+    """Site power [MW] of a ~100 MW site from facility's load generator: a jittered
+    ``stochastic`` job, the measured nvidia-smi ``trace`` looped per GPU, or the stochastic job
+    with a start ramp, a checkpoint and a stop inside the horizon (``start_stop``)."""
+    job = {"name": "pretrain", "gpu": "b200", "n_gpus": 72800, "workload": "stochastic",
+           "period_s": 4.0, "compute_frac": 0.8, "p_low_frac": 0.4, "jitter_frac": 0.1,
+           "compute_frac_jitter": 0.05, "noise_high_frac": 0.015, "noise_low_frac": 0.015,
+           "n_rack_groups": 16, "straggler_frac": 0.02, "start_s": -10.0}
+    if kind == "trace":
+        job = {"name": "pretrain", "gpu": "h100", "n_gpus": 130000, "workload": "trace",
+               "trace_file": TRACE, "trace_scale": "per_gpu", "start_s": 0.0}
+    elif kind == "start_stop":
+        job.update(start_s=60.0, ramp_s=10.0, stop_s=horizon_s - 60.0,
+                   checkpoint_every_s=120.0, checkpoint_s=10.0)
+    sc = scenario_from_dict({"schema_version": 1, "name": f"interior_{kind}", "seed": 5,
+                             "time": {"horizon_s": horizon_s, "dt_s": dt_s}, "jobs": [job],
+                             "site": {"non_gpu_frac": 0.25, "pue": 1.1}})
+    return generate_trace(sc)["p_load_mw"].to_numpy()
+
+
+def bess(**kw) -> BessConfig:
+    base = dict(enabled=True, extendable=True, max_p_rated_mw=200.0, max_e_rated_mwh=50.0,
+                min_soc_frac=0.05, max_soc_frac=0.95, initial_soc_frac=0.9,
+                cost_usd_per_kw=150.0, cost_usd_per_kwh=250.0)
+    base.update(kw)
+    return BessConfig(**base)
+
+
+def problem(load, spec=SPEC, opt=None, dt=DT, **kw) -> Problem:
+    opt = opt or OptimizeConfig()
+    sd = {"bess": resolve_storage("bess", bess(**kw), opt, load.size * dt / 3600.0)}
+    return Problem(load, dt, sd, spec, opt)
+
+
+def lp_optimum(res) -> float:
+    """The full LP's optimum (before its complementarity repair) [USD]."""
+    i = res.info
+    return i.relaxed_objective_usd if np.isfinite(i.relaxed_objective_usd) else i.objective_usd
+
+
+@pytest.fixture(scope="module", params=["stochastic", "trace", "start_stop"])
+def case(request):
+    """(kind, problem, full-LP result, interior result, stats) for one load type."""
+    pb = problem(site_load(request.param))
+    full = solve_full(pb)
+    st = InteriorStats()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = solve_interior(pb, min_steps=0, in_process=True, stats=st)
+    return request.param, pb, full, res, st
+
+
+def test_the_full_lp_optimum_lies_inside_the_bracket(case):
+    kind, pb, full, res, st = case
+    assert res is not None, kind
+    i = res.info
+    assert i.method == "interior" and st.group == 1
+    opt = lp_optimum(full)
+    # the lower bound is a bound of the LP optimum (which bounds the realizable optimum)
+    assert i.lower_bound_usd <= opt * (1 + 1e-9)
+    # the plan is realizable, so it cannot beat the LP optimum
+    assert i.objective_usd >= opt * (1 - 1e-9)
+    assert i.gap_frac == pytest.approx((i.objective_usd - i.lower_bound_usd) / i.objective_usd, abs=1e-12)
+    # the full LP's own repaired plan is no better than the bracket allows
+    assert (i.objective_usd - full.info.objective_usd) / i.objective_usd <= i.gap_frac + 1e-9
+    assert i.status == ("optimal" if i.gap_frac <= pb.optimize.max_gap_frac else "gap")
+    if kind != "start_stop":
+        # a steady job: the plan is the LP optimum to well within the default target
+        assert i.gap_frac <= 1e-4 and i.status == "optimal"
+        assert i.objective_usd == pytest.approx(opt, rel=1e-4)
+    else:
+        # a job start under the per-minute limit: the LP's optimum uses simultaneous charge and
+        # discharge; the repaired plan is realizable and the gap says how far it may be
+        assert st.n_repair_rounds >= 1 and i.n_repaired_steps > 0
+        assert i.status == "gap" and i.gap_reason in ("complementarity", "long_lag")
+
+
+def test_the_plan_meets_every_limit_on_the_fine_grid(case):
+    kind, pb, _, res, _ = case
+    pcc = metrics.power_metrics(res.p_pcc_mw, DT, SPEC)
+    rows = metrics.compliance(pcc, SPEC)
+    assert rows["compliant"], (kind, rows, pcc)
+
+
+def test_the_storage_obeys_its_physics(case):
+    kind, pb, _, res, _ = case
+    s = pb.storages["bess"]
+    ch, dis = res.p_charge_mw["bess"], res.p_discharge_mw["bess"]
+    E, P = res.e_rated_mwh_opt["bess"], res.p_rated_mw_opt["bess"]
+    e = res.soc_frac["bess"] * E
+    assert np.all(ch >= 0) and np.all(dis >= 0)
+    assert np.all(np.minimum(ch, dis) == 0), "simultaneous charge and discharge"
+    assert np.all(ch <= P + 1e-9) and np.all(dis <= P + 1e-9)
+    assert np.all(e >= s.soc_min * E - 1e-9) and np.all(e <= s.soc_max * E + 1e-9)
+    assert e[0] == pytest.approx(s.soc0 * E, abs=1e-9)
+    assert e[-1] >= s.soc0 * E - 1e-8 * E
+    de = e[1:] - e[:-1]
+    assert de == pytest.approx((s.eta_c * ch - dis / s.eta_d) * DT / 3600.0, abs=1e-9)
+    assert res.p_pcc_mw == pytest.approx(pb.load_mw + ch - dis, abs=1e-9)
+
+
+def test_the_bracket_on_groups_holds_the_full_lp_optimum(monkeypatch):
+    """With groups (g > 1, as at a 10-ms step) the plan comes from the PCC held over groups
+    and the bound from group means: the full LP's optimum lies between them, and the bracket
+    narrows as g falls. At 50 ms the 5-s window is 100 steps; a smaller K_EXACT forces groups."""
+    dt = 0.05
+    pb = problem(site_load("stochastic", horizon_s=60.0, dt_s=dt), dt=dt)
+    opt = lp_optimum(solve_full(pb))
+    gaps = []
+    for k_exact in (20, 50):  # g = 5, then 2
+        monkeypatch.setattr(pcc_grid, "K_EXACT", k_exact)
+        st = InteriorStats()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = solve_interior(pb, min_steps=0, in_process=True, stats=st)
+        assert st.group == 100 // k_exact
+        assert res.info.lower_bound_usd <= opt * (1 + 1e-9) <= res.info.objective_usd * (1 + 2e-9)
+        assert verify_plan(pb.load_mw, dt, pb.storages, SPEC, _plan(res), 0.0) is None
+        gaps.append(res.info.gap_frac)
+    assert gaps[1] < gaps[0] < 0.02
+
+
+def _plan(res):
+    return {n: (res.p_rated_mw_opt[n], res.e_rated_mwh_opt[n], res.p_charge_mw[n],
+                res.p_discharge_mw[n], res.soc_frac[n] * res.e_rated_mwh_opt[n])
+            for n in res.p_rated_mw_opt}
+
+
+def test_group_for_picks_groups_only_on_a_fine_grid():
+    load = np.full(100, 50.0)
+    assert group_for(problem(load)) == 1                       # 0.25 s: swing window 20 steps
+    assert group_for(problem(load, dt=0.1)) == 1                # 50 steps
+    assert group_for(problem(load, dt=0.01)) == 4               # 500 steps: g = 4 (125 groups)
+
+
+def test_restriction_and_relaxation_bracket_the_full_lp_on_groups():
+    load = site_load("stochastic", horizon_s=120.0)
+    pb = problem(load)
+    opt = lp_optimum(solve_full(pb))
+    from facility.optimize.ipm import solve_ipm
+
+    for g in (2, 4):
+        up = solve_ipm(build_grid_model(pb, g, "restrict").m.lp)
+        lo = solve_ipm(build_grid_model(pb, g, "relax").m.lp)
+        assert up.status == lo.status == "ok"
+        assert 1000 * lo.objective <= opt * (1 + 1e-6) <= 1000 * up.objective * (1 + 2e-6)
+
+
+def test_realize_nets_noise_and_keeps_the_pcc():
+    """Overlapping charge and discharge of an interior point are netted; the plan verifies and
+    its PCC power is the restriction's up to a constant shift."""
+    pb = problem(site_load("stochastic"))
+    out = interior._solve_job(pb, "restrict", 1, None, True)
+    raw = out["plan"]
+    ch, dis = raw["bess"][2], raw["bess"][3]
+    assert np.all(np.minimum(ch, dis) > 0)  # an interior point: overlaps (tiny) everywhere
+    plan, grown, why = realize(pb, raw)
+    assert plan is not None, why
+    assert np.all(np.minimum(plan["bess"][2], plan["bess"][3]) == 0)
+    p_new = plan["bess"][2] - plan["bess"][3]
+    shift = (ch - dis) - p_new
+    assert np.ptp(shift) < 1e-9  # a constant shift of the PCC power changes no window
+    assert verify_plan(pb.load_mw, DT, pb.storages, SPEC, plan, 0.0) is None
+
+
+def test_subprocess_solves_match_and_stop_at_the_time_limit():
+    pb = problem(site_load("stochastic", horizon_s=120.0))
+    job = (interior._solve_job, (pb, "restrict", 1, None, True))
+    here, there = run_solves([job], 60.0, in_process=True)[0], run_solves([job, job], 60.0)
+    assert all(r is not None for r in there)
+    assert there[0]["objective_kusd"] == pytest.approx(here["objective_kusd"], rel=1e-9)
+    assert run_solves([job], 1e-3) == [None]  # killed
+
+
+def test_applies_only_where_the_proof_holds():
+    load = site_load("stochastic")
+    assert applies(problem(load))
+    assert not applies(problem(load, self_discharge_frac_per_h=0.01))
+    assert not applies(problem(load, spec=SPEC.model_copy(update={"band_min_hz": 0.1, "band_max_hz": 5.0,
+                                                                   "max_band_peak_mw": 2.0})))
+    assert solve_interior(problem(load)) is None  # shorter than MIN_STEPS: the full LP is quick
+
+
+def test_size_storage_takes_the_interior_path_on_a_long_horizon(monkeypatch):
+    """Past MIN_STEPS on a load that does not repeat the driver picks the strategy; where it
+    cannot prove the target (a job start: the LP relaxation burns energy in a resistor) it
+    returns the verified plan with its gap and a warning that says why."""
+    monkeypatch.setattr(interior, "MIN_STEPS", 1000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = size_storage(site_load("stochastic"), DT, {"bess": bess()}, SPEC, OptimizeConfig())
+    assert r.info.method == "interior" and r.info.status == "optimal" and r.info.gap_frac <= 1e-4
+    with pytest.warns(UserWarning, match=r"charges and discharges at once.*verified interior plan"):
+        r = size_storage(site_load("start_stop"), DT, {"bess": bess()}, SPEC, OptimizeConfig())
+    assert r.info.status == "gap" and r.info.gap_reason == "complementarity"
+    assert 0 < r.info.lower_bound_usd < r.info.objective_usd
