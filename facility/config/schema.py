@@ -533,7 +533,7 @@ class OptimizeConfig(StrictModel):
         "when it at least halves the LP, the full LP when its gap is above max_gap_frac; "
         "true = tried on any horizon, widening the explicit margin until the gap is met, else the "
         "best bracket with a warning stating its gap; false = never (always the full LP)."))
-    max_gap_frac: float = F(1e-4, unit="frac", ge=0, le=0.1, description=(
+    max_gap_frac: float = F(1e-3, unit="frac", ge=0, le=0.1, description=(
         "Largest proven relative gap (upper minus lower bound) to the full LP's optimum that the "
         "periodic reduction or the interior-point strategy (long loads that do not repeat) may "
         "leave; the periodic reduction runs the full LP when its gap is wider, the interior-point "

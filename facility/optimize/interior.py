@@ -346,8 +346,11 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
         if gap_frac(cost, low) <= target or left <= 0:
             break
         can_repair = raw is not None and st.n_repair_rounds < REPAIR_ROUNDS
-        # the wider side of the bracket first: the plan's realization, or the bound
-        if can_repair and (cost - lp_upper >= lp_upper - low or not can_relax):
+        # the wider side of the bracket first: the plan's realization (netting, resistor) when
+        # it spends half the target or more, else the bound
+        repair_pays = cost - lp_upper >= max(0.5 * target * cost, lp_upper - low) or (
+            cost - lp_upper >= 0.5 * target * cost and not can_relax)
+        if can_repair and repair_pays:
             zero, n_fixed = _overlap_fix(raw, zero)
             if n_fixed == 0:
                 raw = None
@@ -377,7 +380,8 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
     if gap > target:
         out_of_time = limit - (time.perf_counter() - t0) <= 0
         reason = ("time" if out_of_time else
-                  "complementarity" if cost - lp_upper >= lp_upper - low else "long_lag")
+                  "complementarity" if cost - lp_upper >= lp_upper - low else
+                  "groups" if g > 1 else "long_lag")
     first = st.solves[0]
     info = SolveInfo(status="optimal" if gap <= target else "gap",
                      termination=f"interior ({first['termination']})", objective_usd=cost,
