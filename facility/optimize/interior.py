@@ -1,46 +1,39 @@
 r"""Strategy ``interior``: long horizons whose load does not repeat, by an interior-point method
-bracketed by a rigorous lower bound.
+bracketed by a rigorous lower bound (docs/formulation.md, *Long horizons whose load does not
+repeat*).
 
 *Why not the simplex.* The stored energy is a chain over the whole horizon, so the rows of
 the basis inverse are dense and every simplex iteration costs O(T); the iterations grow with T
 too (12,000 jittered steps at 0.1 s: 140 s; 36,000: no answer in 600 s). An interior-point
 method factors the KKT system of the LP instead; its window rows couple steps at most k apart
 and the chain is banded, so a fill-reducing ordering keeps the factor about N·k² large and
-each iteration about linear in T. Measured (PIQP, the same LP): 3,000 steps 1.3 s, 12,000 6 s,
-36,000 23 s.
+each iteration about linear in T (PIQP on the same LP: 3,000 steps 1.3 s, 12,000 5 s, 36,000
+21 s).
 
-*The two LPs* (:mod:`facility.optimize.pcc_grid`): an upper one, every plan of which is a
-plan of the full LP (the restriction: PCC power as columns, constant over groups of g steps,
-g = 1 at 0.1 s), and a lower one, whose optimum is at most the full LP's (the relaxation:
-group means, or at g = 1 the LP whose per-minute block rows only cover pairs within the
-window). At a 10-ms step, where the exact rows of the 5-s window would cost N·500², g = 4.
+*The two LPs* (:mod:`facility.optimize.pcc_grid`): the restriction, every plan of which is a
+plan of the full LP (PCC power as columns, constant over groups of g steps; g = 1 at 0.1 s,
+4 at 10 ms), and the relaxation, whose optimum is at most the full LP's (group means; at g = 1
+the LP whose long-lag block rows cover only pairs within the window).
 
-*The plan* (upper bound): the restriction's interior point has tiny simultaneous charge and
-discharge everywhere (it costs only losses, below the solver's tolerance). :func:`realize`
-nets them (p^ch = p⁺, p^dis = p⁻ of the net power p, the PCC power unchanged), which only
-*adds* stored energy; where that lifts the SoC above s_max, the energy rating grows by
-ΔÊ = (excess)/(s_max − s₀) — with σ = 0 the whole trajectory moves by s₀ΔÊ and each bound by
-s_max ΔÊ or s_min ΔÊ, so the grown plan meets both. Where the LP uses simultaneous charge and
-discharge on purpose (a "resistor" that burns energy instead of buying energy rating, job
-starts under a per-minute limit) that growth is expensive: the overlapping steps' directions
-are fixed to the sign of their net power and the restriction is solved again
-(:data:`REPAIR_ROUNDS`), so the plan is realizable and its cost includes the repair. The plan
-then passes :func:`facility.optimize.verify.verify_plan` (every row of the full LP on the
-problem's own steps); its cost is the upper bound.
+*The plan* (:func:`realize`): the restriction's interior point charges and discharges at once
+by a little everywhere (it costs only losses, below the solver's tolerance). Per storage the
+net power less a constant δ (which moves no window limit) is split into charge or discharge;
+netting only adds stored energy, and where the SoC leaves its band the energy rating grows by
+ΔÊ (σ = 0: the trajectory moves by s₀ΔÊ, the band by s_min ΔÊ and s_max ΔÊ). Where the LP's
+optimum burns energy on purpose (a "resistor" across a job start) the overlapping steps'
+directions are fixed to the sign of their net power and the restriction is solved again
+(:data:`REPAIR_ROUNDS`). The cheapest plan that passes
+:func:`facility.optimize.verify.verify_plan` is the upper bound.
 
-*The lower bound* is :func:`facility.optimize.ipm.lagrangian_bound` with the lower LP's duals
-and column boxes that contain an optimal solution (:func:`~facility.optimize.pcc_grid.column_boxes`):
-weak duality, valid whatever the solver's accuracy. At g = 1 the restriction's own duals
-give it first, with its block rows left out (the bound then holds for the LP without the
-per-minute limit, a relaxation): exact where that limit does not bind (a steady job), and the
-relaxation is solved only when the bracket is still wider than ``optimize.max_gap_frac``.
-The full LP's optimum is at most the optimum with complementarity, so the bound holds for the
-realizable plan too.
+*The lower bound* is :func:`facility.optimize.ipm.lagrangian_bound` with the duals of the
+restriction (g = 1, its block rows left out) or of the relaxation, and column boxes that
+contain an optimal solution (:func:`~facility.optimize.pcc_grid.column_boxes`): weak duality,
+valid whatever the solver's accuracy, and a bound of the realizable optimum too.
 
-*Processes.* PIQP holds the GIL and has no time limit: the solves run in child processes
-(:func:`run_solves`, both LPs at once on two cores at g > 1) that are stopped at
-``optimize.time_limit_s``; inside a daemonic worker (a process pool of a sweep) they run in
-the calling process.
+*Processes.* PIQP holds the GIL and has no time limit: from :data:`PROCESS_MIN_STEPS` on, the
+solves run in fresh interpreters (:func:`run_solves`, both LPs at once at g > 1) that are
+stopped at ``optimize.time_limit_s``; inside a daemonic worker (a sweep's process pool) or on
+one core they run in the calling process.
 """
 
 from __future__ import annotations
@@ -317,20 +310,23 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
     best = {"plan": None, "cost": np.inf, "why": "the upper LP did not solve"}
 
     def absorb(res):  # a solved restriction: realize its plan, keep the cheaper one
+        """Returns its raw plan and what realizing it cost above its own LP optimum [USD]."""
         if res is None:
-            return None
+            return None, np.inf
         if "plan" not in res:
             best["why"] = f"the upper LP: {res['termination']}"
-            return None
+            return None, np.inf
         cand, grown, bad = realize(pb, res["plan"])
         if cand is None:
             best["why"] = bad
-        elif _cost_usd(pb, cand) < best["cost"]:
-            best.update(plan=cand, cost=_cost_usd(pb, cand))
+            return res["plan"], np.inf
+        c = _cost_usd(pb, cand)
+        if c < best["cost"]:
+            best.update(plan=cand, cost=c)
             st.grown_e_mwh = grown
-        return res["plan"]
+        return res["plan"], c - 1000.0 * res["objective_kusd"]
 
-    raw = absorb(results[0])
+    raw, loss = absorb(results[0])
     lp_upper = 1000.0 * results[0]["objective_kusd"] if raw is not None else np.inf
     lows = [1000.0 * sum(s.c_p * s.p_lo + s.c_e * s.e_lo for s in pb.storages.values())]
     pieces = [r["bound"] for r in results if r is not None and "bound" in r]
@@ -347,9 +343,8 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
             break
         can_repair = raw is not None and st.n_repair_rounds < REPAIR_ROUNDS
         # the wider side of the bracket first: the plan's realization (netting, resistor) when
-        # it spends half the target or more, else the bound
-        repair_pays = cost - lp_upper >= max(0.5 * target * cost, lp_upper - low) or (
-            cost - lp_upper >= 0.5 * target * cost and not can_relax)
+        # the latest plan spent half the target or more on it, else the bound
+        repair_pays = loss >= 0.5 * target * cost and (loss >= lp_upper - low or not can_relax)
         if can_repair and repair_pays:
             zero, n_fixed = _overlap_fix(raw, zero)
             if n_fixed == 0:
@@ -358,7 +353,7 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
             n_rep, st.n_repair_rounds = n_fixed, st.n_repair_rounds + 1
             res = run_solves([(_solve_job, (pb, "restrict", g, zero, False))], left, in_process=local)[0]
             st.solves += [res] if res is not None else []
-            raw = absorb(res)
+            raw, loss = absorb(res)
         elif can_relax:
             can_relax = False
             res = run_solves([(_solve_job, (pb, "relax", 1, None, False))], left, in_process=local)[0]

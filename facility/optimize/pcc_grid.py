@@ -51,6 +51,9 @@ __all__ = ["K_EXACT", "BLOCKS_PER_WINDOW", "FINE_BLOCKS_PER_WINDOW", "GridModel"
 #: N·k², so longer ones (the per-minute limit) go to block rows. Measured on 6,000 start/stop
 #: steps at 0.1 s: exact per-minute rows (k = 600) 42 s, blocks of 50 steps 2.3 s.
 K_EXACT = 150
+#: Windows at least this long (the per-minute limit) never set the group size: their rows go
+#: to blocks. [s]
+LONG_WINDOW_S = 30.0
 #: Blocks per window of a long lag bound (b = ⌈k / this⌉): restriction and relaxation differ
 #: by one block of lag. Where the load's level moves by a share of the bound within the window
 #: (:func:`transient_steps`: job starts, stops, checkpoints), blocks are
@@ -92,15 +95,13 @@ class GridModel:
 def group_for(pb: Problem) -> int:
     """The smallest group g with every short lag bound at most :data:`K_EXACT` groups long.
 
-    A lag bound counts as short when its k ≤ 12 × the shortest one's (per-second ramps and
-    swing windows; the per-minute limit at the same step is long and goes to block rows).
-    g = 1 (the full LP) unless the grid is fine (10 ms: the 5-s swing window is 500 steps, g = 4).
+    Short: windows under :data:`LONG_WINDOW_S` (per-second ramps, swing windows); the
+    per-minute limit is long and goes to block rows whatever the step. g = 1 (the full LP)
+    unless the grid is fine (10 ms: the 5-s swing window is 500 steps, g = 4).
     """
-    ks = sorted(b.k for b in lag_bounds(pb.spec, pb.dt_s, pb.margin_frac))
-    if not ks:
-        return 1
-    short = [k for k in ks if k <= BLOCKS_PER_WINDOW * ks[0]]
-    return max(1, -(-max(short) // K_EXACT))
+    short = [b.k for b in lag_bounds(pb.spec, pb.dt_s, pb.margin_frac)
+             if b.k * pb.dt_s < LONG_WINDOW_S]
+    return max(1, -(-max(short) // K_EXACT)) if short else 1
 
 
 def _group_means(x: np.ndarray, g: int) -> np.ndarray:
@@ -122,7 +123,7 @@ def transient_steps(load: np.ndarray, k: int, bound_mw: float) -> np.ndarray:
     from scipy.ndimage import maximum_filter1d, minimum_filter1d, uniform_filter1d
 
     x = np.asarray(load, dtype=float)
-    level = uniform_filter1d(x, size=max(1, k // 4), mode="nearest")
+    level = uniform_filter1d(x, size=max(1, k // 4), mode="reflect")
     span = maximum_filter1d(level, size=2 * k + 1, mode="nearest") - \
         minimum_filter1d(level, size=2 * k + 1, mode="nearest")
     return span > TRANSIENT_SHARE * bound_mw

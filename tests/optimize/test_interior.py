@@ -164,6 +164,8 @@ def test_group_for_picks_groups_only_on_a_fine_grid():
     assert group_for(problem(load)) == 1                       # 0.25 s: swing window 20 steps
     assert group_for(problem(load, dt=0.1)) == 1                # 50 steps
     assert group_for(problem(load, dt=0.01)) == 4               # 500 steps: g = 4 (125 groups)
+    per_minute = SpecConfig(max_ramp_mw_per_min=20.0)           # a long window never sets g
+    assert group_for(problem(load, spec=per_minute, dt=0.005)) == 1
 
 
 def test_restriction_and_relaxation_bracket_the_full_lp_on_groups():
