@@ -98,6 +98,9 @@ GAP_REASONS = {
                        "stays wider than optimize.max_gap_frac = {target:g}",
     "long_lag": "a long window limit (per minute) binds; its block rows bracket it by one block "
                 "of lag, wider than optimize.max_gap_frac = {target:g}",
+    "dispatch": "a dispatch minimizes the conversion losses alone, a few USD, and the bound from "
+                "the interior point's duals is loose against so small an objective (wider than "
+                "optimize.max_gap_frac = {target:g}); the plan is verified",
     "groups": "on this fine step the plan holds the PCC power over groups of steps and the bound "
               "averages over them; the two differ by more than optimize.max_gap_frac = {target:g}",
 }

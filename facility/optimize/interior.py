@@ -62,15 +62,20 @@ __all__ = ["MIN_STEPS", "REPAIR_ROUNDS", "applies", "realize", "run_solves", "so
 
 #: Shorter horizons go to the full LP (HiGHS' simplex: a vertex, fast there).
 MIN_STEPS = 2000
+#: The same for a dispatch (no extendable rating): its objective is the conversion losses
+#: alone, a few USD, against which the bound from an interior point's duals is loose; the
+#: simplex proves it exactly and is quick enough up to here.
+DISPATCH_MIN_STEPS = 6000
 #: Horizons from this length solve in a child process (stoppable at the time limit).
 PROCESS_MIN_STEPS = 20000
 #: Direction-fixing re-solves of the restriction for simultaneous charge and discharge.
 REPAIR_ROUNDS = 2
 #: Overlap below which min(p_ch, p_dis) counts as the solver's noise, not a resistor. [MW]
 OVERLAP_NOISE_MW = 1e-4
-#: A repair round runs when netting the overlaps costs more energy rating than this share of
-#: ``optimize.max_gap_frac`` × the plan's cost.
-REPAIR_GAP_SHARE = 0.25
+#: A repair round runs while realizing the latest plan cost at least this share of
+#: ``optimize.max_gap_frac`` × the plan's cost above its LP optimum (and more than the bound's
+#: side of the bracket, when that can still be narrowed).
+REPAIR_GAP_SHARE = 0.5
 
 
 def applies(pb: Problem) -> bool:
@@ -161,21 +166,28 @@ def run_solves(jobs: list, time_limit_s: float, *, in_process: bool = False) -> 
             src, dst = os.path.join(tmp, f"job{i}.pkl"), os.path.join(tmp, f"out{i}.pkl")
             with open(src, "wb") as f:
                 pickle.dump(job, f, protocol=pickle.HIGHEST_PROTOCOL)
+            err = open(os.path.join(tmp, f"err{i}.txt"), "wb")
             procs.append((subprocess.Popen([sys.executable, "-m", "facility.optimize.interior", src, dst],
-                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                           env=env), dst))
+                                           stdout=subprocess.DEVNULL, stderr=err, env=env), dst, err))
         deadline = time.perf_counter() + time_limit_s
         out = []
-        for p, dst in procs:
+        for p, dst, err in procs:
+            killed = False
             try:
                 p.wait(timeout=max(0.0, deadline - time.perf_counter()))
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+                killed = True
+            err.close()
             res = None
             if p.returncode == 0 and os.path.exists(dst):
                 with open(dst, "rb") as f:
                     res = pickle.load(f)
+            elif not killed:
+                with open(err.name, "rb") as f:
+                    tail = f.read()[-400:].decode(errors="replace").strip()
+                warnings.warn(f"an interior-point solve failed in its subprocess: {tail}", stacklevel=3)
             out.append(res)
         return out
 
@@ -293,7 +305,9 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
         ``info.method = "interior"`` with ``lower_bound_usd`` and ``gap_frac``, ``status``
         ``"optimal"`` within ``optimize.max_gap_frac``, else ``"gap"``.
     """
-    if pb.n_steps < (MIN_STEPS if min_steps is None else min_steps) or not applies(pb):
+    sizing = any(s.p_hi > s.p_lo or s.e_hi > s.e_lo for s in pb.storages.values())
+    floor = MIN_STEPS if sizing else DISPATCH_MIN_STEPS
+    if pb.n_steps < (floor if min_steps is None else min_steps) or not applies(pb):
         return None
     t0 = time.perf_counter()
     limit = float(pb.optimize.time_limit_s)
@@ -344,7 +358,7 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
         can_repair = raw is not None and st.n_repair_rounds < REPAIR_ROUNDS
         # the wider side of the bracket first: the plan's realization (netting, resistor) when
         # the latest plan spent half the target or more on it, else the bound
-        repair_pays = loss >= 0.5 * target * cost and (loss >= lp_upper - low or not can_relax)
+        repair_pays = loss >= REPAIR_GAP_SHARE * target * cost and (loss >= lp_upper - low or not can_relax)
         if can_repair and repair_pays:
             zero, n_fixed = _overlap_fix(raw, zero)
             if n_fixed == 0:
@@ -374,7 +388,7 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
     reason = ""
     if gap > target:
         out_of_time = limit - (time.perf_counter() - t0) <= 0
-        reason = ("time" if out_of_time else
+        reason = ("time" if out_of_time else "dispatch" if not sizing else
                   "complementarity" if cost - lp_upper >= lp_upper - low else
                   "groups" if g > 1 else "long_lag")
     first = st.solves[0]

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The paper_100mw study in size mode (docs/studies.md §7): instead of the 24-design grid of
+# paper_100mw.sh, `facility sweep --mode size` sizes the rack storage exactly (extendable, the
+# LP's optimum + a verification run) under each utility spec of models/specs/, for the study's
+# square wave and for the same job with jittered iterations (the `stochastic` workload, which
+# repeats nowhere: the interior-point strategy). The band-limit specs (ieso_2026, lipa) and
+# the in-band energy share (paper_example) are sized on the square wave only: band peak rows
+# are LP rows of the periodic reduction and the full LP, not yet of the interior-point one.
+# Usage: scenarios/studies/paper_100mw_size.sh [OUT_DIR] [extra sweep flags, e.g. --executor dask]
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+out="${1:-out/study_paper_100mw_size}"
+shift || true
+common=(--mode size --set rack_storage.enabled=true --set rack_storage.extendable=true
+        --set rack_storage.max_p_rated_mw=100 --set rack_storage.max_e_rated_mwh=1
+        --set controller.kind=optimal --set optimize.annualize=true)
+python -m facility.sweep "$here/paper_100mw.toml" "${common[@]}" \
+  --set spec=caiso_2026_straw,ercot_2026_proposal,ieso_2026,lipa,paper_example \
+  --out "$out/square" "$@"
+python -m facility.sweep "$here/paper_100mw.toml" "${common[@]}" \
+  --set spec=caiso_2026_straw,ercot_2026_proposal --set jobs.0.workload=stochastic \
+  --out "$out/stochastic" "$@"
