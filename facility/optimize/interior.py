@@ -70,6 +70,9 @@ DISPATCH_MIN_STEPS = 6000
 PROCESS_MIN_STEPS = 20000
 #: Direction-fixing re-solves of the restriction for simultaneous charge and discharge.
 REPAIR_ROUNDS = 2
+#: Groups are refined (g − 1) down to this size at the finest: below it the short windows'
+#: exact rows grow too long (k/g steps) to factor quickly.
+MIN_REFINED_GROUP = 2
 #: Overlap below which min(p_ch, p_dis) counts as the solver's noise, not a resistor. [MW]
 OVERLAP_NOISE_MW = 1e-4
 #: A repair round runs while realizing the latest plan cost at least this share of
@@ -293,9 +296,98 @@ def _cost_usd(pb: Problem, plan: dict) -> float:
 
 
 # ----------------------------------------------------------------------------- strategy
+class _Search:
+    """State of one strategy run: the best verified plan, every lower bound found, the clock."""
+
+    def __init__(self, pb: Problem, st: InteriorStats, local: bool):
+        self.pb, self.st, self.local = pb, st, local
+        self.t0 = time.perf_counter()
+        self.limit = float(pb.optimize.time_limit_s)
+        self.target = float(pb.optimize.max_gap_frac)
+        self.plan, self.cost, self.why = None, np.inf, "the upper LP did not solve"
+        self.lows = [1000.0 * sum(s.c_p * s.p_lo + s.c_e * s.e_lo for s in pb.storages.values())]
+        self.n_rep = 0
+
+    def left(self) -> float:
+        return self.limit - (time.perf_counter() - self.t0)
+
+    def gap(self) -> float:
+        return gap_frac(self.cost, max(self.lows))
+
+    def solve(self, jobs: list) -> list:
+        res = run_solves(jobs, self.left(), in_process=self.local)
+        self.st.solves += [r for r in res if r is not None]
+        return res
+
+    def absorb(self, res):
+        """Realize a solved restriction's plan, keep the cheaper one; return its raw plan and
+        what realizing it cost above its own LP optimum [USD]."""
+        if res is None:
+            return None, np.inf
+        if "plan" not in res:
+            self.why = f"the upper LP: {res['termination']}"
+            return None, np.inf
+        cand, grown, bad = realize(self.pb, res["plan"])
+        if cand is None:
+            self.why = bad
+            return res["plan"], np.inf
+        c = _cost_usd(self.pb, cand)
+        if c < self.cost:
+            self.plan, self.cost, self.st.grown_e_mwh = cand, c, grown
+        return res["plan"], c - 1000.0 * res["objective_kusd"]
+
+    def bracket(self, g: int) -> float:
+        """Restriction and relaxation on groups of g, repaired and bounded while the gap is
+        above the target and time is left (module text). Returns the restriction's LP
+        optimum [USD] (inf when it did not solve)."""
+        pb, st = self.pb, self.st
+        jobs = [(_solve_job, (pb, "restrict", g, None, g == 1))]
+        if g > 1:
+            jobs.append((_solve_job, (pb, "relax", g, None, False)))
+        results = self.solve(jobs)
+        raw, loss = self.absorb(results[0])
+        lp_upper = 1000.0 * results[0]["objective_kusd"] if raw is not None else np.inf
+        pieces = [r["bound"] for r in results if r is not None and "bound" in r]
+        st.lower_from = ("restriction duals, long-lag block rows left out" if g == 1
+                         else f"relaxation on groups of {g}")
+        can_relax = g == 1 and results[0] is not None and results[0].get("has_blocks", False)
+        zero = None
+        while self.plan is not None:
+            self.lows += [_bound_at(piece, pb, self.cost) for piece in pieces]
+            pieces = []
+            cost, low = self.cost, max(self.lows)
+            if self.gap() <= self.target or self.left() <= 0:
+                break
+            can_repair = raw is not None and st.n_repair_rounds < REPAIR_ROUNDS
+            # the wider side of the bracket first: the plan's realization (netting, resistor)
+            # while the latest plan spent half the target or more on it, else the bound
+            repair_pays = loss >= REPAIR_GAP_SHARE * self.target * cost and (
+                loss >= lp_upper - low or not can_relax)
+            if can_repair and repair_pays:
+                zero, n_fixed = _overlap_fix(raw, zero)
+                if n_fixed == 0:
+                    raw = None
+                    continue
+                self.n_rep, st.n_repair_rounds = n_fixed, st.n_repair_rounds + 1
+                raw, loss = self.absorb(self.solve([(_solve_job, (pb, "restrict", g, zero, False))])[0])
+            elif can_relax:
+                can_relax = False
+                res = self.solve([(_solve_job, (pb, "relax", 1, None, False))])[0]
+                if res is not None and "bound" in res:
+                    pieces = [res["bound"]]
+                    st.lower_from = "relaxation (long-lag block rows within the window)"
+            else:
+                break
+        return lp_upper
+
+
 def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: bool | None = None,
                    stats: InteriorStats | None = None) -> SizingResult | None:
     """Strategy ``interior`` (module text).
+
+    On groups (a fine step) whose bracket stays wider than ``optimize.max_gap_frac``, the
+    groups shrink by one step while the time left covers the next bracket (its cost grows
+    about as g⁻³); every plan and bound found counts.
 
     Returns
     -------
@@ -309,94 +401,37 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
     floor = MIN_STEPS if sizing else DISPATCH_MIN_STEPS
     if pb.n_steps < (floor if min_steps is None else min_steps) or not applies(pb):
         return None
-    t0 = time.perf_counter()
-    limit = float(pb.optimize.time_limit_s)
-    target = float(pb.optimize.max_gap_frac)
     st = stats if stats is not None else InteriorStats()
+    run = _Search(pb, st, in_process if in_process is not None else pb.n_steps < PROCESS_MIN_STEPS)
     g = group_for(pb)
-    st.group = g
-    local = in_process if in_process is not None else pb.n_steps < PROCESS_MIN_STEPS
-    jobs = [(_solve_job, (pb, "restrict", g, None, g == 1))]
-    if g > 1:
-        jobs.append((_solve_job, (pb, "relax", g, None, False)))
-    results = run_solves(jobs, limit, in_process=local)
-    st.solves += [r for r in results if r is not None]
-    best = {"plan": None, "cost": np.inf, "why": "the upper LP did not solve"}
-
-    def absorb(res):  # a solved restriction: realize its plan, keep the cheaper one
-        """Returns its raw plan and what realizing it cost above its own LP optimum [USD]."""
-        if res is None:
-            return None, np.inf
-        if "plan" not in res:
-            best["why"] = f"the upper LP: {res['termination']}"
-            return None, np.inf
-        cand, grown, bad = realize(pb, res["plan"])
-        if cand is None:
-            best["why"] = bad
-            return res["plan"], np.inf
-        c = _cost_usd(pb, cand)
-        if c < best["cost"]:
-            best.update(plan=cand, cost=c)
-            st.grown_e_mwh = grown
-        return res["plan"], c - 1000.0 * res["objective_kusd"]
-
-    raw, loss = absorb(results[0])
-    lp_upper = 1000.0 * results[0]["objective_kusd"] if raw is not None else np.inf
-    lows = [1000.0 * sum(s.c_p * s.p_lo + s.c_e * s.e_lo for s in pb.storages.values())]
-    pieces = [r["bound"] for r in results if r is not None and "bound" in r]
-    st.lower_from = ("restriction duals, long-lag block rows left out" if g == 1
-                     else f"relaxation on groups of {g}")
-    can_relax = g == 1 and results[0] is not None and results[0].get("has_blocks", False)
-    zero, n_rep = None, 0
-    while best["plan"] is not None:
-        lows += [_bound_at(piece, pb, best["cost"]) for piece in pieces]
-        pieces = []
-        cost, low = best["cost"], max(lows)
-        left = limit - (time.perf_counter() - t0)
-        if gap_frac(cost, low) <= target or left <= 0:
+    while True:
+        st.group = g
+        t_g = time.perf_counter()
+        lp_upper = run.bracket(g)
+        if run.plan is None or run.gap() <= run.target or g <= MIN_REFINED_GROUP:
             break
-        can_repair = raw is not None and st.n_repair_rounds < REPAIR_ROUNDS
-        # the wider side of the bracket first: the plan's realization (netting, resistor) when
-        # the latest plan spent half the target or more on it, else the bound
-        repair_pays = loss >= REPAIR_GAP_SHARE * target * cost and (loss >= lp_upper - low or not can_relax)
-        if can_repair and repair_pays:
-            zero, n_fixed = _overlap_fix(raw, zero)
-            if n_fixed == 0:
-                raw = None
-                continue
-            n_rep, st.n_repair_rounds = n_fixed, st.n_repair_rounds + 1
-            res = run_solves([(_solve_job, (pb, "restrict", g, zero, False))], left, in_process=local)[0]
-            st.solves += [res] if res is not None else []
-            raw, loss = absorb(res)
-        elif can_relax:
-            can_relax = False
-            res = run_solves([(_solve_job, (pb, "relax", 1, None, False))], left, in_process=local)[0]
-            if res is not None and "bound" in res:
-                st.solves.append(res)
-                pieces = [res["bound"]]
-                st.lower_from = "relaxation (long-lag block rows within the window)"
-        else:
+        if run.left() < (time.perf_counter() - t_g) * (g / (g - 1)) ** 3:
             break
-    st.n_repaired_steps = n_rep
-    plan, cost = best["plan"], best["cost"]
+        g -= 1
+    st.n_repaired_steps = run.n_rep
+    plan, cost = run.plan, run.cost
     if plan is None:
-        warnings.warn(f"strategy interior found no verified plan ({best['why']}); trying the next "
+        warnings.warn(f"strategy interior found no verified plan ({run.why}); trying the next "
                       "strategy", stacklevel=3)
         return None
-    low = min(max(lows), cost)
+    low = min(max(run.lows), cost)
     gap = gap_frac(cost, low)
     reason = ""
-    if gap > target:
-        out_of_time = limit - (time.perf_counter() - t0) <= 0
-        reason = ("time" if out_of_time else "dispatch" if not sizing else
+    if gap > run.target:
+        reason = ("time" if run.left() <= 0 else "dispatch" if not sizing else
                   "complementarity" if cost - lp_upper >= lp_upper - low else
                   "groups" if g > 1 else "long_lag")
     first = st.solves[0]
-    info = SolveInfo(status="optimal" if gap <= target else "gap",
+    info = SolveInfo(status="optimal" if gap <= run.target else "gap",
                      termination=f"interior ({first['termination']})", objective_usd=cost,
                      build_s=sum(r.get("build_s", 0.0) for r in st.solves),
-                     solve_s=time.perf_counter() - t0, n_variables=first.get("n_variables", 0),
-                     n_constraints=first.get("n_constraints", 0), n_repaired_steps=n_rep,
+                     solve_s=time.perf_counter() - run.t0, n_variables=first.get("n_variables", 0),
+                     n_constraints=first.get("n_constraints", 0), n_repaired_steps=run.n_rep,
                      relaxed_objective_usd=1000.0 * first.get("objective_kusd", np.nan),
                      method="interior", lower_bound_usd=low, gap_frac=gap, step_factor=1,
                      gap_reason=reason)

@@ -133,6 +133,8 @@ def grid_lag_bounds(spec, dt_s: float, margin_frac: float, g: int, mode: str):
     """The spec's lag bounds on the group axis: (exact ones, long ones), k in groups.
 
     ``"restrict"``: ⌈k/g⌉; ``"relax"``: ⌊k/g⌋ (a bound of fewer than one group is dropped).
+    Windows shorter than :data:`LONG_WINDOW_S` are always exact (:func:`group_for` keeps them
+    near :data:`K_EXACT` groups); longer ones go to block rows beyond :data:`K_EXACT` groups.
     """
     exact, long = [], []
     for b in lag_bounds(spec, dt_s, margin_frac):
@@ -140,7 +142,7 @@ def grid_lag_bounds(spec, dt_s: float, margin_frac: float, g: int, mode: str):
         if kk < 1:
             continue
         lb = LagBound(b.limit, b.direction, kk, b.bound_mw)
-        (exact if kk <= K_EXACT else long).append(lb)
+        (exact if kk <= K_EXACT or b.k * dt_s < LONG_WINDOW_S else long).append(lb)
     return exact, long
 
 

@@ -137,7 +137,8 @@ def test_the_bracket_on_groups_holds_the_full_lp_optimum(monkeypatch):
     and the bound from group means: the full LP's optimum lies between them, and the bracket
     narrows as g falls. At 50 ms the 5-s window is 100 steps; a smaller K_EXACT forces groups."""
     dt = 0.05
-    pb = problem(site_load("stochastic", horizon_s=60.0, dt_s=dt), dt=dt)
+    load = site_load("stochastic", horizon_s=60.0, dt_s=dt)
+    pb = problem(load, dt=dt, opt=OptimizeConfig(max_gap_frac=0.1))  # no refinement here
     opt = lp_optimum(solve_full(pb))
     gaps = []
     for k_exact in (20, 50):  # g = 5, then 2
@@ -146,11 +147,21 @@ def test_the_bracket_on_groups_holds_the_full_lp_optimum(monkeypatch):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = solve_interior(pb, min_steps=0, in_process=True, stats=st)
-        assert st.group == 100 // k_exact
+        assert st.group == 100 // k_exact and {r["g"] for r in st.solves} == {st.group}
         assert res.info.lower_bound_usd <= opt * (1 + 1e-9) <= res.info.objective_usd * (1 + 2e-9)
         assert verify_plan(pb.load_mw, dt, pb.storages, SPEC, _plan(res), 0.0) is None
         gaps.append(res.info.gap_frac)
     assert gaps[1] < gaps[0] < 0.02
+    # with the default target the groups shrink while the bracket is too wide and time is left
+    monkeypatch.setattr(pcc_grid, "K_EXACT", 20)
+    st = InteriorStats()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = solve_interior(problem(load, dt=dt), min_steps=0, in_process=True, stats=st)
+    gs = [r["g"] for r in st.solves]
+    assert gs[0] == 5 and gs == sorted(gs, reverse=True) and st.group < 5
+    assert res.info.gap_frac < gaps[0]
+    assert res.info.lower_bound_usd <= opt * (1 + 1e-9) <= res.info.objective_usd * (1 + 2e-9)
 
 
 def _plan(res):
@@ -229,3 +240,14 @@ def test_size_storage_takes_the_interior_path_on_a_long_horizon(monkeypatch):
         r = size_storage(site_load("start_stop"), DT, {"bess": bess()}, SPEC, OptimizeConfig())
     assert r.info.status == "gap" and r.info.gap_reason == "complementarity"
     assert 0 < r.info.lower_bound_usd < r.info.objective_usd
+
+
+def test_every_gap_reason_has_its_sentence():
+    """Each reason the strategy may give is explained to the user (warning and CLI)."""
+    import inspect
+
+    from facility.optimize.api import GAP_REASONS
+
+    src = inspect.getsource(interior.solve_interior)
+    for reason in ("time", "dispatch", "complementarity", "groups", "long_lag"):
+        assert f'"{reason}"' in src and reason in GAP_REASONS
