@@ -32,8 +32,8 @@ valid whatever the solver's accuracy, and a bound of the realizable optimum too.
 
 *Processes.* PIQP holds the GIL and has no time limit: from :data:`PROCESS_MIN_STEPS` on, the
 solves run in fresh interpreters (:func:`run_solves`, both LPs at once at g > 1) that are
-stopped at ``optimize.time_limit_s``; inside a daemonic worker (a sweep's process pool) or on
-one core they run in the calling process.
+stopped at ``optimize.time_limit_s``; inside a worker process (a sweep's process pool or Dask
+workers, which fill the cores already) or on one core they run in the calling process.
 """
 
 from __future__ import annotations
@@ -145,7 +145,9 @@ def _bound_at(piece: dict, pb: Problem, upper_usd: float) -> float:
 
 
 def _processes_allowed() -> bool:
-    return not mp.current_process().daemon and (os.cpu_count() or 1) > 1
+    """Subprocesses only from a main process on several cores: a sweep's workers (process
+    pool, Dask) already fill the cores, so their solves run in place."""
+    return mp.current_process().name == "MainProcess" and (os.cpu_count() or 1) > 1
 
 
 def run_solves(jobs: list, time_limit_s: float, *, in_process: bool = False) -> list:
@@ -154,7 +156,7 @@ def run_solves(jobs: list, time_limit_s: float, *, in_process: bool = False) -> 
     Each job is pickled to a file and run by ``python -m facility.optimize.interior`` (a
     subprocess: no re-import of the caller's main module, no fork of a threaded process),
     which pickles the result back. Returns each result, or None for a job that ran out of
-    time or failed. With ``in_process`` (or inside a daemonic worker, or on one core) they run
+    time or failed. With ``in_process`` (or inside a worker process, or on one core) they run
     one after the other in this process, without a time limit of their own.
     """
     if in_process or not _processes_allowed():
