@@ -118,7 +118,8 @@ def non_periodic_load(kind: str, horizon_s: float, dt_s: float, workdir: str | N
       iterations that do not repeat), written by :mod:`benchmarks.measured_format` (synthetic:
       no GPU was at hand) into ``workdir`` and replayed per GPU through facility's trace reader;
     * ``start_stop``: the stochastic job starting at 120 s with a 10 s ramp and stopping 5 min
-      before the end, with a checkpoint every 10 min.
+      before the end, with a checkpoint every 10 min (shorter horizons: start at a fifth of
+      it, stop a quarter before the end, a checkpoint every third).
     """
     import tempfile
     from pathlib import Path
@@ -141,8 +142,9 @@ def non_periodic_load(kind: str, horizon_s: float, dt_s: float, workdir: str | N
             job = {"name": "pretrain", "gpu": "h100", "n_gpus": 104000, "workload": "trace",
                    "trace_file": str(path), "trace_scale": "per_gpu", "start_s": 0.0}
         elif kind == "start_stop":
-            job.update(start_s=120.0, ramp_s=10.0, stop_s=horizon_s - 300.0,
-                       checkpoint_every_s=600.0, checkpoint_s=20.0)
+            edge = min(120.0, horizon_s / 5)
+            job.update(start_s=edge, ramp_s=10.0, stop_s=horizon_s - max(edge, min(300.0, horizon_s / 4)),
+                       checkpoint_every_s=min(600.0, horizon_s / 3), checkpoint_s=20.0)
         sc = scenario_from_dict({"schema_version": 1, "name": f"bench_{kind}", "seed": 11,
                                  "time": {"horizon_s": horizon_s, "dt_s": dt_s}, "jobs": [job],
                                  "site": {"non_gpu_frac": 0.25, "pue": 1.1}})
