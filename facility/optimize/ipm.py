@@ -80,25 +80,35 @@ def solve_assembled(A, c, lb, ub, rlo, rhi, *, options: dict | None = None) -> I
     """Solve ``min cᵀx, rlo ≤ A x ≤ rhi, lb ≤ x ≤ ub`` with PIQP (see :func:`solve_ipm`).
 
     Equal row bounds become PIQP's equality block, the others its two-sided inequality block.
+    Fixed columns (lb = ub: a complementarity repair's direction fixes) are substituted out
+    first: a barrier on a box of zero width is singular.
     """
     import piqp
 
     t0 = time.perf_counter()
-    A = sp.csr_matrix(A)
+    A = sp.csc_matrix(A)
+    lb, ub, c = np.asarray(lb, float), np.asarray(ub, float), np.asarray(c, float)
+    fixed = np.isfinite(lb) & (lb == ub)
+    x = np.where(fixed, lb, 0.0)
+    if fixed.any():
+        shift = A[:, np.flatnonzero(fixed)] @ lb[fixed]
+        rlo, rhi = rlo - shift, rhi - shift
+        A = A[:, np.flatnonzero(~fixed)]
+    A = A.tocsr()
     n = A.shape[1]
     eq = np.isfinite(rlo) & (rlo == rhi)
     s = piqp.SparseSolver()
     s.settings.verbose = False
     for k, v in {**IPM_OPTIONS, **(options or {})}.items():
         setattr(s.settings, k, v)
-    s.setup(sp.csc_matrix((n, n)), np.asarray(c, float), sp.csc_matrix(A[eq]), rlo[eq],
-            sp.csc_matrix(A[~eq]), rlo[~eq], rhi[~eq], np.asarray(lb, float), np.asarray(ub, float))
+    s.setup(sp.csc_matrix((n, n)), c[~fixed], sp.csc_matrix(A[eq]), rlo[eq],
+            sp.csc_matrix(A[~eq]), rlo[~eq], rhi[~eq], lb[~fixed], ub[~fixed])
     st = s.solve()
     r = s.result
     status = {piqp.PIQP_SOLVED: "ok", piqp.PIQP_MAX_ITER_REACHED: "max_iter",
               piqp.PIQP_PRIMAL_INFEASIBLE: "infeasible",
               piqp.PIQP_DUAL_INFEASIBLE: "infeasible"}.get(st, "failed")
-    x = np.asarray(r.x, dtype=float)
+    x[~fixed] = np.asarray(r.x, dtype=float)
     y = np.zeros(A.shape[0])
     # PIQP: c + A_eqᵀ y_eq + Gᵀ (z_u − z_l) + (z_bu − z_bl) = 0
     y[eq] = -np.asarray(r.y, dtype=float)
