@@ -363,8 +363,11 @@ class _Search:
             can_repair = raw is not None and st.n_repair_rounds < REPAIR_ROUNDS
             # the wider side of the bracket first: the plan's realization (netting, resistor)
             # while the latest plan spent half the target or more on it, else the bound
+            # (no relaxation raises the bound above the restriction's LP optimum: its solve
+            # pays only while the bound lies half the target or more below that)
+            relax_pays = can_relax and lp_upper - low >= REPAIR_GAP_SHARE * self.target * cost
             repair_pays = loss >= REPAIR_GAP_SHARE * self.target * cost and (
-                loss >= lp_upper - low or not can_relax)
+                loss >= lp_upper - low or not relax_pays)
             if can_repair and repair_pays:
                 zero, n_fixed = _overlap_fix(raw, zero)
                 if n_fixed == 0:
@@ -372,7 +375,7 @@ class _Search:
                     continue
                 self.n_rep, st.n_repair_rounds = n_fixed, st.n_repair_rounds + 1
                 raw, loss = self.absorb(self.solve([(_solve_job, (pb, "restrict", g, zero, False))])[0])
-            elif can_relax:
+            elif relax_pays:
                 can_relax = False
                 res = self.solve([(_solve_job, (pb, "relax", 1, None, False))])[0]
                 if res is not None and "bound" in res:
@@ -412,6 +415,8 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
         lp_upper = run.bracket(g)
         if run.plan is None or run.gap() <= run.target or g <= MIN_REFINED_GROUP:
             break
+        if run.cost - lp_upper >= lp_upper - max(run.lows):
+            break  # the plan's realization, not the groups, keeps the bracket open
         if run.left() < (time.perf_counter() - t_g) * (g / (g - 1)) ** 3:
             break
         g -= 1
