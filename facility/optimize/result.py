@@ -137,9 +137,15 @@ class SizingResult:
     lever_piece: str = ""
 
 
+#: A cent: objectives below it are "nothing to buy" (an interior point's 1e-7 USD where no
+#: limit binds), the gap is measured against it instead of against zero. [USD]
+GAP_FLOOR_USD = 0.01
+
+
 def gap_frac(obj: float, lower: float) -> float:
-    """Relative gap of an objective to a lower bound: max(obj - lower, 0) / |obj|. [frac]"""
-    return max(obj - lower, 0.0) / max(abs(obj), 1e-9)
+    """Relative gap of an objective to a lower bound [USD]:
+    max(obj − lower, 0) / max(|obj|, :data:`GAP_FLOOR_USD`). [frac]"""
+    return max(obj - lower, 0.0) / max(abs(obj), GAP_FLOOR_USD)
 
 
 def plan_from_columns(m, x: np.ndarray) -> dict:
