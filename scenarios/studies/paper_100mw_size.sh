@@ -16,9 +16,12 @@ shift || true
 common=(--mode size --set rack_storage.enabled=true --set rack_storage.extendable=true
         --set rack_storage.max_p_rated_mw=100 --set rack_storage.max_e_rated_mwh=1
         --set controller.kind=optimal --set optimize.annualize=true --set optimize.time_limit_s=300)
+# a failed case (exit 1) does not stop the second sweep; the script exits with the worst status
+rc=0
 python -m facility.sweep "$here/paper_100mw.toml" "${common[@]}" \
   --set spec=caiso_2026_straw,ercot_2026_proposal,ieso_2026,lipa,paper_example \
-  --out "$out/square" "$@"
+  --out "$out/square" "$@" || rc=$?
 python -m facility.sweep "$here/paper_100mw.toml" "${common[@]}" \
   --set spec=caiso_2026_straw,ercot_2026_proposal --set jobs.0.workload=stochastic \
-  --out "$out/stochastic" "$@"
+  --out "$out/stochastic" "$@" || { s=$?; (( s > rc )) && rc=$s; }
+exit "$rc"

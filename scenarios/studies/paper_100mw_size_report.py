@@ -30,7 +30,8 @@ def main(argv: list[str]) -> int:
             continue
         df = pd.read_parquet(path)
         for _, r in df.iterrows():
-            spec = r["spec_name"]
+            # (a failed case has no spec_name, only the spec it was given)
+            spec = r["spec_name"] if isinstance(r.get("spec_name"), str) else r.get("spec")
             g = grid.loc[spec] if spec in grid.index else None
             g_cost = float(g["cost.total_usd"]) if g is not None and pd.notna(g["case_id"]) else float("nan")
             cost = float(r.get("cost.total_usd", float("nan")))
@@ -42,7 +43,8 @@ def main(argv: list[str]) -> int:
                 "sized E [kWh]": 1000 * r.get("sizing.rack_storage.e_rated_mwh_opt", float("nan")),
                 "sized cost [M USD]": cost / 1e6,
                 "sized / grid": cost / g_cost if g_cost == g_cost else float("nan"),
-                "compliant": r.get("compliance.compliant"),
+                "compliant": (r.get("compliance.compliant") if r.get("status") == "ok"
+                              else f"error: {str(r.get('error', ''))[:60]}"),
                 "method": r.get("sizing.method"), "gap": r.get("sizing.gap_frac"),
                 "case s": r.get("wall_s"),
             })
