@@ -224,10 +224,9 @@ def _cmd_size(args) -> int:
 
         hint = "; raise optimize.time_limit_s"
         if sol.info.gap_reason:
-            from facility.optimize.api import GAP_REASONS
+            from facility.optimize.api import gap_reason_text
 
-            why = GAP_REASONS[sol.info.gap_reason].format(limit=float(s.optimize.time_limit_s),
-                                                          target=float(s.optimize.max_gap_frac))
+            why = gap_reason_text(sol.info.gap_reason, s.optimize)
             hint = hint if sol.info.gap_reason == "time" else ""
         elif is_time_limit(sol.info.termination):
             why = (f"the solver stopped at optimize.time_limit_s = {s.optimize.time_limit_s:g} s before "

@@ -21,7 +21,6 @@ A strategy returns None when it does not apply, and the next one is tried.
 
 from __future__ import annotations
 
-import time
 import warnings
 from dataclasses import replace
 from typing import Mapping
@@ -30,14 +29,13 @@ import numpy as np
 
 from facility.errors import InfeasibleError, ScenarioError
 from facility.optimize.coarsen import coarsen, expand_result
-from facility.optimize.fallback import SolverTimeLimit, replace_time_limit
 from facility.optimize.formulation import S_PER_H, resolve_storage
 from facility.optimize.full import solve_full
 from facility.optimize.interior import solve_interior
 from facility.optimize.levers import LeverInputs, lever_pieces, piece_lower_bound_kusd, site_response_mw
 from facility.optimize.periodic import solve_periodic
 from facility.optimize.problem import Problem
-from facility.optimize.result import SizingResult, SolveInfo, gap_frac, sizing_to_json
+from facility.optimize.result import SizingResult, SolveInfo, sizing_to_json
 from facility.optimize.solve import SLACK_PENALTY_KUSD, is_time_limit
 
 __all__ = ["SolveInfo", "SizingResult", "size_storage", "solve_dispatch", "sizing_to_json",
@@ -106,14 +104,15 @@ GAP_REASONS = {
 }
 
 
-def gap_reason_text(pb: Problem, res: SizingResult) -> str:
-    """The sentence of :data:`GAP_REASONS` for a result (the time limit when unknown)."""
-    return GAP_REASONS.get(res.info.gap_reason or "time", GAP_REASONS["time"]).format(
-        limit=float(pb.optimize.time_limit_s), target=float(pb.optimize.max_gap_frac))
+def gap_reason_text(reason: str, optimize) -> str:
+    """The sentence of :data:`GAP_REASONS` for a ``SolveInfo.gap_reason`` (the time limit when
+    empty or unknown), with the limits of ``optimize`` (an ``OptimizeConfig``)."""
+    return GAP_REASONS.get(reason or "time", GAP_REASONS["time"]).format(
+        limit=float(optimize.time_limit_s), target=float(optimize.max_gap_frac))
 
 
 def _warn_bracket(pb: Problem, res: SizingResult) -> None:
-    warnings.warn(f"{gap_reason_text(pb, res)}: returning the "
+    warnings.warn(f"{gap_reason_text(res.info.gap_reason, pb.optimize)}: returning the "
                   f"verified {res.info.method} plan of {res.info.objective_usd:,.0f} USD, proven within "
                   f"gap_frac = {res.info.gap_frac:.3g} of the optimum (lower bound "
                   f"{res.info.lower_bound_usd:,.0f} USD)", stacklevel=4)

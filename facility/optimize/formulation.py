@@ -479,19 +479,26 @@ def add_pcc_variation(m: Model, cost_usd_per_mw: float, p_hist_mw: np.ndarray | 
     lp.add_rows("pcc_variation", terms, rhs, rhs, t=t, soft=False)
 
 
-def add_dynamic_range(m: Model, spec, margin_frac: float = 0.0) -> None:
+def add_dynamic_range(m: Model, spec, margin_frac: float = 0.0, *, pcc_terms=None,
+                      pcc_const: np.ndarray | None = None) -> None:
     """Dynamic range over the horizon: :math:`\\bar P - \\underline P \\le D` with
-    :math:`\\underline P \\le P_t \\le \\bar P` (D = ``max_dynamic_range_mw`` [MW])."""
+    :math:`\\underline P \\le P_t \\le \\bar P` (D = ``max_dynamic_range_mw`` [MW]).
+
+    The PCC power is ``pcc_terms`` (column, coefficient) pairs plus ``pcc_const`` [MW], by
+    default the model's own (``m.pcc_terms`` and the load); a model with PCC columns of its
+    own (:mod:`facility.optimize.pcc_grid`) passes those with a zero constant."""
     if spec.max_dynamic_range_mw is None:
         return
-    T = m.n_steps
+    terms = m.pcc_terms if pcc_terms is None else pcc_terms
+    const = m.load_mw if pcc_const is None else np.asarray(pcc_const, dtype=float)
+    n = const.size
     lp = m.lp
     top = lp.add_columns("pcc_max", 1, -np.inf, np.inf)
     bot = lp.add_columns("pcc_min", 1, -np.inf, np.inf)
-    t = np.arange(T)
-    lp.add_rows("window_envelope", m.pcc_terms + [(np.full(T, top[0]), -1.0)], -np.inf, -m.load_mw,
+    t = np.arange(n)
+    lp.add_rows("window_envelope", terms + [(np.full(n, top[0]), -1.0)], -np.inf, -const,
                 t=t, soft=False)
-    lp.add_rows("window_envelope", m.pcc_terms + [(np.full(T, bot[0]), -1.0)], -m.load_mw, np.inf,
+    lp.add_rows("window_envelope", terms + [(np.full(n, bot[0]), -1.0)], -const, np.inf,
                 t=t, soft=False)
     lp.add_rows("max_dynamic_range_mw", [(top, 1.0), (bot, -1.0)], -np.inf,
                 spec.max_dynamic_range_mw * (1.0 - margin_frac), t=-1, soft=True)

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from facility.optimize.formulation import plan_cost_kusd
+from facility.optimize.formulation import op_cost_coefficients, plan_cost_kusd
 from facility.optimize.ipm import lagrangian_bound, solve_assembled
 from facility.optimize.pcc_grid import box_template, build_grid_model, column_boxes, group_for
 from facility.optimize.problem import Problem
@@ -227,13 +227,11 @@ def _netted(s, p: np.ndarray, e_r: float, h: float, delta: float):
 def _realize_storage(s, p: np.ndarray, e_r: float, dt_s: float, price_kusd: float):
     """The cheapest realizable plan of one storage whose net power is p − δ for a constant
     δ (module text): (p_rated, e_rated, ch, dis, e) or None."""
-    from facility.optimize.formulation import op_cost_coefficients
-
     h = dt_s / 3600.0
     c_ch, c_dis = op_cost_coefficients(s, dt_s, price_kusd)
 
-    def plan_at(delta):
-        ch, dis, e, de = _netted(s, p, e_r, h, delta)
+    def plan_at(delta, netted=None):
+        ch, dis, e, de = netted if netted is not None else _netted(s, p, e_r, h, delta)
         e_r2 = max(e_r + de, s.e_lo)
         e = e + s.soc0 * (e_r2 - e_r)
         p_r2 = max(float(np.max(ch + dis)), s.p_lo)
@@ -244,10 +242,10 @@ def _realize_storage(s, p: np.ndarray, e_r: float, dt_s: float, price_kusd: floa
                 if ok else np.inf)
         return cost, (p_r2, e_r2, ch, dis, e)
 
-    best = plan_at(0.0)
+    plain = _netted(s, p, e_r, h, 0.0)
     # the netting surplus per hour, as a constant power: the scale of a useful shift
-    ch0, dis0, e0, _ = _netted(s, p, e_r, h, 0.0)
-    scale = max(abs(float(e0[-1] - s.soc0 * e_r)) / max(p.size * h, 1e-12), 1e-9)
+    scale = max(abs(float(plain[2][-1] - s.soc0 * e_r)) / max(p.size * h, 1e-12), 1e-9)
+    best = plan_at(0.0, plain)
     for k in (-4, -2, -1, -0.5, 0.25, 0.5, 0.75, 1.0, 1.5, 2, 4):
         c = plan_at(k * scale)
         if c[0] < best[0]:

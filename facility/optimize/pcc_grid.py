@@ -30,14 +30,14 @@ the rigorous bound of :func:`facility.optimize.ipm.lagrangian_bound`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from facility.optimize.formulation import (Model, add_network_limits, add_power_limits,
-                                           add_soc_bounds, add_soc_dynamics, add_storage_ramp,
-                                           add_storage_variables, add_terminal_soc,
-                                           pcc_expression)
+from facility.optimize.formulation import (Model, add_dynamic_range, add_network_limits,
+                                           add_power_limits, add_soc_bounds, add_soc_dynamics,
+                                           add_storage_ramp, add_storage_variables,
+                                           add_terminal_soc, pcc_expression)
 from facility.optimize.lp import LinearProgram
 from facility.optimize.problem import Problem
 from facility.optimize.windows import (LagBound, add_block_lag_rows, add_lag_bound_rows, block_edges,
@@ -146,25 +146,21 @@ def grid_lag_bounds(spec, dt_s: float, margin_frac: float, g: int, mode: str):
     return exact, long
 
 
-def build_grid_model(pb: Problem, g: int, mode: str, soc_margin_frac: float = 0.0) -> GridModel:
+def build_grid_model(pb: Problem, g: int, mode: str) -> GridModel:
     """The restriction or the relaxation of the module text on groups of ``g`` steps.
 
     ``pb`` is a sizing problem without PCC history, GPU levers, spectral limits or a PCC
     variation price (:func:`facility.optimize.interior.applies`); the relaxation with g > 1
-    needs σ = 0. ``soc_margin_frac`` lowers the restriction's upper SoC bound by that share of
-    Ê (at most half the room above the initial SoC): a further restriction, room for the
-    energy that netting an interior point's noise adds (:func:`facility.optimize.interior.realize`).
+    needs σ = 0.
     """
     T, dt = pb.n_steps, pb.dt_s
+    storages = pb.storages
     if mode == "restrict":
         load, axis_dt, G = pb.load_mw, dt, -(-T // g)
-        storages = {n: replace(s, soc_max=s.soc_max - min(soc_margin_frac, 0.5 * (s.soc_max - s.soc0)))
-                    for n, s in pb.storages.items()}
     elif mode == "relax":
         G = T // g
         load = pb.load_mw[:G * g].reshape(G, g).mean(axis=1)
         axis_dt = dt * g
-        storages = pb.storages
     else:
         raise ValueError(f"mode must be 'restrict' or 'relax', not {mode!r}")
     m = Model(LinearProgram(), load.size, float(axis_dt), np.asarray(load, dtype=float),
@@ -201,16 +197,7 @@ def build_grid_model(pb: Problem, g: int, mode: str, soc_margin_frac: float = 0.
                             max(1, -(-k // FINE_BLOCKS_PER_WINDOW)), fine)
         out = add_block_lag_rows(lp, long, Q, edges, mode)
         gm.block_rows = out["rows"]
-    if pb.spec.max_dynamic_range_mw is not None:
-        top = lp.add_columns("pcc_max", 1, -np.inf, np.inf)
-        bot = lp.add_columns("pcc_min", 1, -np.inf, np.inf)
-        n = Q.size
-        lp.add_rows("window_envelope", [(Q, 1.0), (np.full(n, top[0]), -1.0)], -np.inf, 0.0,
-                    t=np.arange(n), soft=False)
-        lp.add_rows("window_envelope", [(Q, 1.0), (np.full(n, bot[0]), -1.0)], 0.0, np.inf,
-                    t=np.arange(n), soft=False)
-        lp.add_rows("max_dynamic_range_mw", [(top, 1.0), (bot, -1.0)], -np.inf,
-                    pb.spec.max_dynamic_range_mw * (1.0 - pb.margin_frac), t=-1, soft=True)
+    add_dynamic_range(m, pb.spec, pb.margin_frac, pcc_terms=[(Q, 1.0)], pcc_const=zeros)
     return gm
 
 

@@ -71,7 +71,11 @@ class SolveInfo:
         (the time limit came first), ``"complementarity"`` (the LP relaxation's optimum charges
         and discharges at once; the realizable plan's extra cost is not provable by an LP
         bound), ``"long_lag"`` (a long window limit binds and its block rows bracket it by one
-        block of lag, :func:`facility.optimize.windows.add_block_lag_rows`); empty otherwise.
+        block of lag, :func:`facility.optimize.windows.add_block_lag_rows`), ``"groups"`` (on a
+        fine step the plan holds the PCC over groups and the bound averages over them),
+        ``"dispatch"`` (fixed ratings: the objective is the losses alone, against which the
+        bound's dual-accuracy term is loose); empty otherwise
+        (:data:`facility.optimize.api.GAP_REASONS` has the sentence of each).
     """
 
     status: str

@@ -310,3 +310,18 @@ def test_nothing_to_buy_is_optimal_with_no_gap():
     i = res.info
     assert i.objective_usd < 1e-4 and i.status == "optimal" and i.gap_frac <= 1e-3
     assert res.p_rated_mw_opt["bess"] < 1e-3
+
+
+def test_the_dynamic_range_binds_in_the_bracketing_lps():
+    """``max_dynamic_range_mw`` is a row of both bracketing LPs (on their PCC columns): the
+    plan keeps the PCC power within it, and it costs more storage than without it."""
+    load = site_load("stochastic")
+    tight = SpecConfig(**{**SPEC.model_dump(exclude_none=True), "max_dynamic_range_mw": 10.0})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        free = solve_interior(problem(load), min_steps=0, in_process=True)
+        res = solve_interior(problem(load, spec=tight), min_steps=0, in_process=True)
+    assert float(np.ptp(free.p_pcc_mw)) > 12.0  # the swing limits alone leave ~15 MW
+    assert float(np.ptp(res.p_pcc_mw)) <= 10.0 + 1e-6
+    assert res.info.objective_usd > free.info.objective_usd * (1 + 1e-3)
+    assert res.info.lower_bound_usd <= res.info.objective_usd
