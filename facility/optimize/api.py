@@ -31,6 +31,7 @@ from facility.errors import InfeasibleError, ScenarioError
 from facility.optimize.coarsen import coarsen, expand_result
 from facility.optimize.formulation import S_PER_H, resolve_storage
 from facility.optimize.full import solve_full
+from facility.optimize.idle import solve_idle
 from facility.optimize.interior import solve_interior
 from facility.optimize.levers import LeverInputs, lever_pieces, piece_lower_bound_kusd, site_response_mw
 from facility.optimize.periodic import solve_periodic
@@ -119,8 +120,13 @@ def _warn_bracket(pb: Problem, res: SizingResult) -> None:
 
 
 def solve(pb: Problem) -> SizingResult:
-    """Solve a problem: on the coarsest exact grid where one exists, else on its own grid."""
+    """Solve a problem: the idle plan where the load needs no storage
+    (:mod:`~facility.optimize.idle`), else on the coarsest exact grid where one exists, else
+    on its own grid."""
     _note_verification_only(pb.spec)
+    idle = solve_idle(pb)
+    if idle is not None:
+        return idle
     c = coarsen(pb)
     if c is not None:
         coarse_pb, g = c

@@ -44,7 +44,9 @@ class SolveInfo:
     repair_solve_s : float
         Solver time of the repair. [s]
     method : str
-        ``"full"`` (one LP over the horizon), ``"periodic"``
+        ``"full"`` (one LP over the horizon), ``"idle"`` (the load meets every limit with
+        the storages at their least ratings doing nothing, :mod:`facility.optimize.idle`),
+        ``"periodic"``
         (:mod:`facility.optimize.periodic`), ``"interior"`` (an interior-point solve of a
         restriction of the LP, bracketed by a Lagrangian bound, :mod:`facility.optimize.interior`), ``"follower"``
         (the fallback plan of :mod:`facility.optimize.fallback` when the LP stopped at its

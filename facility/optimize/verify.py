@@ -108,6 +108,9 @@ def verify_plan(load, dt_s, data, spec, plan: dict, margin_frac: float = 0.0,
         if (s.terminal == "at_least_initial" and e[-1] < e[0] - tol_e) or (
                 s.terminal == "equal_initial" and abs(e[-1] - e[0]) > tol_e):
             return f"{n}: terminal SoC"
+        if ((s.soc_end_lo is not None and e[-1] < s.soc_end_lo * e_r - tol_e)
+                or (s.soc_end_hi is not None and e[-1] > s.soc_end_hi * e_r + tol_e)):
+            return f"{n}: terminal SoC band"
         if s.max_ramp_mw_per_s is not None and ch.size > 1 and (
                 np.max(np.abs(np.diff(ch - dis))) > s.max_ramp_mw_per_s * dt_s + 1e-5):
             return f"{n}: converter ramp limit"

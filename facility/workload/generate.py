@@ -152,7 +152,6 @@ def generate_load(scenario, *, rng: np.random.Generator | None = None) -> LoadPr
     rng = np.random.default_rng(scenario.seed) if rng is None else rng
     dt_s = float(scenario.time.dt_s)
     t_s = time_grid(scenario.time.horizon_s, dt_s)
-    n = t_s.size
     job_rngs = rng.spawn(len(scenario.jobs))
     params, counts = [], []
     for i, job in enumerate(scenario.jobs):

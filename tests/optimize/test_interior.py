@@ -300,18 +300,6 @@ def test_the_start_stop_plan_is_the_realizable_optimum_and_the_gap_is_the_lps():
     assert milp_low_usd * (1 - 1e-9) <= i.objective_usd <= opt_usd * (1 + 1e-6)
 
 
-def test_nothing_to_buy_is_optimal_with_no_gap():
-    """A spec that the raw load already meets: the interior point's ratings are ~1e-9, its
-    bound 0; that is no gap (the study's in-band-share spec has no LP row and gave gap 1)."""
-    loose = SpecConfig(max_ramp_mw_per_min=500.0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        res = solve_interior(problem(site_load("stochastic"), spec=loose), min_steps=0, in_process=True)
-    i = res.info
-    assert i.objective_usd < 1e-4 and i.status == "optimal" and i.gap_frac <= 1e-3
-    assert res.p_rated_mw_opt["bess"] < 1e-3
-
-
 def test_the_dynamic_range_binds_in_the_bracketing_lps():
     """``max_dynamic_range_mw`` is a row of both bracketing LPs (on their PCC columns): the
     plan keeps the PCC power within it, and it costs more storage than without it."""

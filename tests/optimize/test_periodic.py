@@ -154,7 +154,7 @@ def test_periodic_false_and_short_auto_solve_the_full_lp():
 
 def test_periodic_true_on_a_non_repeating_load_warns_and_solves_the_full_lp():
     rng = np.random.default_rng(1)
-    load = 70.0 + np.cumsum(rng.normal(0.0, 0.3, 400))
+    load = 70.0 + np.cumsum(rng.normal(0.0, 1.5, 400))
     spec = SpecConfig(max_ramp_up_mw_per_s=2.0, max_ramp_down_mw_per_s=2.0, ramp_window_s=1.0)
     with pytest.warns(UserWarning, match="periodic"):
         r = size_storage(load, 0.5, {"bess": bess()}, spec, OptimizeConfig(periodic=True))
