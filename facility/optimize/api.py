@@ -102,6 +102,9 @@ GAP_REASONS = {
                 "optimize.max_gap_frac = {target:g}); the plan is verified",
     "groups": "on this fine step the plan holds the PCC power over groups of steps and the bound "
               "averages over them; the two differ by more than optimize.max_gap_frac = {target:g}",
+    "spectral": "on this fine step the plan holds the PCC power over groups of steps and the bound "
+                "averages over them without the band rows (a bin of group means mixes with its "
+                "aliases); the two differ by more than optimize.max_gap_frac = {target:g}",
 }
 
 

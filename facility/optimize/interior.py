@@ -55,6 +55,8 @@ from facility.optimize.ipm import lagrangian_bound, solve_assembled
 from facility.optimize.pcc_grid import box_template, build_grid_model, column_boxes, group_for
 from facility.optimize.problem import Problem
 from facility.optimize.result import SizingResult, SolveInfo, gap_frac, pack_result
+from facility.optimize.spectral import (NEAR, SIDES, SpectralRows, bin_limits, near_limit,
+                                        spectral_violations)
 from facility.optimize.verify import verify_plan
 
 __all__ = ["MIN_STEPS", "REPAIR_ROUNDS", "applies", "realize", "run_solves", "solve_interior",
@@ -83,9 +85,9 @@ REPAIR_GAP_SHARE = 0.5
 
 def applies(pb: Problem) -> bool:
     """Whether the strategy's bracket is proven for this problem (module text): sizing or
-    dispatch without PCC history, GPU levers, spectral limits or a variation price, σ = 0, and
-    an initial SoC inside the band."""
-    return (pb.p_pcc_history_mw is None and pb.levers is None and not pb.has_spectral
+    dispatch without PCC history, GPU levers or a variation price, σ = 0, and an initial SoC
+    inside the band (band limits are rows of the restriction, :mod:`~facility.optimize.pcc_grid`)."""
+    return (pb.p_pcc_history_mw is None and pb.levers is None
             and pb.pcc_variation_cost_usd_per_mw <= 0 and bool(pb.storages)
             and all(s.sigma_per_h == 0 for s in pb.storages.values())
             and all(s.soc_min <= s.soc0 <= s.soc_max for s in pb.storages.values()))
@@ -101,13 +103,17 @@ class InteriorStats:
     n_repaired_steps: int = 0
     grown_e_mwh: dict = field(default_factory=dict)
     lower_from: str = ""
+    n_spectral_bins: int = 0
+    n_spectral_rounds: int = 0
 
 
 # ----------------------------------------------------------------------------- solves
-def _solve_job(pb: Problem, mode: str, g: int, zero_ub: dict | None, drop_blocks: bool) -> dict:
-    """Build one bracketing LP, solve it, and return what the parent needs (picklable)."""
+def _solve_job(pb: Problem, mode: str, g: int, zero_ub: dict | None, drop_blocks: bool,
+               spectral_dirs: dict | None = None) -> dict:
+    """Build one bracketing LP (with the band rows of ``spectral_dirs``), solve it, and return
+    what the parent needs (picklable)."""
     t0 = time.perf_counter()
-    gm = build_grid_model(pb, g, mode)
+    gm = build_grid_model(pb, g, mode, spectral_dirs)
     A, c, lb, ub, rlo, rhi = gm.m.lp.assemble()
     for name, steps in (zero_ub or {}).items():
         for side, idx in steps.items():
@@ -125,6 +131,10 @@ def _solve_job(pb: Problem, mode: str, g: int, zero_ub: dict | None, drop_blocks
         out["plan"] = {n: (float(x[cc["p_rated"][0]]), float(x[cc["e_rated"][0]]),
                            x[cc["ch"]].copy(), x[cc["dis"]].copy(), x[cc["e"]].copy())
                        for n, cc in gm.m.cols.items()}
+    if mode == "restrict" and g > 1:
+        # on groups the restriction is another LP (Q held over g steps): its duals bound its
+        # own optimum, which lies above the full LP's, so they prove nothing about it
+        return out
     keep = None
     if drop_blocks and gm.block_rows:
         keep = np.ones(A.shape[0], dtype=bool)
@@ -307,6 +317,57 @@ class _Search:
         self.plan, self.cost, self.why = None, np.inf, "the upper LP did not solve"
         self.lows = [1000.0 * sum(s.c_p * s.p_lo + s.c_e * s.e_lo for s in pb.storages.values())]
         self.n_rep = 0
+        # band limits: the directions the restriction carries, seeded with the bins the load
+        # alone puts above their limit (as the full LP's lazy rows, :mod:`.spectral`)
+        self.dirs: dict = {}
+        self.limits = self.cutter = None
+        if pb.has_spectral:
+            self.limits = bin_limits(pb.spec, pb.n_steps, pb.dt_s, pb.margin_frac)
+            self.cutter = SpectralRows(self.limits, None, None, [])
+            self.cutter.cuts = self.dirs
+            k, _, ang = spectral_violations(pb.load_mw, self.limits, SIDES)
+            self._take(self.cutter.directions_for(k, ang))
+
+    def _take(self, new: dict) -> None:
+        for k, ms in new.items():
+            self.dirs.setdefault(int(k), set()).update(int(m) for m in ms)
+        self.st.n_spectral_bins = len(self.dirs)
+
+    def more_band_rows(self, res) -> bool:
+        """After a restriction's solve: add the directions its plan's PCC power needs (the
+        violated bins and those above NEAR × their limit, as the full LP's lazy rows); False
+        when it meets every band row of the full polygon LP."""
+        if self.limits is None or res is None or "plan" not in res:
+            return False
+        p = self.pb.load_mw + sum(ch - dis for _, _, ch, dis, _ in res["plan"].values())
+        k, _, _ = spectral_violations(p, self.limits, SIDES)
+        if k.size == 0:
+            return False
+        k, _, ang = near_limit(p, self.limits, NEAR)
+        new = self.cutter.directions_for(k, ang)
+        if not new:
+            return False
+        self._take(new)
+        self.st.n_spectral_rounds += 1
+        return True
+
+    def band_dirs(self) -> dict | None:
+        return {k: sorted(v) for k, v in self.dirs.items()} or None
+
+    def restrict(self, g: int, zero: dict | None, drop_blocks: bool, also: list = ()) -> list:
+        """Solve the restriction (with ``also``'s jobs beside its first solve), again with
+        more band rows while its plan needs them (time permitting). Returns the results, the
+        restriction's last first, and every bound piece found."""
+        jobs = [(_solve_job, (self.pb, "restrict", g, zero, drop_blocks, self.band_dirs()))]
+        results = self.solve(jobs + list(also))
+        pieces = [r["bound"] for r in results if r is not None and "bound" in r]
+        while self.left() > 0 and self.more_band_rows(results[0]):
+            r = self.solve([(_solve_job, (self.pb, "restrict", g, zero, drop_blocks,
+                                          self.band_dirs()))])[0]
+            results[0] = r
+            if r is not None and "bound" in r:
+                pieces.append(r["bound"])
+        return results, pieces
 
     def left(self) -> float:
         return self.limit - (time.perf_counter() - self.t0)
@@ -341,13 +402,10 @@ class _Search:
         above the target and time is left (module text). Returns the restriction's LP
         optimum [USD] (inf when it did not solve)."""
         pb, st = self.pb, self.st
-        jobs = [(_solve_job, (pb, "restrict", g, None, g == 1))]
-        if g > 1:
-            jobs.append((_solve_job, (pb, "relax", g, None, False)))
-        results = self.solve(jobs)
+        also = [(_solve_job, (pb, "relax", g, None, False))] if g > 1 else []
+        results, pieces = self.restrict(g, None, g == 1, also)
         raw, loss = self.absorb(results[0])
         lp_upper = 1000.0 * results[0]["objective_kusd"] if raw is not None else np.inf
-        pieces = [r["bound"] for r in results if r is not None and "bound" in r]
         st.lower_from = ("restriction duals, long-lag block rows left out" if g == 1
                          else f"relaxation on groups of {g}")
         can_relax = g == 1 and results[0] is not None and results[0].get("has_blocks", False)
@@ -372,10 +430,10 @@ class _Search:
                     raw = None
                     continue
                 self.n_rep, st.n_repair_rounds = n_fixed, st.n_repair_rounds + 1
-                raw, loss = self.absorb(self.solve([(_solve_job, (pb, "restrict", g, zero, False))])[0])
+                raw, loss = self.absorb(self.restrict(g, zero, False)[0][0])
             elif relax_pays:
                 can_relax = False
-                res = self.solve([(_solve_job, (pb, "relax", 1, None, False))])[0]
+                res = self.solve([(_solve_job, (pb, "relax", 1, None, False, self.band_dirs()))])[0]
                 if res is not None and "bound" in res:
                     pieces = [res["bound"]]
                     st.lower_from = "relaxation (long-lag block rows within the window)"
@@ -430,7 +488,7 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
     if gap > run.target:
         reason = ("time" if run.left() <= 0 else "dispatch" if not sizing else
                   "complementarity" if cost - lp_upper >= lp_upper - low else
-                  "groups" if g > 1 else "long_lag")
+                  ("spectral" if st.n_spectral_bins else "groups") if g > 1 else "long_lag")
     first = st.solves[0]
     info = SolveInfo(status="optimal" if gap <= run.target else "gap",
                      termination=f"interior ({first['termination']})", objective_usd=cost,
@@ -439,7 +497,8 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
                      n_constraints=first.get("n_constraints", 0), n_repaired_steps=run.n_rep,
                      relaxed_objective_usd=1000.0 * first.get("objective_kusd", np.nan),
                      method="interior", lower_bound_usd=low, gap_frac=gap, step_factor=1,
-                     gap_reason=reason)
+                     gap_reason=reason, n_spectral_bins=st.n_spectral_bins,
+                     n_spectral_rounds=st.n_spectral_rounds)
     return pack_result(pb.load_mw, pb.storages, plan, info)
 
 

@@ -20,6 +20,15 @@ interior-point method solves in about linear time:
   (the proof of :func:`facility.optimize.fallback.averaged_lower_bound_usd`), so its optimum is
   a lower bound (g = 1: the full LP).
 
+**Band limits** (``max_band_peak_mw``, ``[[bands]]``): the restriction carries the polygon
+rows of :mod:`facility.optimize.spectral` for the bins and directions it is given, in its Q
+columns: bin k of a PCC power held over groups is exactly Σ_j Q_j Σ_{t in group j}
+e^{−2πjkt/N} (:func:`~facility.optimize.spectral.grouped_phasor`), so every plan still meets
+them as ``facility.metrics`` measures them. The relaxation carries them at g = 1 only (then
+they are rows of the full LP); averaged over groups a bin mixes with its aliases, which no
+row in the group means can bound, so on groups it leaves them out (fewer rows: still a
+relaxation).
+
 Lag bounds longer than :data:`K_EXACT` PCC steps (the per-minute limit) are written as block
 rows (:func:`facility.optimize.windows.add_block_lag_rows`), ``"restrict"`` in the
 restriction and ``"relax"`` in the relaxation, so both stay what they claim to be.
@@ -44,7 +53,7 @@ from facility.optimize.windows import (LagBound, add_block_lag_rows, add_lag_bou
                                       lag_bounds)
 
 __all__ = ["K_EXACT", "BLOCKS_PER_WINDOW", "FINE_BLOCKS_PER_WINDOW", "GridModel", "transient_steps", "grid_lag_bounds", "build_grid_model",
-           "column_boxes", "box_template", "group_for"]
+           "add_band_rows", "column_boxes", "box_template", "group_for"]
 
 #: Longest lag (in PCC steps) written with the exact rows of
 #: :func:`~facility.optimize.windows.add_lag_bound_rows`: their factorization costs about
@@ -83,6 +92,8 @@ class GridModel:
     block_rows : list of (start, stop)
         Rows of the block rows of long lag bounds (left out by a bound that must hold for the
         exact lag bound, see :mod:`facility.optimize.interior`).
+    spectral : SpectralRows or None
+        The band-limit rows the model carries (None: none).
     """
 
     m: Model
@@ -90,6 +101,7 @@ class GridModel:
     group: int
     mode: str
     block_rows: list = field(default_factory=list)
+    spectral: object = None
 
 
 def group_for(pb: Problem) -> int:
@@ -146,11 +158,13 @@ def grid_lag_bounds(spec, dt_s: float, margin_frac: float, g: int, mode: str):
     return exact, long
 
 
-def build_grid_model(pb: Problem, g: int, mode: str) -> GridModel:
+def build_grid_model(pb: Problem, g: int, mode: str, spectral_dirs: dict | None = None) -> GridModel:
     """The restriction or the relaxation of the module text on groups of ``g`` steps.
 
-    ``pb`` is a sizing problem without PCC history, GPU levers, spectral limits or a PCC
-    variation price (:func:`facility.optimize.interior.applies`); the relaxation with g > 1
+    ``spectral_dirs`` maps bins k to the polygon directions m whose rows the model carries
+    (the restriction always, the relaxation at g = 1 only; module text).
+
+    ``pb`` is a sizing problem without PCC history, GPU levers or a PCC variation price (:func:`facility.optimize.interior.applies`); the relaxation with g > 1
     needs σ = 0.
     """
     T, dt = pb.n_steps, pb.dt_s
@@ -198,7 +212,26 @@ def build_grid_model(pb: Problem, g: int, mode: str) -> GridModel:
         out = add_block_lag_rows(lp, long, Q, edges, mode)
         gm.block_rows = out["rows"]
     add_dynamic_range(m, pb.spec, pb.margin_frac, pcc_terms=[(Q, 1.0)], pcc_const=zeros)
+    if spectral_dirs and (mode == "restrict" or g == 1):
+        gm.spectral = add_band_rows(lp, pb, Q, g, spectral_dirs)
     return gm
+
+
+def add_band_rows(lp, pb: Problem, Q: np.ndarray, g: int, directions: dict):
+    """The polygon rows of ``directions`` (bin k -> directions m) on PCC columns Q held over
+    groups of g steps (module text); returns the :class:`~facility.optimize.spectral.SpectralRows`.
+
+    Q is the whole PCC power (the load enters through the balance rows), so the constant
+    part of every bin is 0 and the rows take Q as their PCC columns.
+    """
+    from facility.optimize.spectral import SpectralRows, bin_limits, grouped_phasor
+
+    T = pb.n_steps
+    rows = SpectralRows(bin_limits(pb.spec, T, pb.dt_s, pb.margin_frac),
+                        np.zeros(T // 2 + 1, dtype=complex), grouped_phasor(T, g), [(Q, 1.0)])
+    rows.pcc_col = Q
+    rows.add(lp, {int(k): sorted(int(v) for v in ms) for k, ms in directions.items()})
+    return rows
 
 
 def box_template(gm: GridModel) -> dict:
@@ -217,7 +250,8 @@ def column_boxes(template: dict, storages: dict, load_mw: np.ndarray,
     ≥ 0, so an optimal solution has c_P,s P̂_s ≤ upper and c_E,s Ê_s ≤ upper; its powers lie
     in [0, P̂], its stored energy in [0, s_max Ê], its PCC power within S = max|load| + Σ P̂max,
     and the envelope, block and range columns may be taken at the true extremes of the PCC
-    power they bound (their rows hold with them), so within [-S, S].
+    power they bound (their rows hold with them), so within [-S, S]; a band row's bin parts
+    (w_k/N) Re X_k and Im X_k within [-2S, 2S].
 
     Returns
     -------
@@ -245,4 +279,7 @@ def column_boxes(template: dict, storages: dict, load_mw: np.ndarray,
         if name.endswith(":g") or name.endswith(":h") or name in (
                 "block_max", "block_min", "pcc_max", "pcc_min"):
             lo[idx], hi[idx] = -span, span
+        elif name.startswith("spectral:"):
+            # a bin's scaled real or imaginary part: |(w_k/N) X_k| <= 2 max_t |P_t| <= 2 S
+            lo[idx], hi[idx] = -2.0 * span, 2.0 * span
     return lo, hi

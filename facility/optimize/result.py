@@ -75,6 +75,7 @@ class SolveInfo:
         bound), ``"long_lag"`` (a long window limit binds and its block rows bracket it by one
         block of lag, :func:`facility.optimize.windows.add_block_lag_rows`), ``"groups"`` (on a
         fine step the plan holds the PCC over groups and the bound averages over them),
+        ``"spectral"`` (the same, with band limits: the averaged bound cannot carry their rows),
         ``"dispatch"`` (fixed ratings: the objective is the losses alone, against which the
         bound's dual-accuracy term is loose); empty otherwise
         (:data:`facility.optimize.api.GAP_REASONS` has the sentence of each).

@@ -222,8 +222,8 @@ def test_applies_only_where_the_proof_holds():
     load = site_load("stochastic")
     assert applies(problem(load))
     assert not applies(problem(load, self_discharge_frac_per_h=0.01))
-    assert not applies(problem(load, spec=SPEC.model_copy(update={"band_min_hz": 0.1, "band_max_hz": 5.0,
-                                                                   "max_band_peak_mw": 2.0})))
+    assert applies(problem(load, spec=SPEC.model_copy(update={"band_min_hz": 0.1, "band_max_hz": 5.0,
+                                                               "max_band_peak_mw": 2.0})))
     assert solve_interior(problem(load)) is None  # shorter than MIN_STEPS: the full LP is quick
 
 
