@@ -36,7 +36,7 @@ from facility.optimize.interior import solve_interior
 from facility.optimize.levers import LeverInputs, lever_pieces, piece_lower_bound_kusd, site_response_mw
 from facility.optimize.periodic import solve_periodic
 from facility.optimize.problem import Problem
-from facility.optimize.result import SizingResult, SolveInfo, sizing_to_json
+from facility.optimize.result import SizingResult, SolveInfo, gap_frac, sizing_to_json
 from facility.optimize.solve import SLACK_PENALTY_KUSD, is_time_limit
 
 __all__ = ["SolveInfo", "SizingResult", "size_storage", "solve_dispatch", "sizing_to_json",
@@ -208,10 +208,11 @@ def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
     # cheapest bound first; a piece whose bound is above the best plan so far cannot win
     bounds = [1000.0 * piece_lower_bound_kusd(ls, pb.dt_s, pb.price_usd_per_mwh) for ls, _ in pieces]
     order = np.argsort(bounds, kind="stable")
-    best, first_err, n_solved = None, None, 0
+    best, first_err, n_solved, lows = None, None, 0, []
     for i in order:
         ls, d = pieces[i]
         if best is not None and bounds[i] >= best.info.objective_usd:
+            lows.append(bounds[i])
             continue
         n_solved += 1
         load = pb.load_mw + site_response_mw(d, pb.dt_s, ls.it_per_gpu, ls.cooling_per_gpu,
@@ -223,11 +224,18 @@ def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
                 raise  # not an infeasible piece: the cheapest might be this one
             first_err = first_err or exc
             continue
+        lows.append(res.info.lower_bound_usd if np.isfinite(res.info.lower_bound_usd)
+                    else res.info.objective_usd)
         if best is None or res.info.objective_usd < best.info.objective_usd:
             best = res
     if best is None:
         raise first_err
-    best.info = replace(best.info, n_lever_pieces=n_solved)
+    # the optimum is the least over the pieces: bounded by the least of their bounds (a
+    # piece with a bracket may prove less than the best plan's own bound)
+    low = min(min(lows), best.info.lower_bound_usd if np.isfinite(best.info.lower_bound_usd)
+              else best.info.objective_usd)
+    best.info = replace(best.info, n_lever_pieces=n_solved, lower_bound_usd=low,
+                        gap_frac=gap_frac(best.info.objective_usd, low))
     return best
 
 

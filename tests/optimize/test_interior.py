@@ -249,7 +249,7 @@ def test_every_gap_reason_has_its_sentence():
     from facility.optimize.api import GAP_REASONS
 
     src = inspect.getsource(interior.solve_interior)
-    for reason in ("time", "dispatch", "complementarity", "groups", "long_lag"):
+    for reason in ("time", "dispatch", "complementarity", "groups", "long_lag", "spectral"):
         assert f'"{reason}"' in src and reason in GAP_REASONS
 
 

@@ -178,3 +178,35 @@ def test_gpu_levers_need_annualized_capex():
     p = square_w(80, 8, 4)
     with pytest.raises(ScenarioError, match="annualize"):
         size(p, 0.5, SWING, OptimizeConfig(), bess(), burn=True)
+
+
+def test_the_reported_bound_is_the_least_over_the_pieces(monkeypatch):
+    """Pieces solved with a bracket: the optimum over all pieces may lie in a piece whose plan
+    is not the best, so the bound reported is the least of the pieces' bounds."""
+    from dataclasses import replace
+
+    from facility.optimize import api
+
+    p_w = square_w(400, 40, 30)
+    o, kw = opt(levers=["storage", "floor", "cap"]), dict(floor_range=(0.2, 0.9), cap_range=(0.5, 1.0))
+    best_usd = size(p_w, 0.25, SWING, o, bess(), **kw).info.objective_usd
+    seen = []  # (objective, lower bound) per solved piece
+    real_solve = api.solve
+
+    def bracketed(pb):
+        res = real_solve(pb)
+        # as if each piece were proven within a bracket (the interior strategy's): the best
+        # piece within 1 %, the others within 50 %
+        obj = res.info.objective_usd
+        low = obj * (0.99 if obj == best_usd else 0.5)
+        seen.append((obj, low))
+        res.info = replace(res.info, lower_bound_usd=low, status="gap")
+        return res
+
+    monkeypatch.setattr(api, "solve", bracketed)
+    r = size(p_w, 0.25, SWING, o, bess(), **kw)
+    assert len(seen) >= 2 and r.info.objective_usd == best_usd
+    least = min(lo for _, lo in seen)
+    assert least < 0.99 * best_usd                     # another piece proves less than the best
+    assert r.info.lower_bound_usd == least
+    assert r.info.gap_frac == pytest.approx((best_usd - least) / best_usd, rel=1e-12)
