@@ -351,6 +351,13 @@ class _Search:
         self.st.n_spectral_rounds += 1
         return True
 
+    def bands_bind(self) -> bool:
+        """Whether a band limit binds the best plan (a bin at 0.99 of its limit or above)."""
+        if self.limits is None or self.plan is None:
+            return False
+        p = self.pb.load_mw + sum(ch - dis for _, _, ch, dis, _ in self.plan.values())
+        return near_limit(p, self.limits, 0.99)[0].size > 0
+
     def band_dirs(self) -> dict | None:
         return {k: sorted(v) for k, v in self.dirs.items()} or None
 
@@ -488,7 +495,7 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
     if gap > run.target:
         reason = ("time" if run.left() <= 0 else "dispatch" if not sizing else
                   "complementarity" if cost - lp_upper >= lp_upper - low else
-                  ("spectral" if st.n_spectral_bins else "groups") if g > 1 else "long_lag")
+                  ("spectral" if run.bands_bind() else "groups") if g > 1 else "long_lag")
     first = st.solves[0]
     info = SolveInfo(status="optimal" if gap <= run.target else "gap",
                      termination=f"interior ({first['termination']})", objective_usd=cost,

@@ -97,7 +97,7 @@ def test_on_groups_the_bound_leaves_the_band_rows_out(load, monkeypatch):
     assert metrics.band_peak_mw(res.p_pcc_mw, DT, F_LO, F_HI) <= a + 1e-6
     assert metrics.band_peak_mw(res.p_pcc_mw, DT, 0.2, 0.3) <= 0.8 * a + 1e-6
     if i.gap_frac > pb.optimize.max_gap_frac:
-        assert i.gap_reason in ("spectral", "complementarity")
+        assert i.gap_reason in ("spectral", "groups", "complementarity")
 
 
 def test_the_relaxation_carries_band_rows_only_at_g_1(load):
@@ -117,3 +117,21 @@ def test_a_restriction_on_groups_proves_no_bound(load):
     pb = problem(load)
     assert "bound" not in interior._solve_job(pb, "restrict", 3, None, False)
     assert "bound" in interior._solve_job(pb, "restrict", 1, None, True)
+
+
+def test_a_binding_band_limit_on_groups_is_named(load, monkeypatch):
+    """Loose ramps and a band limit that binds: on groups of 3 the averaged bound has no band
+    rows, the bracket stays wide, and the reason says so ("spectral"; a band limit that does
+    not bind the plan leaves "groups")."""
+    from facility.config.schema import SpecConfig
+
+    raw = metrics.band_peak_mw(load, DT, F_LO, F_HI)
+    spec = SpecConfig(max_ramp_up_mw_per_s=10.0, max_ramp_down_mw_per_s=10.0, ramp_window_s=1.0,
+                      band_min_hz=F_LO, band_max_hz=F_HI, max_band_peak_mw=0.3 * raw)
+    pb = problem(load, spec=spec)
+    monkeypatch.setattr(interior, "group_for", lambda _pb: 3)
+    res = _quiet(solve_interior, pb, min_steps=0, in_process=True)
+    full = _quiet(solve_full, pb).info.relaxed_objective_usd
+    assert res.info.gap_reason == "spectral" and res.info.gap_frac > pb.optimize.max_gap_frac
+    assert res.info.lower_bound_usd <= full * (1 + 1e-7) <= res.info.objective_usd * (1 + 2e-7)
+    assert metrics.band_peak_mw(res.p_pcc_mw, DT, F_LO, F_HI) <= 0.3 * raw + 1e-6
