@@ -25,6 +25,8 @@ it solved on an exactly equivalent coarser grid. A side that hits
     python benchmarks/bench_sizing.py --suite             # all of them: 3,000 and 12,000 steps with
                                                           # the naive baseline, 36,000 and 360,000
                                                           # steps without (docs/formulation.md)
+    python benchmarks/bench_sizing.py --load stochastic --horizon-s 300 --band-frac 0.03
+                                                          # a tight band limit on a jittered load
     python benchmarks/bench_sizing.py --mix 0.5           # mix case: band limit + GPU levers vs storage only
 """
 
@@ -154,18 +156,29 @@ def non_periodic_load(kind: str, horizon_s: float, dt_s: float, workdir: str | N
 
 
 def run_load_case(kind: str, horizon_s: float, dt_s: float, *, baseline: bool,
-                  time_limit_s: float) -> dict:
+                  time_limit_s: float, band_frac: float | None = None) -> dict:
     """One non-periodic case: facility's sizing (whatever path it takes) against the naive
     Pyomo build, both on the same load, storages and spec as :func:`case`.
 
     ``objective_rel_diff`` compares the LP optima (facility's restriction before netting and
     repair; the naive LP, which may charge and discharge at once); ``plan_rel_diff`` the cost of
     facility's realizable plan with the naive LP optimum; ``gap_frac`` is what facility proves
-    on its own."""
+    on its own.
+
+    ``band_frac``: a band peak limit on 0.1-2 Hz at this share of the load's own peak there
+    (the naive build has no band rows: the baseline is then facility's full LP with its lazy
+    band rows, the path such loads took before the interior strategy carried them)."""
     load = non_periodic_load(kind, horizon_s, dt_s)
     _, storages, spec = case(horizon_s, dt_s)
+    name = f"sizing_{kind}_{load.size}_steps_dt{dt_s:g}s"
+    if band_frac is not None:
+        from facility import metrics
+
+        limit = band_frac * metrics.band_peak_mw(load, dt_s, 0.1, 2.0)
+        spec = spec.model_copy(update={"band_min_hz": 0.1, "band_max_hz": 2.0, "max_band_peak_mw": limit})
+        name += f"_band{band_frac:g}"
     opt = OptimizeConfig(time_limit_s=time_limit_s)
-    out = {"name": f"sizing_{kind}_{load.size}_steps_dt{dt_s:g}s", "n_steps": int(load.size)}
+    out = {"name": name, "n_steps": int(load.size)}
     fac_obj = plan_obj = None
     t0 = time.perf_counter()
     try:
@@ -179,10 +192,30 @@ def run_load_case(kind: str, horizon_s: float, dt_s: float, *, baseline: bool,
                    objective_usd=i.objective_usd, lower_bound_usd=i.lower_bound_usd,
                    n_repaired_steps=i.n_repaired_steps, p_rated_mw=res.p_rated_mw_opt["bess"],
                    e_rated_mwh=res.e_rated_mwh_opt["bess"], warnings=[str(w.message)[:160] for w in caught])
+        if band_frac is not None:
+            from facility import metrics
+
+            out.update(n_spectral_bins=i.n_spectral_bins, n_spectral_rounds=i.n_spectral_rounds,
+                       band_limit_mw=spec.max_band_peak_mw,
+                       plan_band_peak_mw=metrics.band_peak_mw(res.p_pcc_mw, dt_s, 0.1, 2.0))
     except InfeasibleError as exc:
         out.update(facility_s=None, gap_frac=None, facility_error=str(exc)[:200])
     base_s = base_obj = None
-    if baseline:
+    if baseline and band_frac is not None:
+        from facility.optimize import interior
+
+        floor, interior.MIN_STEPS = interior.MIN_STEPS, 10**9
+        t0 = time.perf_counter()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ref = size_storage(load, dt_s, storages, spec, opt)
+            base_s, base_obj = time.perf_counter() - t0, ref.info.relaxed_objective_usd / 1000.0
+        except InfeasibleError as exc:  # the time limit without a compliant fallback
+            out["baseline_error"] = str(exc)[:160]
+        finally:
+            interior.MIN_STEPS = floor
+    elif baseline:
         sd = {n: resolve_storage(n, c, opt, load.size * dt_s / 3600.0) for n, c in storages.items()}
         t0 = time.perf_counter()
         ref = solve_naive(load, dt_s, sd, spec, opt.energy_price_usd_per_mwh, time_limit_s=time_limit_s)
@@ -267,6 +300,9 @@ def main() -> None:
     ap.add_argument("--max-steps", type=int, default=None, help="with --suite: skip longer cases")
     ap.add_argument("--full", action="store_true", help="facility without the periodic reduction")
     ap.add_argument("--no-coarsen", action="store_true", help="facility without the exact time coarsening")
+    ap.add_argument("--band-frac", type=float, default=None, metavar="F",
+                    help="with --load: a band peak limit on 0.1-2 Hz at F times the load's own "
+                         "peak there; the baseline is then facility's full LP with lazy band rows")
     ap.add_argument("--mix", type=float, default=None, metavar="BAND_PEAK_MW",
                     help="the mix case instead: the steady case timed with storage only, then with "
                          "a band peak limit of BAND_PEAK_MW (0.1-5 Hz) as LP rows and the GPU "
@@ -286,7 +322,7 @@ def main() -> None:
     if a.load != "steady":
         dt_s = a.dt_s or 0.1
         print(json.dumps(run_load_case(a.load, a.horizon_s, dt_s, baseline=not a.no_baseline,
-                                       time_limit_s=a.time_limit_s)), flush=True)
+                                       time_limit_s=a.time_limit_s, band_frac=a.band_frac)), flush=True)
         return
     periodic = False if a.full else None
     cases = [(a.dt_s, not a.no_baseline)] if a.dt_s else [(0.1, not a.no_baseline), (0.01, False)]

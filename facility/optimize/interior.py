@@ -55,8 +55,8 @@ from facility.optimize.ipm import lagrangian_bound, solve_assembled
 from facility.optimize.pcc_grid import box_template, build_grid_model, column_boxes, group_for
 from facility.optimize.problem import Problem
 from facility.optimize.result import SizingResult, SolveInfo, gap_frac, pack_result
-from facility.optimize.spectral import (NEAR, SIDES, SpectralRows, bin_limits, near_limit,
-                                        spectral_violations)
+from facility.optimize.spectral import (BINS_PER_ROUND, NEAR, SEED_BINS, SIDES, SpectralRows,
+                                        bin_limits, near_limit, spectral_violations)
 from facility.optimize.verify import verify_plan
 
 __all__ = ["MIN_STEPS", "REPAIR_ROUNDS", "applies", "realize", "run_solves", "solve_interior",
@@ -325,8 +325,8 @@ class _Search:
             self.limits = bin_limits(pb.spec, pb.n_steps, pb.dt_s, pb.margin_frac)
             self.cutter = SpectralRows(self.limits, None, None, [])
             self.cutter.cuts = self.dirs
-            k, _, ang = spectral_violations(pb.load_mw, self.limits, SIDES)
-            self._take(self.cutter.directions_for(k, ang))
+            k, amp, ang = spectral_violations(pb.load_mw, self.limits, SIDES)
+            self._take(self.cutter.directions_for(k, ang, amp, SEED_BINS))
 
     def _take(self, new: dict) -> None:
         for k, ms in new.items():
@@ -343,8 +343,8 @@ class _Search:
         k, _, _ = spectral_violations(p, self.limits, SIDES)
         if k.size == 0:
             return False
-        k, _, ang = near_limit(p, self.limits, NEAR)
-        new = self.cutter.directions_for(k, ang)
+        k, amp, ang = near_limit(p, self.limits, NEAR)
+        new = self.cutter.directions_for(k, ang, amp, BINS_PER_ROUND)
         if not new:
             return False
         self._take(new)

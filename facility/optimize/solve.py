@@ -20,6 +20,7 @@ from facility.optimize.lp import (LinearProgram, LpSolution, extend_highs, resol
                                   restore_upper, solve_highs)
 from facility.optimize.fallback import SolverTimeLimit
 from facility.optimize.result import SolveInfo, gap_frac
+from facility.optimize.spectral import BINS_PER_ROUND, SEED_BINS
 
 __all__ = ["SLACK_PENALTY_KUSD", "solve_lp", "soften", "soften_new", "slack_report", "diagnose",
            "burn_overlap", "overlap_steps", "repair_complementarity", "undo_repair", "solve_model", "is_time_limit", "SolverTimeLimit"]
@@ -330,8 +331,8 @@ def solve_model(m, build, optimize, dt_s: float, build_s: float, *,
         soften(m.lp)
     rows = spectral.attach(m) if spectral is not None else None
     if rows is not None:  # the bins the load alone puts above their limit, before the first solve
-        k, _, ang = spectral.violations(m, np.zeros(m.lp.n_cols))
-        rows.add(m.lp, rows.directions_for(k, ang))
+        k, amp, ang = spectral.violations(m, np.zeros(m.lp.n_cols))
+        rows.add(m.lp, rows.directions_for(k, ang, amp, SEED_BINS))
     sol, pyomo_build_s = solve_lp(m.lp, optimize, time_limit_s=time_limit_s)
     build_s += pyomo_build_s
     solve_s = rep_s = 0.0
@@ -354,8 +355,8 @@ def solve_model(m, build, optimize, dt_s: float, build_s: float, *,
             last_lower = 1000.0 * (float(np.concatenate(m.lp.cost)[:n_orig] @ sol.x[:n_orig])
                                    + m.objective_offset_kusd)
         if rows is not None:
-            k, _, ang = spectral.violations(m, sol.x)
-            new = rows.directions_for(k, ang)
+            k, amp, ang = spectral.violations(m, sol.x)
+            new = rows.directions_for(k, ang, amp, BINS_PER_ROUND)
             if new:
                 sol = _add_and_resolve(m, rows, new, sol, optimize, time_limit_s)
                 n_cut += 1
@@ -366,8 +367,8 @@ def solve_model(m, build, optimize, dt_s: float, build_s: float, *,
         x, n_rep, r_s, zeroed = repair_complementarity(m, sol, optimize)
         rep_s += r_s
         if rows is not None and zeroed is not None:
-            k, _, ang = spectral.violations(m, x)
-            new = rows.directions_for(k, ang)
+            k, amp, ang = spectral.violations(m, x)
+            new = rows.directions_for(k, ang, amp, BINS_PER_ROUND)
             if new:
                 undo_repair(m, zeroed)
                 sol = _add_and_resolve(m, rows, new, zeroed[2], optimize, time_limit_s)

@@ -52,6 +52,12 @@ SIDES = 256
 NEAR = 0.8
 #: Directions added the first time a bin is cut (every SIDES / FIRST_FAN-th one).
 FIRST_FAN = 32
+#: Bins that get rows before the first solve (the load's worst) and per round at most. Each
+#: bin is two dense rows: a jittered load under a tight limit breaks ~450 bins by itself, and
+#: seeding them all took 735 s (interior point) and over 600 s without an answer (simplex) on
+#: 3,000 steps, where these caps take 6.7 s and 250 s for the same plan (docs/formulation.md).
+SEED_BINS = 16
+BINS_PER_ROUND = 32
 
 
 def has_spectral_limits(spec) -> bool:
@@ -206,8 +212,22 @@ class SpectralRows:
         y = np.asarray(row_dual, dtype=float)
         self.multipliers = {key: max(-float(y[i]), 0.0) for key, i in self.row_of.items() if i < y.size}
 
-    def directions_for(self, k: np.ndarray, angle: np.ndarray) -> dict[int, list[int]]:
-        """New directions for violated bins: the nearest to arg X_k (plus a first fan)."""
+    def directions_for(self, k: np.ndarray, angle: np.ndarray, amp_mw: np.ndarray | None = None,
+                       max_bins: int | None = None) -> dict[int, list[int]]:
+        """New directions for violated bins: the nearest to arg X_k (plus a first fan). With
+        ``amp_mw`` and ``max_bins``: only the ``max_bins`` bins with the largest amplitude /
+        limit among those that get a new direction."""
+        out = self._directions(k, angle)
+        if max_bins is not None and amp_mw is not None and len(out) > max_bins:
+            k = np.asarray(k, dtype=np.int64)
+            amp = np.asarray(amp_mw, dtype=float)
+            sel = np.isin(k, list(out))
+            ratio = amp[sel] / self.limits.limit_mw[np.searchsorted(self.limits.k, k[sel])]
+            keep = k[sel][np.argsort(-ratio, kind="stable")[:max_bins]]
+            out = {int(kk): out[int(kk)] for kk in keep}
+        return out
+
+    def _directions(self, k: np.ndarray, angle: np.ndarray) -> dict[int, list[int]]:
         out: dict[int, list[int]] = {}
         M = self.sides
         for kk, th in zip(np.asarray(k, dtype=np.int64), angle):

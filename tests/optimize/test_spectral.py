@@ -147,3 +147,21 @@ def test_size_cli_with_band_limits_is_compliant_without_warning(tmp_path, capsys
     assert m["raw"]["band_peak_mw"] > 0.3 and m["pcc"]["band_peak_mw"] <= 0.3
     assert m["pcc"]["band_peaks_mw"]["low"] <= 0.15
     assert m["compliance"]["max_band_peak_mw"] and m["compliance"]["band_low"]
+
+
+def test_new_bins_per_round_are_the_worst_that_lack_a_direction():
+    """directions_for with a cap: the bins with the largest amplitude / limit among those that
+    get a new direction (a bin that already holds its nearest directions does not count)."""
+    from facility.optimize.spectral import SpectralRows
+
+    spec = SpecConfig(band_min_hz=0.1, band_max_hz=5.0, max_band_peak_mw=1.0,
+                      bands=[SpecBand(name="low", min_hz=0.1, max_hz=0.5, max_peak_mw=0.5)])
+    lim = bin_limits(spec, 1000, 0.1)
+    rows = SpectralRows(lim, None, None, [])
+    k = np.array([20, 100, 150, 200])        # f = k / 100 Hz: bin 20 in "low" (limit 0.5)
+    amp = np.array([0.6, 1.5, 1.2, 3.0])     # ratios 1.2, 1.5, 1.2, 3.0
+    ang = np.zeros(4)
+    rows.cuts[200] = set(rows.directions_for(np.array([200]), np.zeros(1))[200])  # 200 is done
+    out = rows.directions_for(k, ang, amp, 2)
+    assert set(out) == {100, 20}                                        # ties: first given
+    assert set(rows.directions_for(k, ang)) == {20, 100, 150}           # no cap: all that lack one
