@@ -55,7 +55,7 @@ FIRST_FAN = 32
 #: Bins that get rows before the first solve (the load's worst) and per round at most. Each
 #: bin is two dense rows: a jittered load under a tight limit breaks ~450 bins by itself, and
 #: seeding them all took 735 s (interior point) and over 600 s without an answer (simplex) on
-#: 3,000 steps, where these caps take 6.7 s and 250 s for the same plan (docs/formulation.md).
+#: 3,000 steps, where these caps take 8.6 s and 209 s for the same plan (docs/formulation.md).
 SEED_BINS = 16
 BINS_PER_ROUND = 32
 
