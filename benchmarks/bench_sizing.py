@@ -39,6 +39,7 @@ import warnings
 
 import numpy as np
 
+from facility import metrics
 from facility.config.schema import BessConfig, OptimizeConfig, SpecConfig
 from facility.errors import InfeasibleError
 from facility.optimize import size_storage
@@ -172,8 +173,6 @@ def run_load_case(kind: str, horizon_s: float, dt_s: float, *, baseline: bool,
     _, storages, spec = case(horizon_s, dt_s)
     name = f"sizing_{kind}_{load.size}_steps_dt{dt_s:g}s"
     if band_frac is not None:
-        from facility import metrics
-
         limit = band_frac * metrics.band_peak_mw(load, dt_s, 0.1, 2.0)
         spec = spec.model_copy(update={"band_min_hz": 0.1, "band_max_hz": 2.0, "max_band_peak_mw": limit})
         name += f"_band{band_frac:g}"
@@ -193,8 +192,6 @@ def run_load_case(kind: str, horizon_s: float, dt_s: float, *, baseline: bool,
                    n_repaired_steps=i.n_repaired_steps, p_rated_mw=res.p_rated_mw_opt["bess"],
                    e_rated_mwh=res.e_rated_mwh_opt["bess"], warnings=[str(w.message)[:160] for w in caught])
         if band_frac is not None:
-            from facility import metrics
-
             out.update(n_spectral_bins=i.n_spectral_bins, n_spectral_rounds=i.n_spectral_rounds,
                        band_limit_mw=spec.max_band_peak_mw,
                        plan_band_peak_mw=metrics.band_peak_mw(res.p_pcc_mw, dt_s, 0.1, 2.0))
@@ -255,8 +252,6 @@ def mix_case(horizon_s: float, dt_s: float, band_peak_mw: float):
 def run_mix_case(horizon_s: float, dt_s: float, *, band_peak_mw: float, time_limit_s: float) -> dict:
     """Time the steady case with storage only, then with the band limit as LP rows and the GPU
     levers as decisions (same options, annualized capex for both): ``ratio`` = mix / storage."""
-    from facility import metrics
-
     load, storages, spec, mix_spec, levers = mix_case(horizon_s, dt_s, band_peak_mw)
     opt = OptimizeConfig(time_limit_s=time_limit_s, annualize=True)
     out = {"name": f"sizing_mix_{load.size}_steps_dt{dt_s:g}s", "n_steps": int(load.size),

@@ -230,10 +230,9 @@ def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
             best = res
     if best is None:
         raise first_err
-    # the optimum is the least over the pieces: bounded by the least of their bounds (a
-    # piece with a bracket may prove less than the best plan's own bound)
-    low = min(min(lows), best.info.lower_bound_usd if np.isfinite(best.info.lower_bound_usd)
-              else best.info.objective_usd)
+    # the optimum is the least over the pieces: bounded by the least of their bounds, the
+    # best plan's among them (a piece with a bracket may prove less than the best plan's)
+    low = min(lows)
     best.info = replace(best.info, n_lever_pieces=n_solved, lower_bound_usd=low,
                         gap_frac=gap_frac(best.info.objective_usd, low))
     return best

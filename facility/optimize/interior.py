@@ -317,21 +317,24 @@ class _Search:
         self.plan, self.cost, self.why = None, np.inf, "the upper LP did not solve"
         self.lows = [1000.0 * sum(s.c_p * s.p_lo + s.c_e * s.e_lo for s in pb.storages.values())]
         self.n_rep = 0
-        # band limits: the directions the restriction carries, seeded with the bins the load
-        # alone puts above their limit (as the full LP's lazy rows, :mod:`.spectral`)
-        self.dirs: dict = {}
+        # band limits: the directions the restriction carries (``cutter.cuts``, bin -> set of
+        # directions), seeded with the worst bins the load alone puts above their limit (as
+        # the full LP's lazy rows, :mod:`.spectral`)
         self.limits = self.cutter = None
         if pb.has_spectral:
             self.limits = bin_limits(pb.spec, pb.n_steps, pb.dt_s, pb.margin_frac)
             self.cutter = SpectralRows(self.limits, None, None, [])
-            self.cutter.cuts = self.dirs
             k, amp, ang = spectral_violations(pb.load_mw, self.limits, SIDES)
             self._take(self.cutter.directions_for(k, ang, amp, SEED_BINS))
 
     def _take(self, new: dict) -> None:
         for k, ms in new.items():
-            self.dirs.setdefault(int(k), set()).update(int(m) for m in ms)
-        self.st.n_spectral_bins = len(self.dirs)
+            self.cutter.cuts.setdefault(int(k), set()).update(int(m) for m in ms)
+        self.st.n_spectral_bins = len(self.cutter.cuts)
+
+    def _pcc_mw(self, plan: dict) -> np.ndarray:
+        """Fine-grid PCC power of a storage plan. [MW]"""
+        return self.pb.load_mw + sum(ch - dis for _, _, ch, dis, _ in plan.values())
 
     def more_band_rows(self, res) -> bool:
         """After a restriction's solve: add the directions its plan's PCC power needs (the
@@ -339,7 +342,7 @@ class _Search:
         when it meets every band row of the full polygon LP."""
         if self.limits is None or res is None or "plan" not in res:
             return False
-        p = self.pb.load_mw + sum(ch - dis for _, _, ch, dis, _ in res["plan"].values())
+        p = self._pcc_mw(res["plan"])
         k, _, _ = spectral_violations(p, self.limits, SIDES)
         if k.size == 0:
             return False
@@ -355,13 +358,16 @@ class _Search:
         """Whether a band limit binds the best plan (a bin at 0.99 of its limit or above)."""
         if self.limits is None or self.plan is None:
             return False
-        p = self.pb.load_mw + sum(ch - dis for _, _, ch, dis, _ in self.plan.values())
-        return near_limit(p, self.limits, 0.99)[0].size > 0
+        return near_limit(self._pcc_mw(self.plan), self.limits, 0.99)[0].size > 0
 
     def band_dirs(self) -> dict | None:
-        return {k: sorted(v) for k, v in self.dirs.items()} or None
+        """The band rows' directions for a solve job (picklable; None without any)."""
+        if self.cutter is None:
+            return None
+        return {k: sorted(v) for k, v in self.cutter.cuts.items()} or None
 
-    def restrict(self, g: int, zero: dict | None, drop_blocks: bool, also: list = ()) -> list:
+    def restrict(self, g: int, zero: dict | None, drop_blocks: bool,
+                 also: list = ()) -> tuple[list, list]:
         """Solve the restriction (with ``also``'s jobs beside its first solve), again with
         more band rows while its plan needs them (time permitting). Returns the results, the
         restriction's last first, and every bound piece found."""

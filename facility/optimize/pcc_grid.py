@@ -230,7 +230,7 @@ def add_band_rows(lp, pb: Problem, Q: np.ndarray, g: int, directions: dict):
     rows = SpectralRows(bin_limits(pb.spec, T, pb.dt_s, pb.margin_frac),
                         np.zeros(T // 2 + 1, dtype=complex), grouped_phasor(T, g), [(Q, 1.0)])
     rows.pcc_col = Q
-    rows.add(lp, {int(k): sorted(int(v) for v in ms) for k, ms in directions.items()})
+    rows.add(lp, directions)
     return rows
 
 

@@ -406,14 +406,14 @@ def grouped_phasor(n_steps: int, g: int) -> Callable[[int], np.ndarray]:
     """Phasor of a model whose column j holds the PCC power over the fine steps jg .. jg+g−1
     (the interior strategy's restriction, :mod:`facility.optimize.pcc_grid`):
     Σ_{t in group j} e^{−2πj k t / N}, the last group cut at N. g = 1 is the full axis."""
-    t = np.arange(n_steps)
-    grp = t // g
+    full = full_axis_phasor(n_steps)
+    if g == 1:
+        return full
+    grp = np.arange(n_steps) // g
     n_groups = int(grp[-1]) + 1 if n_steps else 0
 
     def phasor(k: int) -> np.ndarray:
-        w = np.exp(-2j * np.pi * k * t / n_steps)
-        if g == 1:
-            return w
+        w = full(k)
         return np.bincount(grp, w.real, n_groups) + 1j * np.bincount(grp, w.imag, n_groups)
 
     return phasor
