@@ -251,18 +251,24 @@ def mix_case(horizon_s: float, dt_s: float, band_peak_mw: float):
 
 def run_mix_case(horizon_s: float, dt_s: float, *, band_peak_mw: float, time_limit_s: float) -> dict:
     """Time the steady case with storage only, then with the band limit as LP rows and the GPU
-    levers as decisions (same options, annualized capex for both): ``ratio`` = mix / storage."""
+    levers as decisions (same options, annualized capex for both): ``ratio`` = mix / storage,
+    each side the best of two runs (the first run of a process also pays for loading HiGHS,
+    ~0.6 s, which flattered the ratio when only the storage side paid it)."""
     load, storages, spec, mix_spec, levers = mix_case(horizon_s, dt_s, band_peak_mw)
     opt = OptimizeConfig(time_limit_s=time_limit_s, annualize=True)
     out = {"name": f"sizing_mix_{load.size}_steps_dt{dt_s:g}s", "n_steps": int(load.size),
            "band_peak_limit_mw": band_peak_mw}
-    t0 = time.perf_counter()
-    ref = size_storage(load, dt_s, storages, spec, opt)
-    out["storage_only_s"] = time.perf_counter() - t0
+    def best_of(run):  # both sides warm (the first call imports and loads HiGHS): best of two
+        times = []
+        for _ in range(2):
+            t0 = time.perf_counter()
+            r = run()
+            times.append(time.perf_counter() - t0)
+        return r, min(times)
+
+    ref, out["storage_only_s"] = best_of(lambda: size_storage(load, dt_s, storages, spec, opt))
     out["storage_only_band_peak_mw"] = metrics.band_peak_mw(ref.p_pcc_mw, dt_s, 0.1, 5.0)
-    t0 = time.perf_counter()
-    res = size_storage(load, dt_s, storages, mix_spec, opt, levers=levers)
-    out["mix_s"] = time.perf_counter() - t0
+    res, out["mix_s"] = best_of(lambda: size_storage(load, dt_s, storages, mix_spec, opt, levers=levers))
     i = res.info
     lv = res.levers["job"]
     out.update(ratio=out["mix_s"] / out["storage_only_s"], method=i.method,

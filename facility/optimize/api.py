@@ -21,6 +21,7 @@ A strategy returns None when it does not apply, and the next one is tried.
 
 from __future__ import annotations
 
+import time
 import warnings
 from dataclasses import replace
 from typing import Mapping
@@ -30,9 +31,10 @@ import numpy as np
 from facility.errors import InfeasibleError, ScenarioError
 from facility.optimize.coarsen import coarsen, expand_result
 from facility.optimize.formulation import S_PER_H, resolve_storage
-from facility.optimize.full import solve_full
+from facility.optimize.full import lp_bound_usd, solve_full
 from facility.optimize.idle import solve_idle
 from facility.optimize.interior import solve_interior
+from facility.optimize.lever_search import leaf_key, search_boxes
 from facility.optimize.levers import LeverInputs, lever_pieces, piece_lower_bound_kusd, site_response_mw
 from facility.optimize.periodic import solve_periodic
 from facility.optimize.problem import Problem
@@ -201,14 +203,11 @@ def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
                             "slowdown over the horizon: set optimize.annualize = true (capex annuity "
                             "per horizon), else the full capex competes with a few minutes of energy")
     pieces, n_total = lever_pieces(levers, pb.dt_s, pb.optimize.slowdown_usd_per_gpu_h)
-    if len(pieces) < n_total:
-        warnings.warn(f"optimize.levers: {n_total} floor / cap piece combinations; the {len(pieces)} "
-                      f"that contain an even grid of floor and cap values are searched (a restriction)",
-                      stacklevel=3)
+    t_start = time.perf_counter()
     # cheapest bound first; a piece whose bound is above the best plan so far cannot win
     bounds = [1000.0 * piece_lower_bound_kusd(ls, pb.dt_s, pb.price_usd_per_mwh) for ls, _ in pieces]
     order = np.argsort(bounds, kind="stable")
-    best, first_err, n_solved, lows = None, None, 0, []
+    best, first_err, n_solved, lows, solved = None, None, 0, [], {}
     for i in order:
         ls, d = pieces[i]
         if best is not None and bounds[i] >= best.info.objective_usd:
@@ -224,12 +223,27 @@ def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
                 raise  # not an infeasible piece: the cheapest might be this one
             first_err = first_err or exc
             continue
+        solved[leaf_key(ls)] = res
         lows.append(res.info.lower_bound_usd if np.isfinite(res.info.lower_bound_usd)
                     else res.info.objective_usd)
         if best is None or res.info.objective_usd < best.info.objective_usd:
             best = res
+    if len(pieces) < n_total:
+        # the pieces left out: bounded (and searched) by branch and bound over boxes of them
+        best, low, n_lps, complete = search_boxes(
+            pb, levers, solved, best, solve, lp_bound_usd, t_start=t_start)
+        n_solved += n_lps
+        if not complete:
+            warnings.warn(f"optimize.levers: {n_total} floor / cap piece combinations; the "
+                          f"{len(pieces)} on an even grid of floor and cap values and {n_lps} LPs "
+                          f"of a branch and bound over the others prove the plan within gap_frac = "
+                          f"{gap_frac(best.info.objective_usd, low) if best else np.inf:.3g} of the "
+                          f"cheapest (optimize.max_gap_frac = {pb.optimize.max_gap_frac:g}; "
+                          f"optimize.time_limit_s = {pb.optimize.time_limit_s:g} s)", stacklevel=3)
+        lows = [low]
     if best is None:
-        raise first_err
+        raise first_err or InfeasibleError("optimize.levers: no floor / cap piece combination has "
+                                           "a feasible plan (every relaxation is infeasible)")
     # the optimum is the least over the pieces: bounded by the least of their bounds, the
     # best plan's among them (a piece with a bracket may prove less than the best plan's)
     low = min(lows)

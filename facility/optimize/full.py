@@ -12,7 +12,7 @@ from facility.optimize.result import SizingResult, pack_result, plan_from_column
 from facility.optimize.solve import overlap_steps, solve_model
 from facility.optimize.spectral import full_spectral
 
-__all__ = ["build_full", "solve_full"]
+__all__ = ["build_full", "solve_full", "lp_bound_usd"]
 
 
 def build_full(pb: Problem) -> Model:
@@ -59,3 +59,17 @@ def solve_full(pb: Problem) -> SizingResult:
             pass  # no realizable plan either: the LP's plan, as the warning says
     return pack_result(pb.load_mw, pb.storages, plan_from_columns(m, x), info,
                        levers=pb.levers, lever_plan=lever_plan_from_columns(m, x), dt_s=pb.dt_s)
+
+
+def lp_bound_usd(pb: Problem) -> float:
+    """The full LP's optimum without the complementarity repair, band rows added lazily as in
+    :func:`solve_full` (a subset of them keeps a relaxation): a lower bound of the problem. [USD]
+
+    Raises :class:`facility.errors.InfeasibleError` when the LP is infeasible and
+    :class:`~facility.optimize.fallback.SolverTimeLimit` at the time limit."""
+    t0 = time.perf_counter()
+    m = build_full(pb)
+    lazy = full_spectral(pb.spec, pb.load_mw, pb.dt_s, pb.margin_frac)
+    _, info = solve_model(m, lambda: build_full(pb), pb.optimize, pb.dt_s, time.perf_counter() - t0,
+                          spectral=lazy, repair=False)
+    return info.relaxed_objective_usd

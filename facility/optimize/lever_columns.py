@@ -63,10 +63,17 @@ def add_lever_columns(m, lv: LeverSet) -> None:
             if jl.floor is not None:
                 lp.add_rows("floor_below_cap", [(c["floor"], 1.0), (cap, -1.0)], -np.inf, 0.0, t=-1,
                             soft=False)
+        if jl.floor_room_mw is not None:  # a relaxed lever (levers.box_levers): more floor burn
+            c["floor_room"] = lp.add_columns(f"{jl.name}:floor_room", T, 0.0, jl.floor_room_mw,
+                                             pi * h * kappa * w)
+            delta.append((c["floor_room"], np.ones(T)))
+        if jl.clip_room_mw is not None:  # and more clipping, free
+            c["clip_room"] = lp.add_columns(f"{jl.name}:clip_room", T, 0.0, jl.clip_room_mw)
+            delta.append((c["clip_room"], -np.ones(T)))
         if jl.burn:
             run = jl.running > 0
             ub = np.where(run, np.inf, 0.0)
-            simple = jl.floor is None and jl.cap is None
+            simple = jl.floor is None and jl.cap is None and jl.floor_room_mw is None
             if simple:
                 ub = np.where(run, np.maximum(jl.head_const_mw, 0.0), 0.0)
             e = lp.add_columns(f"{jl.name}:burn", T, 0.0, ub, pi * h * kappa * w)
@@ -79,6 +86,8 @@ def add_lever_columns(m, lv: LeverSet) -> None:
                     terms.append((np.full(t.size, c["floor"][0]), jl.floor_coef_mw[t]))
                 if jl.cap is not None:
                     terms.append((np.full(t.size, c["cap"][0]), -jl.head_coef_mw[t]))
+                if "floor_room" in c:
+                    terms.append((c["floor_room"][t], 1.0))
                 lp.add_rows("burn_headroom", terms, -np.inf, jl.head_const_mw[t] - jl.floor_const_mw[t],
                             t=t, soft=False)
         m.lever_cols[jl.name] = c
@@ -128,6 +137,9 @@ def lever_plan_from_columns(m, x: np.ndarray) -> dict:
         out[name] = {"floor": float(x[c["floor"][0]]) if "floor" in c else None,
                      "cap": float(x[c["cap"][0]]) if "cap" in c else None,
                      "burn": np.maximum(x[c["burn"]], 0.0) if "burn" in c else None}
+        for k in ("floor_room", "clip_room"):  # a relaxed lever's (a bound, not a plan)
+            if k in c:
+                out[name][k] = np.maximum(x[c[k]], 0.0)
     return out
 
 
@@ -141,7 +153,9 @@ def lever_delta_mw(lv: LeverSet, plan: dict) -> dict:
         fb = (d["floor"] * jl.floor_coef_mw + jl.floor_const_mw) if d.get("floor") is not None else np.zeros(T)
         cu = (jl.cap_const_mw - d["cap"] * jl.cap_coef_mw) if d.get("cap") is not None else np.zeros(T)
         b = d["burn"] if d.get("burn") is not None else np.zeros(T)
-        out[jl.name] = (np.maximum(fb, 0.0), np.asarray(b, dtype=float), np.maximum(cu, 0.0))
+        fb = np.maximum(fb, 0.0) + d.get("floor_room", 0.0)
+        cu = np.maximum(cu, 0.0) + d.get("clip_room", 0.0)
+        out[jl.name] = (fb, np.asarray(b, dtype=float), cu)
     return out
 
 
@@ -158,6 +172,7 @@ def lever_site_mw(lv: LeverSet, plan: dict, dt_s: float) -> np.ndarray:
             var += d["cap"] * jl.cap_coef_mw
         if d.get("burn") is not None:
             var += d["burn"]
+        var += d.get("floor_room", 0.0) - d.get("clip_room", 0.0)
     if lv.lagged:
         return site_response_mw(var, dt_s, lv.it_per_gpu, lv.cooling_per_gpu, lv.cooling_tau_s)
     return lv.site_per_gpu * var
@@ -187,6 +202,9 @@ def check_lever_plan(lv: LeverSet, plan: dict, tol_mw: float = 1e-5) -> str | No
             return f"{jl.name}: floor outside its piece"
         if C is not None and not jl.cap[0] - 1e-9 <= C <= jl.cap[1] + 1e-9:
             return f"{jl.name}: cap outside its piece"
+        for k, room in (("floor_room", jl.floor_room_mw), ("clip_room", jl.clip_room_mw)):
+            if k in d and (room is None or np.any(d[k] < -tol_mw) or np.any(d[k] > room + tol_mw)):
+                return f"{jl.name}: {k} outside [0, its relaxed piece's room]"
         if b is not None:
             fb, _, _ = lever_delta_mw(lv, plan)[jl.name]
             head = jl.head_const_mw + (C * jl.head_coef_mw if C is not None else 0.0)

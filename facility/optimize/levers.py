@@ -53,6 +53,7 @@ from facility.errors import ScenarioError
 from facility.optimize.formulation import S_PER_H
 
 __all__ = ["LEVER_NAMES", "JobInput", "LeverInputs", "JobLever", "LeverSet", "lever_pieces",
+           "piece_lists", "box_levers",
            "site_response_mw", "piece_lower_bound_kusd", "single_job_inputs", "cap_extra_s",
            "CAP_SEGMENTS", "MAX_PIECES"]
 
@@ -60,7 +61,8 @@ LEVER_NAMES = ("storage", "floor", "burn", "cap")
 #: Chords of the slowdown curve per cap piece.
 CAP_SEGMENTS = 8
 #: Most LPs the piece enumeration solves; beyond it the pieces containing an even grid of
-#: floor / cap values are searched (a restriction, reported).
+#: floor / cap values are solved first and the others bounded by a branch and bound over
+#: boxes of them (:mod:`facility.optimize.lever_search`).
 MAX_PIECES = 16
 _TOL = 1e-9
 
@@ -154,6 +156,16 @@ class JobLever:
     cap_extra_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
     #: per group Σ p^κ and count over the capped compute steps, with TDP, κ and Δt: the exact φ
     cap_terms: tuple = ()
+    #: a *relaxed* lever (:func:`box_levers`, several pieces at once; a bound, never a plan):
+    #: per step the floor burn it may add above ``floor_const_mw`` [MW], priced as burn
+    floor_room_mw: np.ndarray | None = None
+    #: per step the clipping it may add above ``cap_const_mw`` [MW], free
+    clip_room_mw: np.ndarray | None = None
+
+    @property
+    def relaxed(self) -> bool:
+        """Whether this lever spans several pieces (its plans bound, they do not realize)."""
+        return self.floor_room_mw is not None or self.clip_room_mw is not None
 
     def extra_s_at(self, cap_frac: float) -> float:
         """Exact extra running time φ(C) of the job on this piece (not the LP's chords). [s]"""
@@ -165,7 +177,9 @@ class JobLever:
 
     def take(self, idx) -> "JobLever":
         """The same lever on the steps ``idx`` (another axis: coarse grid, reduced model)."""
-        return replace(self, **{k: getattr(self, k)[idx] for k in _STEP_FIELDS})
+        rooms = {k: getattr(self, k)[idx] for k in ("floor_room_mw", "clip_room_mw")
+                 if getattr(self, k) is not None}
+        return replace(self, **{k: getattr(self, k)[idx] for k in _STEP_FIELDS}, **rooms)
 
     def step_arrays(self) -> list:
         """Per-step data (for the periodicity and coarsening checks)."""
@@ -197,6 +211,11 @@ class LeverSet:
     def lagged(self) -> bool:
         """Whether the cooling lags (one state column per step)."""
         return self.cooling_tau_s > 0 and self.cooling_per_gpu > 0
+
+    @property
+    def relaxed(self) -> bool:
+        """Whether some job's lever spans several pieces (:func:`box_levers`)."""
+        return any(j.relaxed for j in self.jobs)
 
     @property
     def has_burn(self) -> bool:
@@ -306,19 +325,10 @@ def cap_extra_s(j: JobInput, caps: np.ndarray, capped: np.ndarray, dt_s: float) 
     return dt_s * np.maximum(per, 0.0).max(axis=1) if per.size else np.zeros(caps.size)
 
 
-def lever_pieces(inp: LeverInputs, dt_s: float, slowdown_usd_per_gpu_h: float = 0.0
-                 ) -> tuple[list[tuple[LeverSet, np.ndarray]], int]:
-    """Every piece combination as a :class:`LeverSet` and its constant GPU power change.
-
-    ``slowdown_usd_per_gpu_h`` (``optimize.slowdown_usd_per_gpu_h``) prices the cap's slowdown.
-
-    Returns
-    -------
-    (pieces, n_total) : list of (LeverSet, d (T,) = Σ_j d^F_j − d^C_j [MW GPU side]) and the
-        number of combinations before thinning (:data:`MAX_PIECES`).
-    """
+def piece_lists(inp: LeverInputs) -> list[tuple[JobInput, list, list]]:
+    """Per job its floor pieces and its cap pieces, in order (``[None]`` where that lever is
+    not a decision; with the burn lever the lowest floor piece only)."""
     per_job = []
-    n_total = 1
     for j in inp.jobs:
         pf = [None]
         if j.floor_range is not None and j.floor_range[1] > j.floor_range[0] + _TOL:
@@ -332,8 +342,24 @@ def lever_pieces(inp: LeverInputs, dt_s: float, slowdown_usd_per_gpu_h: float = 
         if j.cap_range is not None:
             lo, hi = j.cap_range
             pc = _pieces(lo, hi, _levels(j.p_gpu_w / j.tdp_w, np.ones_like(j.held), lo, hi))
-        n_total *= len(pf) * len(pc)
         per_job.append((j, pf, pc))
+    return per_job
+
+
+def lever_pieces(inp: LeverInputs, dt_s: float, slowdown_usd_per_gpu_h: float = 0.0
+                 ) -> tuple[list[tuple[LeverSet, np.ndarray]], int]:
+    """Every piece combination as a :class:`LeverSet` and its constant GPU power change.
+
+    ``slowdown_usd_per_gpu_h`` (``optimize.slowdown_usd_per_gpu_h``) prices the cap's slowdown.
+
+    Returns
+    -------
+    (pieces, n_total) : list of (LeverSet, d (T,) = Σ_j d^F_j − d^C_j [MW GPU side]) and the
+        number of combinations before thinning (:data:`MAX_PIECES`; the driver bounds the
+        others, :mod:`facility.optimize.lever_search`).
+    """
+    per_job = piece_lists(inp)
+    n_total = int(np.prod([len(pf) * len(pc) for _, pf, pc in per_job]))
     if n_total > MAX_PIECES:
         k = max(2, int(np.floor(MAX_PIECES ** (1.0 / max(1, 2 * len(inp.jobs))))))
         per_job = [(j, _thin(pf, k) if pf[0] is not None else pf, _thin(pc, k) if pc[0] is not None else pc)
@@ -346,18 +372,92 @@ def lever_pieces(inp: LeverInputs, dt_s: float, slowdown_usd_per_gpu_h: float = 
             if fp is not None and cp is not None and fp[0] > cp[1] + _TOL:
                 break  # floor above the cap on the whole piece
             jobs.append(_job_piece(j, fp, cp, dt_s))
-            labels.append(f"{j.name}: floor {fp[0]:.3g}-{fp[1]:.3g}" if fp else f"{j.name}")
-            if cp:
-                labels[-1] += f", cap {cp[0]:.3g}-{cp[1]:.3g}"
+            labels.append(_label(j.name, fp, cp))
         else:
-            ls = LeverSet(tuple(jobs), inp.it_per_gpu, inp.cooling_per_gpu, inp.cooling_tau_s,
-                          slowdown_usd_per_gpu_h, "; ".join(labels))
-            d = sum((jl.floor_const_mw - jl.cap_const_mw for jl in jobs), np.zeros(inp.jobs[0].p_gpu_w.shape[1]))
-            out.append((ls, d))
+            out.append(_lever_set(inp, jobs, slowdown_usd_per_gpu_h, labels))
     if not out:
         raise ScenarioError("optimize.levers: no floor / cap combination within the GPUs' ranges "
                             "keeps the floor below the cap")
     return out, n_total
+
+
+def _label(name: str, fp, cp) -> str:
+    out = f"{name}: floor {fp[0]:.3g}-{fp[1]:.3g}" if fp else f"{name}"
+    return out + (f", cap {cp[0]:.3g}-{cp[1]:.3g}" if cp else "")
+
+
+def _lever_set(inp: LeverInputs, jobs: list, slowdown_usd_per_gpu_h: float, labels: list
+               ) -> tuple[LeverSet, np.ndarray]:
+    ls = LeverSet(tuple(jobs), inp.it_per_gpu, inp.cooling_per_gpu, inp.cooling_tau_s,
+                  slowdown_usd_per_gpu_h, "; ".join(labels))
+    d = sum((jl.floor_const_mw - jl.cap_const_mw for jl in jobs), np.zeros(inp.jobs[0].p_gpu_w.shape[1]))
+    return ls, d
+
+
+def box_levers(inp: LeverInputs, per_job: list, box: tuple, dt_s: float,
+               slowdown_usd_per_gpu_h: float = 0.0) -> tuple[LeverSet, np.ndarray] | None:
+    """The levers of a *box* of piece combinations: per job a run of consecutive floor pieces
+    and a run of cap pieces, ``box[j] = ((f0, f1), (c0, c1))`` (indices into
+    :func:`piece_lists`, inclusive). A box of one combination is that piece, exact; a wider
+    one is a relaxation of all its pieces at once (None when the floor lies above the cap on
+    all of it).
+
+    *Relaxation* of floors in [F_a, F_b] and caps in [C_a, C_b]: the floor is fixed at F_a and
+    each step may burn up to b^F_t(F_b) − b^F_t(F_a) more, at the energy price; the cap clips
+    c_t(C_b) and each step may clip up to c_t(C_a) − c_t(C_b) more, free; the slowdown is
+    φ(C_b), exactly; the burn's headroom is that under C_b. With b^F_t(F) = Σ_g n_g
+    max(F c − p_g(t), 0) increasing and c_t(C) = Σ_g n_g max(p_g(t) − C c, 0) decreasing,
+    every combination of the box meets these rows with its own F, C and burn at no higher
+    cost (its floor burn and clipping lie in the step boxes, its slowdown chords lie above
+    φ(C) ≥ φ(C_b), its headroom is below C_b's, F ≤ C gives F_a ≤ C): the relaxation's
+    optimum bounds the box's cheapest piece from below.
+    """
+    jobs, labels = [], []
+    for (j, pf, pc), ((f0, f1), (c0, c1)) in zip(per_job, box):
+        fr = None if pf[0] is None else (pf[f0][0], pf[f1][1])
+        cr = None if pc[0] is None else (pc[c0][0], pc[c1][1])
+        if fr is not None and cr is not None and fr[0] > cr[1] + _TOL:
+            return None
+        if f0 == f1 and c0 == c1:
+            fp, cp = pf[f0], pc[c0]
+            if fp is not None and cp is not None and fp[0] > cp[1] + _TOL:
+                return None
+            jobs.append(_job_piece(j, fp, cp, dt_s))
+            labels.append(_label(j.name, fp, cp))
+        else:
+            jobs.append(_relaxed_piece(j, fr, cr, dt_s))
+            labels.append(_label(j.name, fr, cr) + " (relaxed)")
+    return _lever_set(inp, jobs, slowdown_usd_per_gpu_h, labels)
+
+
+def _relaxed_piece(j: JobInput, fr, cr, dt_s: float) -> JobLever:
+    """One job's relaxed lever over floors ``fr`` and caps ``cr`` (see :func:`box_levers`)."""
+    c = j.tdp_w
+    n = j.n_gpus.astype(float)[:, None] / 1e6  # MW per W
+    p = j.p_gpu_w
+    z = np.zeros(p.shape[1])
+    run = j.running.any(axis=0)
+    floor = f_room = None
+    f_const = c_const = z
+    if fr is not None:
+        burn_at = lambda F: (n * np.maximum(F * c - p, 0.0) * j.held).sum(axis=0)  # noqa: E731
+        f_const = burn_at(fr[0])
+        f_room = np.maximum(burn_at(fr[1]) - f_const, 0.0)
+        floor = (fr[0], fr[0])
+    cap = c_room = None
+    grid = extra = np.zeros(0)
+    ceiling = j.ceiling_w
+    if cr is not None:
+        clip_at = lambda C: (n * np.maximum(p - C * c, 0.0)).sum(axis=0)  # noqa: E731
+        c_const = clip_at(cr[1])
+        c_room = np.maximum(clip_at(cr[0]) - c_const, 0.0)
+        cap = cr
+        phi = float(cap_extra_s(j, np.array([cr[1]]), p >= cr[1] * c - _TOL * c, dt_s)[0])
+        grid, extra = np.array([cr[0], cr[1]]), np.array([phi, phi])
+        ceiling = cr[1] * c
+    head = (n * np.maximum(ceiling - p, 0.0) * j.running).sum(axis=0)
+    return JobLever(j.name, float(j.n_gpus.sum()), j.burn, floor, cap, z, f_const, z, c_const,
+                    head, z, run.astype(float), grid, extra, (), f_room, c_room)
 
 
 def piece_lower_bound_kusd(lv: LeverSet, dt_s: float, price_usd_per_mwh: float) -> float:

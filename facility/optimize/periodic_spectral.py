@@ -53,8 +53,16 @@ def lower_spectral(pb, red):
                         allowed=lambda k: (k * K) % n == 0)
 
 
-#: HiGHS options of the Lagrangian relaxation (set by measurement, see solve_lower_bound)
-LOWER_OPTIONS = None
+#: HiGHS options of the Lagrangian relaxation, set by measurement: scaling by the largest
+#: value (4) instead of HiGHS' default equilibration (2). The Lagrangian cost puts the
+#: multipliers' oscillating DFT weights on every PCC column, and equilibration makes dual
+#: simplex crawl on them: on the benchmark's mix case (``bench_sizing.py --mix 0.5``) 4.7 s
+#: → 1.9 s, on the mix study's ieso_2026 at 5 USD/MWh 72 s → 2.8 s and at 60 USD/MWh 26 s →
+#: 6.9 s, where the cold Lagrangian now reaches the bound the warm steps 2-3 missed (gaps
+#: 4.3e-4 and 8.0e-4 → 0). Applied to every LP (``lp.HIGHS_OPTIONS``) it is not a win: the
+#: benchmark's band-only case then gets restriction duals whose Lagrangian falls short of the
+#: gap, and the interior strategy takes over at 165 s instead of 6 s.
+LOWER_OPTIONS = {"simplex_scale_strategy": 4}
 
 #: A cold Lagrangian solve gets this many times the restriction's solve time (at least
 #: :data:`MIN_LAGRANGIAN_S`) before the plain relaxation and a warm Lagrangian take over. [-]
@@ -78,8 +86,9 @@ def solve_lower_bound(ml, cand: list, optimize, *, upper_usd: float | None = Non
        min_x c x + Σ λ_r (a_r x − b_r) over the relaxation's other rows is ≤ its optimum
        with the rows (weak duality) for any λ ≥ 0, and the LP keeps no dense row. Tried cold
        first, within ``LAGRANGIAN_BUDGET_FACTOR`` times the restriction's solve time
-       (measured: 3.9 s on the benchmark's steady case; 119 s cold on ieso_2026 at 5 USD/MWh
-       in the mix study, where it is left for step 2).
+       (measured with :data:`LOWER_OPTIONS`: 1.9 s on the benchmark's mix case, 2.8 s on
+       ieso_2026 at 5 USD/MWh in the mix study; with HiGHS' default scaling 4.7 s and 72 s,
+       119 s in an earlier run, where it was left for step 2).
     2. *Plain relaxation* (the rows dropped: fewer constraints, a smaller optimum), then,
        when its gap is above ``max_gap_frac``, the Lagrangian cost set on its optimal basis
        and solved warm (ieso_2026: 15 s + 26 s); the larger of the two bounds is kept.

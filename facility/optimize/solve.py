@@ -300,7 +300,7 @@ def undo_repair(m, zeroed) -> None:
 
 
 def solve_model(m, build, optimize, dt_s: float, build_s: float, *,
-                time_limit_s: float | None = None, spectral=None):
+                time_limit_s: float | None = None, spectral=None, repair: bool = True):
     """Solve a built model: raise with a diagnosis when it fails, add the violated spectral
     rows and solve again until none is violated, repair complementarity.
 
@@ -320,6 +320,8 @@ def solve_model(m, build, optimize, dt_s: float, build_s: float, *,
         The band limits of the full horizon (:class:`facility.optimize.spectral.LazySpectral`):
         after each solve the plan's full-horizon PCC power is checked bin by bin and the
         violated bins get their rows (:mod:`facility.optimize.spectral`).
+    repair : bool
+        Repair complementarity (default); False returns the LP's optimum as it is (a bound).
 
     Returns
     -------
@@ -364,7 +366,8 @@ def solve_model(m, build, optimize, dt_s: float, build_s: float, *,
         relaxed_x = sol.x
         if rows is not None and sol.handle is not None:
             rows.take_multipliers(sol.handle.getSolution().row_dual)
-        x, n_rep, r_s, zeroed = repair_complementarity(m, sol, optimize)
+        x, n_rep, r_s, zeroed = (repair_complementarity(m, sol, optimize) if repair
+                                 else (sol.x, 0, 0.0, None))
         rep_s += r_s
         if rows is not None and zeroed is not None:
             k, amp, ang = spectral.violations(m, x)

@@ -1,0 +1,139 @@
+"""Branch and bound over the GPU levers' piece combinations that the driver did not solve.
+
+With many floor or cap pieces (a load whose power levels jitter has one level per iteration),
+:func:`facility.optimize.api.solve_levers` solves only the pieces that contain an even grid of
+floor and cap values (:data:`facility.optimize.levers.MAX_PIECES`). The cheapest of those is a
+plan; this module proves how far it can be from the cheapest piece of all.
+
+A *box* is, per job, a run of consecutive floor pieces and a run of cap pieces. Its bound is
+the optimum of the LP of :func:`facility.optimize.levers.box_levers`, a relaxation of every
+piece in the box (a box of one combination is that piece's own LP, whose plan is a candidate).
+Best first: the box of least bound is split in two along its longest run, each half bounded
+(at least its parent's bound), until the least bound left is within ``optimize.max_gap_frac``
+of the best plan, or ``optimize.time_limit_s`` is spent. A box whose bound is at or above the
+best plan cannot hold a cheaper one and is dropped; an infeasible relaxation drops its box.
+
+The reported lower bound is the least over the open boxes, the solved pieces' own lower
+bounds and the best plan (a dropped box's bound is above the latter): every piece lies in one
+of them, so the optimum over all pieces is not below it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from facility.errors import InfeasibleError
+from facility.optimize.fallback import SolverTimeLimit
+from facility.optimize.levers import box_levers, piece_lists, site_response_mw
+from facility.optimize.result import gap_frac
+from facility.optimize.solve import is_time_limit
+
+__all__ = ["search_boxes", "leaf_key"]
+
+
+def leaf_key(ls) -> tuple:
+    """The pieces of a solved :class:`~facility.optimize.levers.LeverSet` (per job its floor
+    and cap piece), to match it to the leaves of the search."""
+    return tuple((jl.floor, jl.cap) for jl in ls.jobs)
+
+
+def search_boxes(pb, levers, solved: dict, best, solve_piece, bound_relaxed, *, t_start: float):
+    """Bound the piece combinations, best first (module text).
+
+    Parameters
+    ----------
+    pb : Problem
+        The problem (its load without the levers' constants).
+    levers : LeverInputs
+    solved : dict
+        ``leaf_key`` → SizingResult of the pieces solved already.
+    best : SizingResult or None
+        The cheapest plan so far.
+    solve_piece : callable
+        ``f(problem) -> SizingResult`` for one exact piece (any strategy).
+    bound_relaxed : callable
+        ``f(problem) -> float``: a lower bound [USD] of a relaxed box's LP (its optimum).
+    t_start : float
+        ``time.perf_counter()`` when the driver started (the time limit counts from it).
+
+    Returns
+    -------
+    (best, lower_bound_usd, n_lps, complete) : the cheapest plan, the bound over all pieces,
+        the LPs this search solved, and whether it closed the gap.
+    """
+    opt = pb.optimize
+    target, limit = float(opt.max_gap_frac), float(opt.time_limit_s)
+    per_job = piece_lists(levers)
+    sizes = [(len(pf), len(pc)) for _, pf, pc in per_job]
+    root = tuple(((0, nf - 1), (0, nc - 1)) for nf, nc in sizes)
+    heap, tie, n_lps = [], itertools.count(), 0
+
+    def best_usd():
+        return np.inf if best is None else best.info.objective_usd
+
+    def low_of(res):
+        lo = res.info.lower_bound_usd
+        return lo if np.isfinite(lo) else res.info.objective_usd
+
+    def push(bound, box, final):
+        if bound < best_usd():
+            heapq.heappush(heap, (bound, next(tie), box, final))
+
+    def bound_box(box, parent: float):
+        """(bound, final) of a box: a leaf's own LP, else its relaxation (≥ the parent's)."""
+        nonlocal best, n_lps
+        leaf = all(f0 == f1 and c0 == c1 for (f0, f1), (c0, c1) in box)
+        got = box_levers(levers, per_job, box, pb.dt_s, opt.slowdown_usd_per_gpu_h)
+        if got is None:
+            return np.inf, leaf  # the floor lies above the cap on all of it
+        ls, d = got
+        key = leaf_key(ls)
+        if leaf and key in solved:
+            return low_of(solved[key]), True
+        load = pb.load_mw + site_response_mw(d, pb.dt_s, ls.it_per_gpu, ls.cooling_per_gpu,
+                                             ls.cooling_tau_s)
+        sub = replace(pb, load_mw=load, levers=ls)
+        n_lps += 1
+        try:
+            res = (solve_piece if leaf else bound_relaxed)(sub)
+        except InfeasibleError as exc:
+            if isinstance(exc, SolverTimeLimit) or is_time_limit(
+                    str((exc.diagnosis or {}).get("termination", ""))):
+                return parent, leaf  # not proven: the parent's bound stays (a leaf: for good)
+            return np.inf, leaf  # infeasible (relaxation): no piece of the box is feasible
+        if leaf:
+            solved[key] = res
+            if best is None or res.info.objective_usd < best.info.objective_usd:
+                best = res
+            return max(parent, low_of(res)), True
+        return max(parent, res if np.isfinite(res) else parent), False
+
+    b, fin = bound_box(root, -np.inf)
+    push(b, root, fin)
+    complete = False
+    while heap:
+        bound, _, box, final = heap[0]
+        if gap_frac(best_usd(), bound) <= target or final:
+            complete = gap_frac(best_usd(), bound) <= target
+            break
+        if time.perf_counter() - t_start > limit:
+            break
+        heapq.heappop(heap)
+        j, side, (a, z) = max(((j, side, rng) for j, rngs in enumerate(box) for side, rng in enumerate(rngs)),
+                              key=lambda r: r[2][1] - r[2][0])
+        mid = (a + z) // 2
+        for half in ((a, mid), (mid + 1, z)):
+            child = list(box)
+            rngs = list(child[j])
+            rngs[side] = half
+            child[j] = tuple(rngs)
+            cb, cfin = bound_box(tuple(child), bound)
+            push(cb, tuple(child), cfin)
+    lows = [h[0] for h in heap] + [best_usd()]
+    lows += [low_of(r) for r in solved.values()]
+    return best, float(min(lows)), n_lps, complete

@@ -1,0 +1,106 @@
+"""Branch and bound over the GPU levers' pieces (facility.optimize.lever_search): a load whose
+compute level jitters per iteration has one cap piece per level, more than the driver solves;
+the pieces left out are bounded by relaxed boxes (levers.box_levers) and searched."""
+
+import numpy as np
+import pytest
+
+from facility import metrics
+from facility.config.schema import BessConfig, OptimizeConfig, SpecConfig
+from facility.optimize import api, levers, size_storage
+from facility.optimize.formulation import resolve_storage
+from facility.optimize.full import lp_bound_usd
+from facility.optimize.levers import box_levers, piece_lists, single_job_inputs, site_response_mw
+from facility.optimize.problem import Problem
+
+TDP, N, DT = 1000.0, 100_000, 0.5
+# swing over 10 s <= 66 MW above a 30 MW communication phase: compute at most 0.96 TDP
+SPEC = SpecConfig(window_s=10.0, max_window_swing_mw=66.0)
+
+
+def jittered_w(n_iter=25, seed=3):
+    """Iterations of 8 steps, 4 of compute at a level of its own in [0.95, 1.0] TDP."""
+    rng = np.random.default_rng(seed)
+    levels = 0.95 + 0.05 * rng.permutation(np.linspace(0.0, 1.0, n_iter))
+    return np.concatenate([np.r_[np.full(4, lv), np.full(4, 0.3)] for lv in levels]) * TDP
+
+
+def storage():  # dear power: the cap is the cheaper lever
+    return {"bess": BessConfig(enabled=True, extendable=True, max_p_rated_mw=500.0,
+                               max_e_rated_mwh=100.0, min_soc_frac=0.0, max_soc_frac=1.0,
+                               initial_soc_frac=0.5, cost_usd_per_kw=1e5, cost_usd_per_kwh=300.0)}
+
+
+def opt(**kw):
+    return OptimizeConfig(annualize=True, energy_price_usd_per_mwh=60.0,
+                          slowdown_usd_per_gpu_h=0.01, **kw)
+
+
+def size(p_w, o=None):
+    inp = single_job_inputs(p_w, N, TDP, cap_range=(0.5, 1.0))
+    return size_storage(N * p_w / 1e6, DT, storage(), SPEC, o or opt(), levers=inp)
+
+
+def test_the_pieces_left_out_are_searched_and_bounded(monkeypatch):
+    p = jittered_w()
+    inp = single_job_inputs(p, N, TDP, cap_range=(0.5, 1.0))
+    (_, _, pc), = piece_lists(inp)
+    assert len(pc) > levers.MAX_PIECES                       # the driver thins: 26 pieces
+    got = size(p)
+    monkeypatch.setattr(levers, "MAX_PIECES", 1000)
+    every = size(p)                                           # every piece solved
+    # the cap that meets the limit, 0.96 TDP, lies in a piece off the thinned grid: the
+    # grid alone would have capped at the first piece's top, 0.95 (more slowdown), and
+    # reported it as proven
+    assert every.levers["job"]["cap_frac"] == pytest.approx(0.96, abs=1e-9)
+    assert got.levers["job"]["cap_frac"] == pytest.approx(0.96, abs=1e-9)
+    assert got.info.objective_usd == pytest.approx(every.info.objective_usd, rel=1e-9)
+    assert got.info.lower_bound_usd <= every.info.objective_usd * (1 + 1e-9)
+    assert got.info.gap_frac <= 1e-3
+    assert got.info.n_lever_pieces < len(pc)                  # fewer LPs than pieces
+    assert metrics.max_window_swing_mw(got.p_pcc_mw, DT, 10.0) <= 66.0 + 1e-6
+
+
+def test_without_the_search_the_bound_would_be_false(monkeypatch):
+    """What the thinned pieces alone find: a dearer plan, 'proven' by its own bound."""
+    p = jittered_w()
+    monkeypatch.setattr(api, "search_boxes", lambda pb, lv, solved, best, *a, **k:
+                        (best, min(r.info.lower_bound_usd for r in solved.values()), 0, True))
+    thinned = size(p)
+    monkeypatch.undo()
+    assert thinned.levers["job"]["cap_frac"] == pytest.approx(0.95, abs=1e-9)
+    assert thinned.info.lower_bound_usd > size(p).info.objective_usd * (1 + 1e-4)
+
+
+def _problem(p_w, o):
+    load = N * p_w / 1e6
+    h = load.size * DT / 3600.0
+    data = {n: resolve_storage(n, c, o, h) for n, c in storage().items()}
+    return Problem(load, DT, data, SPEC, o, None)
+
+
+def test_a_relaxed_box_bounds_every_piece_in_it_and_a_box_of_one_is_the_piece():
+    p = jittered_w()
+    o = opt()
+    inp = single_job_inputs(p, N, TDP, cap_range=(0.5, 1.0))
+    per_job = piece_lists(inp)
+    pb = _problem(p, o)
+
+    def lp_of(box):
+        ls, d = box_levers(inp, per_job, box, DT, o.slowdown_usd_per_gpu_h)
+        load = pb.load_mw + site_response_mw(d, DT, ls.it_per_gpu, ls.cooling_per_gpu, ls.cooling_tau_s)
+        from dataclasses import replace
+        return lp_bound_usd(replace(pb, load_mw=load, levers=ls)), ls
+
+    box = (((0, 0), (3, 12)),)
+    relaxed, ls = lp_of(box)
+    assert ls.relaxed and "(relaxed)" in ls.piece
+    pieces = [lp_of((((0, 0), (i, i)),)) for i in range(3, 13)]
+    assert all(not q.relaxed for _, q in pieces)
+    assert relaxed <= min(v for v, _ in pieces) * (1 + 1e-9)
+    # a narrower box relaxes less: its bound is at least the wider box's (the search's
+    # monotone bounds), and a box of every piece bounds them all
+    wider, _ = lp_of((((0, 0), (0, len(per_job[0][2]) - 1)),))
+    narrower, _ = lp_of((((0, 0), (6, 9)),))
+    assert wider <= relaxed * (1 + 1e-9) and relaxed <= narrower * (1 + 1e-9)
+    assert wider <= min(v for v, _ in pieces) * (1 + 1e-9)
