@@ -28,6 +28,7 @@ it solved on an exactly equivalent coarser grid. A side that hits
     python benchmarks/bench_sizing.py --load stochastic --horizon-s 300 --band-frac 0.03
                                                           # a tight band limit on a jittered load
     python benchmarks/bench_sizing.py --mix 0.5           # mix case: band limit + GPU levers vs storage only
+    python benchmarks/bench_sizing.py --mix-jittered 60 --horizon-s 300   # levers on the jittered load
 """
 
 from __future__ import annotations
@@ -283,6 +284,30 @@ def run_mix_case(horizon_s: float, dt_s: float, *, band_peak_mw: float, time_lim
     return out
 
 
+def run_mix_jittered(horizon_s: float, price_usd_per_mwh: float, *, time_limit_s: float) -> dict:
+    """GPU levers (floor 0.2-0.9, cap 0.5-1, burn) beside the BESS on the jittered
+    (``stochastic``) load at 0.1 s: one cap piece per power level, so the driver solves the
+    pieces on an even grid and bounds the rest by branch and bound over relaxed boxes
+    (:mod:`facility.optimize.lever_search`)."""
+    from facility.optimize.levers import single_job_inputs
+
+    load = non_periodic_load("stochastic", horizon_s, 0.1)
+    _, storages, spec = case(horizon_s, 0.1)
+    levers = single_job_inputs(load * 1e6 / 100_000, 100_000, 1000.0, floor_range=(0.2, 0.9),
+                               cap_range=(0.5, 1.0), burn=True)
+    opt = OptimizeConfig(time_limit_s=time_limit_s, annualize=True,
+                         energy_price_usd_per_mwh=price_usd_per_mwh)
+    t0 = time.perf_counter()
+    res = size_storage(load, 0.1, storages, spec, opt, levers=levers)
+    i, lv = res.info, res.levers["job"]
+    return {"name": f"sizing_mix_jittered_{load.size}_steps", "n_steps": int(load.size),
+            "price_usd_per_mwh": price_usd_per_mwh, "facility_s": time.perf_counter() - t0,
+            "method": i.method, "objective_usd": i.objective_usd, "lower_bound_usd": i.lower_bound_usd,
+            "gap_frac": i.gap_frac, "n_lever_lps": i.n_lever_pieces, "floor_frac": lv["floor_frac"],
+            "cap_frac": lv["cap_frac"], "p_rated_mw": res.p_rated_mw_opt["bess"],
+            "e_rated_mwh": res.e_rated_mwh_opt["bess"]}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--horizon-s", type=float, default=3600.0)
@@ -304,11 +329,18 @@ def main() -> None:
     ap.add_argument("--band-frac", type=float, default=None, metavar="F",
                     help="with --load: a band peak limit on 0.1-2 Hz at F times the load's own "
                          "peak there; the baseline is then facility's full LP with lazy band rows")
+    ap.add_argument("--mix-jittered", type=float, default=None, metavar="USD_PER_MWH",
+                    help="GPU levers beside storage on the jittered load (--horizon-s, 0.1 s) at this "
+                         "energy price: the piece search with its branch and bound")
     ap.add_argument("--mix", type=float, default=None, metavar="BAND_PEAK_MW",
                     help="the mix case instead: the steady case timed with storage only, then with "
                          "a band peak limit of BAND_PEAK_MW (0.1-5 Hz) as LP rows and the GPU "
                          "levers (floor, burn, cap) as decisions; default dt 0.1 s")
     a = ap.parse_args()
+    if a.mix_jittered is not None:
+        print(json.dumps(run_mix_jittered(a.horizon_s, a.mix_jittered,
+                                          time_limit_s=min(a.time_limit_s, 900.0)), default=float))
+        return
     if a.mix is not None:
         print(json.dumps(run_mix_case(a.horizon_s, a.dt_s or 0.1, band_peak_mw=a.mix,
                                       time_limit_s=a.time_limit_s)), flush=True)

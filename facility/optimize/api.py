@@ -31,7 +31,7 @@ import numpy as np
 from facility.errors import InfeasibleError, ScenarioError
 from facility.optimize.coarsen import coarsen, expand_result
 from facility.optimize.formulation import S_PER_H, resolve_storage
-from facility.optimize.full import lp_bound_usd, solve_full
+from facility.optimize.full import LpBounds, solve_full
 from facility.optimize.idle import solve_idle
 from facility.optimize.interior import solve_interior
 from facility.optimize.lever_search import leaf_key, search_boxes
@@ -231,7 +231,7 @@ def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
     if len(pieces) < n_total:
         # the pieces left out: bounded (and searched) by branch and bound over boxes of them
         best, low, n_lps, complete = search_boxes(
-            pb, levers, solved, best, solve, lp_bound_usd, t_start=t_start)
+            pb, levers, solved, best, solve, LpBounds(), t_start=t_start)
         n_solved += n_lps
         if not complete:
             warnings.warn(f"optimize.levers: {n_total} floor / cap piece combinations; the "

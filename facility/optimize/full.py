@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import time
 
+from facility.errors import InfeasibleError
 from facility.optimize.fallback import SolverTimeLimit, best_effort
 from facility.optimize.formulation import Model, build_model
+from facility.optimize.lp import resolve_same_matrix, solve_highs
 from facility.optimize.lever_columns import lever_plan_from_columns
 from facility.optimize.problem import Problem
 from facility.optimize.result import SizingResult, pack_result, plan_from_columns
 from facility.optimize.solve import overlap_steps, solve_model
 from facility.optimize.spectral import full_spectral
 
-__all__ = ["build_full", "solve_full", "lp_bound_usd"]
+__all__ = ["build_full", "solve_full", "lp_bound_usd", "LpBounds"]
 
 
 def build_full(pb: Problem) -> Model:
@@ -73,3 +75,31 @@ def lp_bound_usd(pb: Problem) -> float:
     _, info = solve_model(m, lambda: build_full(pb), pb.optimize, pb.dt_s, time.perf_counter() - t0,
                           spectral=lazy, repair=False)
     return info.relaxed_objective_usd
+
+
+class LpBounds:
+    """:func:`lp_bound_usd` for a sequence of LPs that share one matrix (the relaxed boxes of
+    :mod:`facility.optimize.lever_search` differ in bounds and costs only): each solved warm
+    from the last one's basis. Measured on a jittered 5-min load at 0.1 s with 44 cap pieces:
+    a box 37-45 s cold, 0.1-18 s warm. With band limits (lazy rows) every LP is solved cold."""
+
+    def __init__(self):
+        self._last = None
+
+    def __call__(self, pb: Problem) -> float:
+        if full_spectral(pb.spec, pb.load_mw, pb.dt_s, pb.margin_frac) is not None:
+            return lp_bound_usd(pb)
+        m = build_full(pb)
+        limit = float(pb.optimize.time_limit_s)
+        sol = None if self._last is None else resolve_same_matrix(self._last, m.lp, time_limit_s=limit)
+        if sol is None:
+            sol = solve_highs(m.lp, time_limit_s=limit)
+            sol.matrix = m.lp.assemble()[0]
+        if sol.status != "ok":
+            self._last = None
+            if "infeasible" in sol.termination.lower():
+                raise InfeasibleError(f"the relaxed LP is infeasible ({sol.termination})")
+            raise SolverTimeLimit(f"the relaxed LP stopped: {sol.termination}",
+                                  {"termination": sol.termination})
+        self._last = sol
+        return 1000.0 * (sol.objective + m.objective_offset_kusd)

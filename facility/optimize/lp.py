@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["LinearProgram", "RowBlock", "LpSolution", "solve_highs", "extend_highs",
+__all__ = ["LinearProgram", "RowBlock", "LpSolution", "solve_highs", "extend_highs", "resolve_same_matrix",
            "resolve_with_zero_upper", "restore_upper", "resolve_with_cost"]
 
 
@@ -159,6 +159,8 @@ class LpSolution:
     x: np.ndarray
     solve_s: float
     handle: object = None
+    #: the assembled matrix, kept by callers that re-solve warm (:func:`resolve_same_matrix`)
+    matrix: object = None
 
 
 #: HiGHS options of the fast path, chosen by measurement (benchmarks/bench_sizing.py):
@@ -305,3 +307,25 @@ def resolve_with_cost(sol: LpSolution, cols: np.ndarray, cost: np.ndarray) -> Lp
     cols = np.asarray(cols, dtype=np.int32)
     h.changeColsCost(cols.size, cols, np.asarray(cost, dtype=float))
     return _rerun(h, int(h.getNumCol()))
+
+
+def resolve_same_matrix(sol: LpSolution, lp: LinearProgram, *, time_limit_s: float = 600.0
+                        ) -> LpSolution | None:
+    """Solve ``lp`` warm in the ``highspy`` model of ``sol`` when both have the same matrix
+    (only costs and bounds differ: HiGHS restarts from the last basis); None when the matrices
+    differ (solve cold instead)."""
+    A, c, lb, ub, rlo, rhi = lp.assemble()
+    h = sol.handle
+    B = sol.matrix
+    if h is None or B is None or A.shape != B.shape or A.nnz != B.nnz or not (
+            np.array_equal(A.indptr, B.indptr) and np.array_equal(A.indices, B.indices)
+            and np.array_equal(A.data, B.data)):
+        return None
+    n, m = A.shape[1], A.shape[0]
+    h.setOptionValue("time_limit", float(time_limit_s))
+    h.changeColsBounds(n, np.arange(n, dtype=np.int32), lb, ub)
+    h.changeRowsBounds(m, np.arange(m, dtype=np.int32), rlo, rhi)
+    h.changeColsCost(n, np.arange(n, dtype=np.int32), c)
+    out = _rerun(h, n)
+    out.matrix = B
+    return out

@@ -104,3 +104,24 @@ def test_a_relaxed_box_bounds_every_piece_in_it_and_a_box_of_one_is_the_piece():
     narrower, _ = lp_of((((0, 0), (6, 9)),))
     assert wider <= relaxed * (1 + 1e-9) and relaxed <= narrower * (1 + 1e-9)
     assert wider <= min(v for v, _ in pieces) * (1 + 1e-9)
+
+
+def test_warm_box_bounds_equal_the_cold_ones():
+    """LpBounds re-solves boxes of one matrix warm from the last basis: same optima."""
+    from dataclasses import replace
+
+    from facility.optimize.full import LpBounds
+
+    p = jittered_w()
+    o = opt()
+    inp = single_job_inputs(p, N, TDP, cap_range=(0.5, 1.0))
+    per_job = piece_lists(inp)
+    pb = _problem(p, o)
+    warm = LpBounds()
+    k = len(per_job[0][2]) - 1
+    for box in ((((0, 0), (0, k)),), (((0, 0), (k // 2, k)),), (((0, 0), (k // 2, 3 * k // 4)),),
+                (((0, 0), (2, 5)),)):
+        ls, d = box_levers(inp, per_job, box, DT, o.slowdown_usd_per_gpu_h)
+        sub = replace(pb, load_mw=pb.load_mw + site_response_mw(d, DT, 1.0, 0.0, 0.0), levers=ls)
+        assert warm(sub) == pytest.approx(lp_bound_usd(sub), rel=1e-9, abs=1e-9)
+    assert warm._last is not None and warm._last.matrix is not None
