@@ -35,7 +35,12 @@ from facility.optimize.full import LpBounds, solve_full
 from facility.optimize.idle import solve_idle
 from facility.optimize.interior import solve_interior
 from facility.optimize.lever_search import leaf_key, search_boxes
-from facility.optimize.levers import LeverInputs, lever_pieces, piece_lower_bound_kusd, site_response_mw
+from facility.optimize.levers import (
+    LeverInputs,
+    lever_pieces,
+    piece_lower_bound_kusd,
+    site_response_mw,
+)
 from facility.optimize.periodic import solve_periodic
 from facility.optimize.problem import Problem
 from facility.optimize.result import SizingResult, SolveInfo, gap_frac, sizing_to_json
@@ -202,8 +207,8 @@ def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
         raise ScenarioError("optimize.levers with GPU levers weigh storage capex against energy and "
                             "slowdown over the horizon: set optimize.annualize = true (capex annuity "
                             "per horizon), else the full capex competes with a few minutes of energy")
-    pieces, n_total = lever_pieces(levers, pb.dt_s, pb.optimize.slowdown_usd_per_gpu_h)
     t_start = time.perf_counter()
+    pieces, n_total = lever_pieces(levers, pb.dt_s, pb.optimize.slowdown_usd_per_gpu_h)
     # cheapest bound first; a piece whose bound is above the best plan so far cannot win
     bounds = [1000.0 * piece_lower_bound_kusd(ls, pb.dt_s, pb.price_usd_per_mwh) for ls, _ in pieces]
     order = np.argsort(bounds, kind="stable")

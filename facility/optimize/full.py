@@ -7,8 +7,8 @@ import time
 from facility.errors import InfeasibleError
 from facility.optimize.fallback import SolverTimeLimit, best_effort
 from facility.optimize.formulation import Model, build_model
-from facility.optimize.lp import resolve_same_matrix, solve_highs
 from facility.optimize.lever_columns import lever_plan_from_columns
+from facility.optimize.lp import resolve_same_matrix, solve_highs
 from facility.optimize.problem import Problem
 from facility.optimize.result import SizingResult, pack_result, plan_from_columns
 from facility.optimize.solve import overlap_steps, solve_model
@@ -87,6 +87,7 @@ class LpBounds:
         self._last = None
 
     def __call__(self, pb: Problem) -> float:
+        """A lower bound of the problem's LP (its optimum). [USD]"""
         if full_spectral(pb.spec, pb.load_mw, pb.dt_s, pb.margin_frac) is not None:
             return lp_bound_usd(pb)
         m = build_full(pb)

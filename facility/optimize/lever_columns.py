@@ -63,13 +63,19 @@ def add_lever_columns(m, lv: LeverSet) -> None:
             if jl.floor is not None:
                 lp.add_rows("floor_below_cap", [(c["floor"], 1.0), (cap, -1.0)], -np.inf, 0.0, t=-1,
                             soft=False)
-        if jl.floor_room_mw is not None:  # a relaxed lever (levers.box_levers): more floor burn
+        if jl.floor_room_mw is not None:  # a relaxed lever (lever_boxes): more floor burn
             c["floor_room"] = lp.add_columns(f"{jl.name}:floor_room", T, 0.0, jl.floor_room_mw,
                                              pi * h * kappa * w)
             delta.append((c["floor_room"], np.ones(T)))
         if jl.clip_room_mw is not None:  # and more clipping, free
             c["clip_room"] = lp.add_columns(f"{jl.name}:clip_room", T, 0.0, jl.clip_room_mw)
             delta.append((c["clip_room"], -np.ones(T)))
+            if "cap" in c and jl.cap[1] > jl.cap[0]:
+                # the total clip R(C) is convex and falls with C: below its chord over the box,
+                # sum_t room_t <= K (C_b - C), K = (R(C_a) - R(C_b)) / (C_b - C_a)
+                k = float(np.sum(jl.clip_room_mw)) / (jl.cap[1] - jl.cap[0])
+                lp.add_row("clip_below_chord", np.concatenate([c["clip_room"], c["cap"]]),
+                           np.concatenate([np.ones(T), [k]]), -np.inf, k * jl.cap[1], soft=False)
         if jl.burn:
             run = jl.running > 0
             ub = np.where(run, np.inf, 0.0)

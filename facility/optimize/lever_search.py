@@ -6,7 +6,7 @@ floor and cap values (:data:`facility.optimize.levers.MAX_PIECES`). The cheapest
 plan; this module proves how far it can be from the cheapest piece of all.
 
 A *box* is, per job, a run of consecutive floor pieces and a run of cap pieces. Its bound is
-the optimum of the LP of :func:`facility.optimize.levers.box_levers`, a relaxation of every
+the optimum of the LP of :func:`facility.optimize.lever_boxes.box_levers`, a relaxation of every
 piece in the box (a box of one combination is that piece's own LP, whose plan is a candidate).
 Best first: the box of least bound is split in two along its longest run, each half bounded
 (at least its parent's bound), until the least bound left is within ``optimize.max_gap_frac``
@@ -29,7 +29,8 @@ import numpy as np
 
 from facility.errors import InfeasibleError
 from facility.optimize.fallback import SolverTimeLimit
-from facility.optimize.levers import box_levers, piece_lists, site_response_mw
+from facility.optimize.lever_boxes import box_levers
+from facility.optimize.levers import piece_lists, site_response_mw
 from facility.optimize.result import gap_frac
 from facility.optimize.solve import is_time_limit
 

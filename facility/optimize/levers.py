@@ -53,7 +53,7 @@ from facility.errors import ScenarioError
 from facility.optimize.formulation import S_PER_H
 
 __all__ = ["LEVER_NAMES", "JobInput", "LeverInputs", "JobLever", "LeverSet", "lever_pieces",
-           "piece_lists", "box_levers",
+           "piece_lists",
            "site_response_mw", "piece_lower_bound_kusd", "single_job_inputs", "cap_extra_s",
            "CAP_SEGMENTS", "MAX_PIECES"]
 
@@ -156,7 +156,7 @@ class JobLever:
     cap_extra_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
     #: per group Σ p^κ and count over the capped compute steps, with TDP, κ and Δt: the exact φ
     cap_terms: tuple = ()
-    #: a *relaxed* lever (:func:`box_levers`, several pieces at once; a bound, never a plan):
+    #: a *relaxed* lever (:func:`facility.optimize.lever_boxes.box_levers`, several pieces at once; a bound, never a plan):
     #: per step the floor burn it may add above ``floor_const_mw`` [MW], priced as burn
     floor_room_mw: np.ndarray | None = None
     #: per step the clipping it may add above ``cap_const_mw`` [MW], free
@@ -214,7 +214,7 @@ class LeverSet:
 
     @property
     def relaxed(self) -> bool:
-        """Whether some job's lever spans several pieces (:func:`box_levers`)."""
+        """Whether some job's lever spans several pieces (:mod:`~facility.optimize.lever_boxes`)."""
         return any(j.relaxed for j in self.jobs)
 
     @property
@@ -392,72 +392,6 @@ def _lever_set(inp: LeverInputs, jobs: list, slowdown_usd_per_gpu_h: float, labe
                   slowdown_usd_per_gpu_h, "; ".join(labels))
     d = sum((jl.floor_const_mw - jl.cap_const_mw for jl in jobs), np.zeros(inp.jobs[0].p_gpu_w.shape[1]))
     return ls, d
-
-
-def box_levers(inp: LeverInputs, per_job: list, box: tuple, dt_s: float,
-               slowdown_usd_per_gpu_h: float = 0.0) -> tuple[LeverSet, np.ndarray] | None:
-    """The levers of a *box* of piece combinations: per job a run of consecutive floor pieces
-    and a run of cap pieces, ``box[j] = ((f0, f1), (c0, c1))`` (indices into
-    :func:`piece_lists`, inclusive). A box of one combination is that piece, exact; a wider
-    one is a relaxation of all its pieces at once (None when the floor lies above the cap on
-    all of it).
-
-    *Relaxation* of floors in [F_a, F_b] and caps in [C_a, C_b]: the floor is fixed at F_a and
-    each step may burn up to b^F_t(F_b) − b^F_t(F_a) more, at the energy price; the cap clips
-    c_t(C_b) and each step may clip up to c_t(C_a) − c_t(C_b) more, free; the slowdown is
-    φ(C_b), exactly; the burn's headroom is that under C_b. With b^F_t(F) = Σ_g n_g
-    max(F c − p_g(t), 0) increasing and c_t(C) = Σ_g n_g max(p_g(t) − C c, 0) decreasing,
-    every combination of the box meets these rows with its own F, C and burn at no higher
-    cost (its floor burn and clipping lie in the step boxes, its slowdown chords lie above
-    φ(C) ≥ φ(C_b), its headroom is below C_b's, F ≤ C gives F_a ≤ C): the relaxation's
-    optimum bounds the box's cheapest piece from below.
-    """
-    jobs, labels = [], []
-    for (j, pf, pc), ((f0, f1), (c0, c1)) in zip(per_job, box):
-        fr = None if pf[0] is None else (pf[f0][0], pf[f1][1])
-        cr = None if pc[0] is None else (pc[c0][0], pc[c1][1])
-        if fr is not None and cr is not None and fr[0] > cr[1] + _TOL:
-            return None
-        if f0 == f1 and c0 == c1:
-            fp, cp = pf[f0], pc[c0]
-            if fp is not None and cp is not None and fp[0] > cp[1] + _TOL:
-                return None
-            jobs.append(_job_piece(j, fp, cp, dt_s))
-            labels.append(_label(j.name, fp, cp))
-        else:
-            jobs.append(_relaxed_piece(j, fr, cr, dt_s))
-            labels.append(_label(j.name, fr, cr) + " (relaxed)")
-    return _lever_set(inp, jobs, slowdown_usd_per_gpu_h, labels)
-
-
-def _relaxed_piece(j: JobInput, fr, cr, dt_s: float) -> JobLever:
-    """One job's relaxed lever over floors ``fr`` and caps ``cr`` (see :func:`box_levers`)."""
-    c = j.tdp_w
-    n = j.n_gpus.astype(float)[:, None] / 1e6  # MW per W
-    p = j.p_gpu_w
-    z = np.zeros(p.shape[1])
-    run = j.running.any(axis=0)
-    floor = f_room = None
-    f_const = c_const = z
-    if fr is not None:
-        burn_at = lambda F: (n * np.maximum(F * c - p, 0.0) * j.held).sum(axis=0)  # noqa: E731
-        f_const = burn_at(fr[0])
-        f_room = np.maximum(burn_at(fr[1]) - f_const, 0.0)
-        floor = (fr[0], fr[0])
-    cap = c_room = None
-    grid = extra = np.zeros(0)
-    ceiling = j.ceiling_w
-    if cr is not None:
-        clip_at = lambda C: (n * np.maximum(p - C * c, 0.0)).sum(axis=0)  # noqa: E731
-        c_const = clip_at(cr[1])
-        c_room = np.maximum(clip_at(cr[0]) - c_const, 0.0)
-        cap = cr
-        phi = float(cap_extra_s(j, np.array([cr[1]]), p >= cr[1] * c - _TOL * c, dt_s)[0])
-        grid, extra = np.array([cr[0], cr[1]]), np.array([phi, phi])
-        ceiling = cr[1] * c
-    head = (n * np.maximum(ceiling - p, 0.0) * j.running).sum(axis=0)
-    return JobLever(j.name, float(j.n_gpus.sum()), j.burn, floor, cap, z, f_const, z, c_const,
-                    head, z, run.astype(float), grid, extra, (), f_room, c_room)
 
 
 def piece_lower_bound_kusd(lv: LeverSet, dt_s: float, price_usd_per_mwh: float) -> float:

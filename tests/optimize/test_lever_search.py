@@ -10,7 +10,8 @@ from facility.config.schema import BessConfig, OptimizeConfig, SpecConfig
 from facility.optimize import api, levers, size_storage
 from facility.optimize.formulation import resolve_storage
 from facility.optimize.full import lp_bound_usd
-from facility.optimize.levers import box_levers, piece_lists, single_job_inputs, site_response_mw
+from facility.optimize.lever_boxes import box_levers
+from facility.optimize.levers import piece_lists, single_job_inputs, site_response_mw
 from facility.optimize.problem import Problem
 
 TDP, N, DT = 1000.0, 100_000, 0.5
