@@ -80,18 +80,29 @@ def _problem(p_w, o):
     return Problem(load, DT, data, SPEC, o, None)
 
 
-def test_a_relaxed_box_bounds_every_piece_in_it_and_a_box_of_one_is_the_piece():
-    p = jittered_w()
-    o = opt()
+def _boxes():
+    """The test load's pieces and a function from a box to its problem (relaxed or a piece)."""
+    from dataclasses import replace
+
+    p, o = jittered_w(), opt()
     inp = single_job_inputs(p, N, TDP, cap_range=(0.5, 1.0))
     per_job = piece_lists(inp)
     pb = _problem(p, o)
 
-    def lp_of(box):
+    def problem_of(box):
         ls, d = box_levers(inp, per_job, box, DT, o.slowdown_usd_per_gpu_h)
         load = pb.load_mw + site_response_mw(d, DT, ls.it_per_gpu, ls.cooling_per_gpu, ls.cooling_tau_s)
-        from dataclasses import replace
-        return lp_bound_usd(replace(pb, load_mw=load, levers=ls)), ls
+        return replace(pb, load_mw=load, levers=ls)
+
+    return per_job, problem_of
+
+
+def test_a_relaxed_box_bounds_every_piece_in_it_and_a_box_of_one_is_the_piece():
+    per_job, problem_of = _boxes()
+
+    def lp_of(box):
+        sub = problem_of(box)
+        return lp_bound_usd(sub), sub.levers
 
     box = (((0, 0), (3, 12)),)
     relaxed, ls = lp_of(box)
@@ -109,20 +120,13 @@ def test_a_relaxed_box_bounds_every_piece_in_it_and_a_box_of_one_is_the_piece():
 
 def test_warm_box_bounds_equal_the_cold_ones():
     """LpBounds re-solves boxes of one matrix warm from the last basis: same optima."""
-    from dataclasses import replace
-
     from facility.optimize.full import LpBounds
 
-    p = jittered_w()
-    o = opt()
-    inp = single_job_inputs(p, N, TDP, cap_range=(0.5, 1.0))
-    per_job = piece_lists(inp)
-    pb = _problem(p, o)
+    per_job, problem_of = _boxes()
     warm = LpBounds()
     k = len(per_job[0][2]) - 1
     for box in ((((0, 0), (0, k)),), (((0, 0), (k // 2, k)),), (((0, 0), (k // 2, 3 * k // 4)),),
                 (((0, 0), (2, 5)),)):
-        ls, d = box_levers(inp, per_job, box, DT, o.slowdown_usd_per_gpu_h)
-        sub = replace(pb, load_mw=pb.load_mw + site_response_mw(d, DT, 1.0, 0.0, 0.0), levers=ls)
+        sub = problem_of(box)
         assert warm(sub) == pytest.approx(lp_bound_usd(sub), rel=1e-9, abs=1e-9)
     assert warm._last is not None and warm._last.matrix is not None
