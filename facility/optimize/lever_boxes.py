@@ -19,6 +19,7 @@ from facility.optimize.levers import (
     _label,
     _lever_set,
     cap_extra_s,
+    no_cap_frac,
 )
 
 __all__ = ["box_levers"]
@@ -45,7 +46,9 @@ def box_levers(inp: LeverInputs, per_job: list, box: tuple, dt_s: float,
     jobs, labels = [], []
     for (j, pf, pc), ((f0, f1), (c0, c1)) in zip(per_job, box):
         fr = None if pf[0] is None else (pf[f0][0], pf[f1][1])
-        cr = None if pc[0] is None else (pc[c0][0], pc[c1][1])
+        # the no-cap choice (a last None) relaxes as a cap at the job's highest power
+        cr = None if pc[0] is None or pc[c0] is None else (
+            pc[c0][0], no_cap_frac(j) if pc[c1] is None else pc[c1][1])
         if fr is not None and cr is not None and fr[0] > cr[1] + _TOL:
             return None
         if f0 == f1 and c0 == c1:

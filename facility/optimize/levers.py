@@ -53,7 +53,7 @@ from facility.errors import ScenarioError
 from facility.optimize.formulation import S_PER_H
 
 __all__ = ["LEVER_NAMES", "JobInput", "LeverInputs", "JobLever", "LeverSet", "lever_pieces",
-           "piece_lists",
+           "piece_lists", "no_cap_frac",
            "site_response_mw", "piece_lower_bound_kusd", "single_job_inputs", "cap_extra_s",
            "CAP_SEGMENTS", "MAX_PIECES"]
 
@@ -276,6 +276,14 @@ def _thin(pieces: list, n: int) -> list:
     return [pieces[i] for i in keep]
 
 
+def _thin_caps(pc: list, n: int) -> list:
+    """:func:`_thin` of the cap pieces, the no-cap choice (a last None) kept."""
+    if pc[0] is None:
+        return pc
+    tail = [None] if pc[-1] is None else []
+    return _thin(pc[:len(pc) - len(tail)], n) + tail
+
+
 def _job_piece(j: JobInput, fp, cp, dt_s: float) -> JobLever:
     c = j.tdp_w
     n = j.n_gpus.astype(float)[:, None] / 1e6  # MW per W
@@ -342,8 +350,17 @@ def piece_lists(inp: LeverInputs) -> list[tuple[JobInput, list, list]]:
         if j.cap_range is not None:
             lo, hi = j.cap_range
             pc = _pieces(lo, hi, _levels(j.p_gpu_w / j.tdp_w, np.ones_like(j.held), lo, hi))
+            if no_cap_frac(j) > hi + _TOL:
+                pc.append(None)  # no cap at all: the power above the highest cap is not clipped
         per_job.append((j, pf, pc))
     return per_job
+
+
+def no_cap_frac(j: JobInput) -> float:
+    """The job's highest power [frac of TDP]: a cap at or above it clips nothing. The load
+    generator's level noise can lift the compute phase above TDP, so a cap range ending at TDP
+    would always clip (and slow) it: with no cap the last choice (:func:`piece_lists`)."""
+    return float(np.max(j.p_gpu_w, initial=0.0)) / j.tdp_w
 
 
 def lever_pieces(inp: LeverInputs, dt_s: float, slowdown_usd_per_gpu_h: float = 0.0
@@ -362,8 +379,7 @@ def lever_pieces(inp: LeverInputs, dt_s: float, slowdown_usd_per_gpu_h: float = 
     n_total = int(np.prod([len(pf) * len(pc) for _, pf, pc in per_job]))
     if n_total > MAX_PIECES:
         k = max(2, int(np.floor(MAX_PIECES ** (1.0 / max(1, 2 * len(inp.jobs))))))
-        per_job = [(j, _thin(pf, k) if pf[0] is not None else pf, _thin(pc, k) if pc[0] is not None else pc)
-                   for j, pf, pc in per_job]
+        per_job = [(j, _thin(pf, k) if pf[0] is not None else pf, _thin_caps(pc, k)) for j, pf, pc in per_job]
     out = []
     choices = [list(product(pf, pc)) for _, pf, pc in per_job]
     for combo in product(*choices):

@@ -130,3 +130,19 @@ def test_warm_box_bounds_equal_the_cold_ones():
         sub = problem_of(box)
         assert warm(sub) == pytest.approx(lp_bound_usd(sub), rel=1e-9, abs=1e-9)
     assert warm._last is not None and warm._last.matrix is not None
+
+
+def test_no_cap_is_a_choice_when_the_load_exceeds_tdp():
+    """Level noise lifts the compute phase above TDP (1.01 here); a cap range ending at TDP
+    would always clip it and charge its slowdown. With no cap as the last choice, dear
+    slowdown and cheap storage give no cap and no slowdown."""
+    p = np.where(np.arange(400) % 8 < 4, 1.01 * TDP, 0.3 * TDP)
+    inp = single_job_inputs(p, N, TDP, cap_range=(0.5, 1.0))
+    (_, _, pc), = piece_lists(inp)
+    assert pc[-1] is None and pc[-2][1] == 1.0
+    cheap = {"bess": storage()["bess"].model_copy(update={"cost_usd_per_kw": 150.0})}
+    o = OptimizeConfig(annualize=True, energy_price_usd_per_mwh=60.0, slowdown_usd_per_gpu_h=10.0)
+    r = size_storage(N * p / 1e6, DT, cheap, SPEC, o, levers=inp)
+    assert r.levers["job"]["cap_frac"] is None
+    assert r.levers["job"]["extra_s"] == 0.0
+    assert metrics.max_window_swing_mw(r.p_pcc_mw, DT, 10.0) <= 66.0 + 1e-6
