@@ -34,16 +34,24 @@ from facility.optimize.formulation import S_PER_H, resolve_storage
 from facility.optimize.full import LpBounds, solve_full
 from facility.optimize.idle import solve_idle
 from facility.optimize.interior import solve_interior
+from facility.optimize.lever_columns import lever_cost_kusd, lever_site_mw
 from facility.optimize.lever_search import leaf_key, search_boxes
 from facility.optimize.levers import (
     LeverInputs,
+    idle_levers,
     lever_pieces,
     piece_lower_bound_kusd,
     site_response_mw,
 )
 from facility.optimize.periodic import solve_periodic
 from facility.optimize.problem import Problem
-from facility.optimize.result import SizingResult, SolveInfo, gap_frac, sizing_to_json
+from facility.optimize.result import (
+    SizingResult,
+    SolveInfo,
+    gap_frac,
+    pack_result,
+    sizing_to_json,
+)
 from facility.optimize.solve import SLACK_PENALTY_KUSD, is_time_limit
 
 __all__ = ["SolveInfo", "SizingResult", "size_storage", "solve_dispatch", "sizing_to_json",
@@ -200,8 +208,10 @@ def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
     GPU power change; objectives compare because each includes its piece's constant cost.
     Pieces are solved in the order of a lower bound of their cost
     (:func:`facility.optimize.levers.piece_lower_bound_kusd`) and skipped once it is above the
-    best plan (exact pruning). A piece that hits the solver's time limit raises: it is not
-    infeasible, and it might be the cheapest.
+    best plan (exact pruning). A piece that hits the solver's time limit is not infeasible and
+    might be the cheapest: the search stops and :func:`_idle_levers` returns the best verified
+    plan with its (weak) proven gap. Beyond :data:`~facility.optimize.levers.MAX_PIECES`
+    combinations the others are bounded by :func:`~facility.optimize.lever_search.search_boxes`.
     """
     if not pb.optimize.annualize:
         raise ScenarioError("optimize.levers with GPU levers weigh storage capex against energy and "
@@ -225,7 +235,9 @@ def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
             res = solve(replace(pb, load_mw=load, levers=ls))
         except InfeasibleError as exc:
             if is_time_limit(str((exc.diagnosis or {}).get("termination", ""))):
-                raise  # not an infeasible piece: the cheapest might be this one
+                # not an infeasible piece (the cheapest might be this one): the levers left
+                # idle, with a bound over every piece
+                return _idle_levers(pb, levers, pieces, bounds, best, lows, exc)
             first_err = first_err or exc
             continue
         solved[leaf_key(ls)] = res
@@ -255,6 +267,47 @@ def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
     best.info = replace(best.info, n_lever_pieces=n_solved, lower_bound_usd=low,
                         gap_frac=gap_frac(best.info.objective_usd, low))
     return best
+
+
+def _idle_levers(pb: Problem, levers: LeverInputs, pieces: list, bounds: list, best, lows: list,
+                 stop: InfeasibleError) -> SizingResult:
+    """What :func:`solve_levers` returns when a piece stops at the time limit: the cheaper of
+    the best piece solved and the storage plan with the levers idle (floor at its least value,
+    no cap, no burn; the floor's burn is a constant of the load, so the storages' own
+    strategies solve it, the interior point on long horizons). Its proven gap is against the
+    least of the solved pieces' bounds and :func:`~facility.optimize.levers.piece_lower_bound_kusd`
+    of every other piece (their floor burn and slowdown, no capex: weak, stated as it is).
+    Raises ``stop`` when neither gives a plan."""
+    ls, d = idle_levers(levers, pb.dt_s, pb.optimize.slowdown_usd_per_gpu_h)
+    const = pb.load_mw + site_response_mw(d, pb.dt_s, ls.it_per_gpu, ls.cooling_per_gpu, ls.cooling_tau_s)
+    lever_plan = {jl.name: {"floor": jl.floor[0] if jl.floor else None, "cap": None,
+                            "burn": np.zeros(pb.n_steps)} for jl in ls.jobs}
+    full = const + lever_site_mw(ls, lever_plan, pb.dt_s)
+    cand = best
+    try:
+        res = solve(replace(pb, load_mw=full))
+    except InfeasibleError:
+        res = None
+    if res is not None:
+        plan = {n: (res.p_rated_mw_opt[n], res.e_rated_mwh_opt[n], res.p_charge_mw[n],
+                    res.p_discharge_mw[n], res.soc_frac[n] * res.e_rated_mwh_opt[n])
+                for n in res.p_rated_mw_opt}
+        extra = 1000.0 * sum(lever_cost_kusd(ls, lever_plan, pb.dt_s, pb.price_usd_per_mwh).values())
+        info = replace(res.info, objective_usd=res.info.objective_usd + extra)
+        idle = pack_result(const, pb.storages, plan, info, levers=ls, lever_plan=lever_plan, dt_s=pb.dt_s)
+        if cand is None or idle.info.objective_usd < cand.info.objective_usd:
+            cand = idle
+    if cand is None:
+        raise stop
+    low = min(lows + list(bounds) + [cand.info.objective_usd])
+    warnings.warn(f"optimize.levers: a floor / cap piece stopped at optimize.time_limit_s = "
+                  f"{pb.optimize.time_limit_s:g} s ({stop}); returning the verified plan of "
+                  f"{cand.info.objective_usd:,.4g} USD ({'levers idle' if cand is not best else 'a solved piece'}), "
+                  f"proven only within gap_frac = {gap_frac(cand.info.objective_usd, low):.3g} "
+                  f"(the other pieces' bounds count no capex)", stacklevel=4)
+    cand.info = replace(cand.info, status="gap", gap_reason="time", lower_bound_usd=low,
+                        gap_frac=gap_frac(cand.info.objective_usd, low), n_lever_pieces=len(lows) + 1)
+    return cand
 
 
 def solve_dispatch(p_load_mw: np.ndarray, dt_s: float, storages: Mapping, spec, optimize, *,

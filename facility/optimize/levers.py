@@ -53,7 +53,7 @@ from facility.errors import ScenarioError
 from facility.optimize.formulation import S_PER_H
 
 __all__ = ["LEVER_NAMES", "JobInput", "LeverInputs", "JobLever", "LeverSet", "lever_pieces",
-           "piece_lists", "no_cap_frac",
+           "piece_lists", "no_cap_frac", "idle_levers",
            "site_response_mw", "piece_lower_bound_kusd", "single_job_inputs", "cap_extra_s",
            "CAP_SEGMENTS", "MAX_PIECES"]
 
@@ -274,6 +274,18 @@ def _thin(pieces: list, n: int) -> list:
     grid = np.linspace(lo, hi, n)
     keep = sorted({next(i for i, (a, b) in enumerate(pieces) if a - _TOL <= v <= b + _TOL) for v in grid})
     return [pieces[i] for i in keep]
+
+
+def idle_levers(inp: LeverInputs, dt_s: float, slowdown_usd_per_gpu_h: float = 0.0
+                ) -> tuple[LeverSet, np.ndarray]:
+    """The levers idle: per job the floor at its least value (the floor lever holds one), no
+    cap, no burn; as :func:`lever_pieces`' (LeverSet, constant GPU power change)."""
+    jobs = []
+    for j in inp.jobs:
+        fp = None if j.floor_range is None or j.floor_range[0] <= 0 else (j.floor_range[0],) * 2
+        jobs.append(replace(_job_piece(j, fp, None, dt_s), burn=False))
+    return _lever_set(inp, jobs, slowdown_usd_per_gpu_h, [_label(j.name, jl.floor, None) + " (idle)"
+                                                          for j, jl in zip(inp.jobs, jobs)])
 
 
 def _thin_caps(pc: list, n: int) -> list:

@@ -146,3 +146,33 @@ def test_no_cap_is_a_choice_when_the_load_exceeds_tdp():
     assert r.levers["job"]["cap_frac"] is None
     assert r.levers["job"]["extra_s"] == 0.0
     assert metrics.max_window_swing_mw(r.p_pcc_mw, DT, 10.0) <= 66.0 + 1e-6
+
+
+def test_a_piece_at_the_time_limit_leaves_the_levers_idle_with_an_honest_gap(monkeypatch):
+    """A piece that stops at the time limit (a jittered hour on the full LP): the storage plan
+    with the levers idle (floor at its least, no cap, no burn) comes back, verified, its cost
+    with the floor's burn, and a bound over every piece: not a failure with nothing."""
+    from facility.errors import InfeasibleError
+
+    p = jittered_w()
+    inp = single_job_inputs(p, N, TDP, floor_range=(0.35, 0.9), cap_range=(0.5, 1.0), burn=True)
+    o = opt()
+    every = size_storage(N * p / 1e6, DT, storage(), SPEC, o, levers=inp)
+    real = api.solve
+
+    def stops_with_levers(pb):
+        if pb.levers is not None:
+            raise InfeasibleError("the solver stopped", {"termination": "Time limit reached"})
+        return real(pb)
+
+    monkeypatch.setattr(api, "solve", stops_with_levers)
+    with pytest.warns(UserWarning, match="levers idle"):
+        got = size_storage(N * p / 1e6, DT, storage(), SPEC, o, levers=inp)
+    lv = got.levers["job"]
+    assert lv["cap_frac"] is None and lv["floor_frac"] == 0.35 and not np.any(lv["burn_mw"])
+    assert got.info.status == "gap" and got.info.gap_reason == "time"
+    assert got.info.lower_bound_usd <= every.info.objective_usd <= got.info.objective_usd * (1 + 1e-9)
+    # the floor at 0.35 lifts the 0.3 phase: its burn is in the site power and in the cost
+    floor_mwh = N * 0.05 * TDP / 1e6 * np.sum(p < 0.35 * TDP) * DT / 3600
+    assert np.sum(lv["floor_burn_mw"]) * DT / 3600 == pytest.approx(floor_mwh, rel=1e-9)
+    assert metrics.max_window_swing_mw(got.p_pcc_mw, DT, 10.0) <= 66.0 + 1e-6
