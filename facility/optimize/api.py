@@ -41,7 +41,6 @@ from facility.optimize.levers import (
     idle_levers,
     lever_pieces,
     piece_lower_bound_kusd,
-    site_response_mw,
 )
 from facility.optimize.periodic import solve_periodic
 from facility.optimize.problem import Problem
@@ -229,10 +228,8 @@ def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
             lows.append(bounds[i])
             continue
         n_solved += 1
-        load = pb.load_mw + site_response_mw(d, pb.dt_s, ls.it_per_gpu, ls.cooling_per_gpu,
-                                             ls.cooling_tau_s)
         try:
-            res = solve(replace(pb, load_mw=load, levers=ls))
+            res = solve(pb.on_piece(ls, d))
         except InfeasibleError as exc:
             if is_time_limit(str((exc.diagnosis or {}).get("termination", ""))):
                 # not an infeasible piece (the cheapest might be this one): the levers left
@@ -279,13 +276,13 @@ def _idle_levers(pb: Problem, levers: LeverInputs, pieces: list, bounds: list, b
     of every other piece (their floor burn and slowdown, no capex: weak, stated as it is).
     Raises ``stop`` when neither gives a plan."""
     ls, d = idle_levers(levers, pb.dt_s, pb.optimize.slowdown_usd_per_gpu_h)
-    const = pb.load_mw + site_response_mw(d, pb.dt_s, ls.it_per_gpu, ls.cooling_per_gpu, ls.cooling_tau_s)
+    const = pb.on_piece(ls, d).load_mw
     lever_plan = {jl.name: {"floor": jl.floor[0] if jl.floor else None, "cap": None,
                             "burn": np.zeros(pb.n_steps)} for jl in ls.jobs}
     full = const + lever_site_mw(ls, lever_plan, pb.dt_s)
     cand = best
     try:
-        res = solve(replace(pb, load_mw=full))
+        res = solve(pb.with_load(full))
     except InfeasibleError:
         res = None
     if res is not None:

@@ -91,11 +91,12 @@ class LpBounds:
         if full_spectral(pb.spec, pb.load_mw, pb.dt_s, pb.margin_frac) is not None:
             return lp_bound_usd(pb)
         m = build_full(pb)
+        arrays = m.lp.assemble()
         limit = float(pb.optimize.time_limit_s)
-        sol = None if self._last is None else resolve_same_matrix(self._last, m.lp, time_limit_s=limit)
+        sol = None if self._last is None else resolve_same_matrix(self._last, arrays, time_limit_s=limit)
         if sol is None:
-            sol = solve_highs(m.lp, time_limit_s=limit)
-            sol.matrix = m.lp.assemble()[0]
+            sol = solve_highs(m.lp, time_limit_s=limit, assembled=arrays)
+            sol.matrix = arrays[0]
         if sol.status != "ok":
             self._last = None
             if "infeasible" in sol.termination.lower():

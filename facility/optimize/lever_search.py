@@ -23,14 +23,13 @@ from __future__ import annotations
 import heapq
 import itertools
 import time
-from dataclasses import replace
 
 import numpy as np
 
 from facility.errors import InfeasibleError
 from facility.optimize.fallback import SolverTimeLimit
 from facility.optimize.lever_boxes import box_levers
-from facility.optimize.levers import piece_lists, site_response_mw
+from facility.optimize.levers import piece_lists
 from facility.optimize.result import gap_frac
 from facility.optimize.solve import is_time_limit
 
@@ -96,9 +95,7 @@ def search_boxes(pb, levers, solved: dict, best, solve_piece, bound_relaxed, *, 
         key = leaf_key(ls)
         if leaf and key in solved:
             return low_of(solved[key]), True
-        load = pb.load_mw + site_response_mw(d, pb.dt_s, ls.it_per_gpu, ls.cooling_per_gpu,
-                                             ls.cooling_tau_s)
-        sub = replace(pb, load_mw=load, levers=ls)
+        sub = pb.on_piece(ls, d)
         n_lps += 1
         try:
             res = (solve_piece if leaf else bound_relaxed)(sub)

@@ -162,11 +162,6 @@ class JobLever:
     #: per step the clipping it may add above ``cap_const_mw`` [MW], free
     clip_room_mw: np.ndarray | None = None
 
-    @property
-    def relaxed(self) -> bool:
-        """Whether this lever spans several pieces (its plans bound, they do not realize)."""
-        return self.floor_room_mw is not None or self.clip_room_mw is not None
-
     def extra_s_at(self, cap_frac: float) -> float:
         """Exact extra running time φ(C) of the job on this piece (not the LP's chords). [s]"""
         if not self.cap_terms:
@@ -211,11 +206,6 @@ class LeverSet:
     def lagged(self) -> bool:
         """Whether the cooling lags (one state column per step)."""
         return self.cooling_tau_s > 0 and self.cooling_per_gpu > 0
-
-    @property
-    def relaxed(self) -> bool:
-        """Whether some job's lever spans several pieces (:mod:`~facility.optimize.lever_boxes`)."""
-        return any(j.relaxed for j in self.jobs)
 
     @property
     def has_burn(self) -> bool:

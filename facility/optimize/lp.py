@@ -214,11 +214,12 @@ def _highs_lp(A, c, lb, ub, rlo, rhi):
 
 
 def solve_highs(lp: LinearProgram, *, time_limit_s: float = 600.0, options: dict | None = None,
-                verbose: bool = False) -> LpSolution:
-    """Solve the assembled LP with HiGHS through ``highspy`` (matrix passed directly)."""
+                verbose: bool = False, assembled: tuple | None = None) -> LpSolution:
+    """Solve the assembled LP with HiGHS through ``highspy`` (matrix passed directly);
+    ``assembled``: ``lp.assemble()`` when the caller has it already."""
     import highspy
 
-    A, c, lb, ub, rlo, rhi = lp.assemble()
+    A, c, lb, ub, rlo, rhi = lp.assemble() if assembled is None else assembled
     h = _new_highs()
     h.setOptionValue("output_flag", bool(verbose))
     h.setOptionValue("time_limit", float(time_limit_s))
@@ -309,12 +310,12 @@ def resolve_with_cost(sol: LpSolution, cols: np.ndarray, cost: np.ndarray) -> Lp
     return _rerun(h, int(h.getNumCol()))
 
 
-def resolve_same_matrix(sol: LpSolution, lp: LinearProgram, *, time_limit_s: float = 600.0
+def resolve_same_matrix(sol: LpSolution, assembled: tuple, *, time_limit_s: float = 600.0
                         ) -> LpSolution | None:
-    """Solve ``lp`` warm in the ``highspy`` model of ``sol`` when both have the same matrix
-    (only costs and bounds differ: HiGHS restarts from the last basis); None when the matrices
-    differ (solve cold instead)."""
-    A, c, lb, ub, rlo, rhi = lp.assemble()
+    """Solve an LP (``assembled``: its :meth:`LinearProgram.assemble`) warm in the ``highspy``
+    model of ``sol`` when both have the same matrix (only costs and bounds differ: HiGHS
+    restarts from the last basis); None when the matrices differ (solve cold instead)."""
+    A, c, lb, ub, rlo, rhi = assembled
     h = sol.handle
     B = sol.matrix
     if h is None or B is None or A.shape != B.shape or A.nnz != B.nnz or not (

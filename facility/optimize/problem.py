@@ -82,6 +82,16 @@ class Problem:
         return replace(self, load_mw=np.asarray(load_mw, dtype=float),
                        dt_s=self.dt_s if dt_s is None else float(dt_s))
 
+    def on_piece(self, levers, d_gpu_mw: np.ndarray) -> "Problem":
+        """The problem on one piece of the GPU levers (:func:`facility.optimize.levers.lever_pieces`):
+        the piece's constant GPU power change ``d_gpu_mw`` [MW], through the site model, added
+        to the load, and its :class:`~facility.optimize.levers.LeverSet` as the levers."""
+        from facility.optimize.levers import site_response_mw
+
+        load = self.load_mw + site_response_mw(d_gpu_mw, self.dt_s, levers.it_per_gpu,
+                                               levers.cooling_per_gpu, levers.cooling_tau_s)
+        return replace(self, load_mw=load, levers=levers)
+
     def on_steps(self, idx, dt_s: float | None = None) -> "Problem":
         """The problem on the steps ``idx`` of its grid (every per-step array indexed)."""
         return replace(self, load_mw=np.asarray(self.load_mw[idx], dtype=float),
