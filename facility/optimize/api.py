@@ -31,8 +31,10 @@ import numpy as np
 from facility.errors import InfeasibleError, ScenarioError
 from facility.optimize.coarsen import coarsen, expand_result
 from facility.optimize.formulation import S_PER_H, resolve_storage
+from facility.optimize.fallback import SolverTimeLimit
 from facility.optimize.full import LpBounds, solve_full
 from facility.optimize.idle import solve_idle
+from facility.optimize import interior
 from facility.optimize.interior import solve_interior
 from facility.optimize.lever_columns import lever_cost_kusd, lever_site_mw
 from facility.optimize.lever_search import leaf_key, search_boxes
@@ -211,6 +213,8 @@ def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
     might be the cheapest: the search stops and :func:`_idle_levers` returns the best verified
     plan with its (weak) proven gap. Beyond :data:`~facility.optimize.levers.MAX_PIECES`
     combinations the others are bounded by :func:`~facility.optimize.lever_search.search_boxes`.
+    The pieces and boxes share ``optimize.time_limit_s``: each solve gets what is left of it
+    (:meth:`Problem.within`).
     """
     if not pb.optimize.annualize:
         raise ScenarioError("optimize.levers with GPU levers weigh storage capex against energy and "
@@ -222,6 +226,11 @@ def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
     bounds = [1000.0 * piece_lower_bound_kusd(ls, pb.dt_s, pb.price_usd_per_mwh) for ls, _ in pieces]
     order = np.argsort(bounds, kind="stable")
     best, first_err, n_solved, lows, solved = None, None, 0, [], {}
+    limit = float(pb.optimize.time_limit_s)
+
+    def left(sub: Problem) -> Problem:
+        return sub.within(limit - (time.perf_counter() - t_start))
+
     for i in order:
         ls, d = pieces[i]
         if best is not None and bounds[i] >= best.info.objective_usd:
@@ -229,7 +238,10 @@ def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
             continue
         n_solved += 1
         try:
-            res = solve(pb.on_piece(ls, d))
+            if time.perf_counter() - t_start >= limit:
+                raise SolverTimeLimit(f"optimize.time_limit_s = {limit:g} s spent before piece "
+                                      f"{ls.piece}", {"termination": "Time limit reached"})
+            res = solve(left(pb.on_piece(ls, d)))
         except InfeasibleError as exc:
             if is_time_limit(str((exc.diagnosis or {}).get("termination", ""))):
                 # not an infeasible piece (the cheapest might be this one): the levers left
@@ -245,7 +257,8 @@ def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
     if len(pieces) < n_total:
         # the pieces left out: bounded (and searched) by branch and bound over boxes of them
         best, low, n_lps, complete = search_boxes(
-            pb, levers, solved, best, solve, LpBounds(), t_start=t_start)
+            pb, levers, solved, best, lambda sub: solve(left(sub)),
+            lambda sub, upper, bounds=BoxBounds(): bounds(left(sub), upper), t_start=t_start)
         n_solved += n_lps
         if not complete:
             warnings.warn(f"optimize.levers: {n_total} floor / cap piece combinations; the "
@@ -264,6 +277,23 @@ def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
     best.info = replace(best.info, n_lever_pieces=n_solved, lower_bound_usd=low,
                         gap_frac=gap_frac(best.info.objective_usd, low))
     return best
+
+
+class BoxBounds:
+    """Lower bounds of the relaxed lever boxes of :func:`~facility.optimize.lever_search.search_boxes`:
+    on long horizons, where the interior strategy applies (:data:`~facility.optimize.interior.MIN_STEPS`
+    steps and more), the Lagrangian bound of one interior-point restriction
+    (:func:`~facility.optimize.interior.lp_lower_bound_usd`; the simplex grows as T² there and
+    does not finish an hour); else the LP's optimum, warm from the last box's basis
+    (:class:`~facility.optimize.full.LpBounds`)."""
+
+    def __init__(self):
+        self._lp = LpBounds()
+
+    def __call__(self, pb: Problem, upper_usd: float = np.inf) -> float:
+        if pb.n_steps >= interior.MIN_STEPS and interior.applies(pb):
+            return interior.lp_lower_bound_usd(pb, upper_usd)
+        return self._lp(pb, upper_usd)
 
 
 def _idle_levers(pb: Problem, levers: LeverInputs, pieces: list, bounds: list, best, lows: list,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from facility.errors import InfeasibleError
 from facility.optimize.fallback import SolverTimeLimit, best_effort
 from facility.optimize.formulation import Model, build_model
@@ -86,8 +88,8 @@ class LpBounds:
     def __init__(self):
         self._last = None
 
-    def __call__(self, pb: Problem) -> float:
-        """A lower bound of the problem's LP (its optimum). [USD]"""
+    def __call__(self, pb: Problem, upper_usd: float = np.inf) -> float:
+        """A lower bound of the problem's LP (its optimum; ``upper_usd`` is not needed). [USD]"""
         if full_spectral(pb.spec, pb.load_mw, pb.dt_s, pb.margin_frac) is not None:
             return lp_bound_usd(pb)
         m = build_full(pb)

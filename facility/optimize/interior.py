@@ -50,6 +50,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from facility.errors import InfeasibleError
+from facility.optimize.fallback import SolverTimeLimit
 from facility.optimize.formulation import op_cost_coefficients, plan_cost_kusd
 from facility.optimize.ipm import lagrangian_bound, solve_assembled
 from facility.optimize.pcc_grid import box_template, build_grid_model, column_boxes, group_for
@@ -60,6 +62,7 @@ from facility.optimize.spectral import (BINS_PER_ROUND, NEAR, SEED_BINS, SIDES, 
 from facility.optimize.verify import verify_plan
 
 __all__ = ["MIN_STEPS", "REPAIR_ROUNDS", "applies", "realize", "run_solves", "solve_interior",
+           "lp_lower_bound_usd",
            "InteriorStats"]
 
 #: Shorter horizons go to the full LP (HiGHS' simplex: a vertex, fast there).
@@ -85,9 +88,12 @@ REPAIR_GAP_SHARE = 0.5
 
 def applies(pb: Problem) -> bool:
     """Whether the strategy's bracket is proven for this problem (module text): sizing or
-    dispatch without PCC history, GPU levers or a variation price, σ = 0, and an initial SoC
-    inside the band (band limits are rows of the restriction, :mod:`~facility.optimize.pcc_grid`)."""
-    return (pb.p_pcc_history_mw is None and pb.levers is None
+    dispatch without PCC history or a variation price, σ = 0, and an initial SoC inside the
+    band (band limits are rows of the restriction, :mod:`~facility.optimize.pcc_grid`). GPU
+    levers only on groups of one step (the LP is then the full one with its PCC as columns;
+    their data are not averaged) and without the cooling lag."""
+    return (pb.p_pcc_history_mw is None
+            and (pb.levers is None or (not pb.levers.lagged and group_for(pb) == 1))
             and pb.pcc_variation_cost_usd_per_mw <= 0 and bool(pb.storages)
             and all(s.sigma_per_h == 0 for s in pb.storages.values())
             and all(s.soc_min <= s.soc0 <= s.soc_max for s in pb.storages.values()))
@@ -109,9 +115,10 @@ class InteriorStats:
 
 # ----------------------------------------------------------------------------- solves
 def _solve_job(pb: Problem, mode: str, g: int, zero_ub: dict | None, drop_blocks: bool,
-               spectral_dirs: dict | None = None) -> dict:
-    """Build one bracketing LP (with the band rows of ``spectral_dirs``), solve it, and return
-    what the parent needs (picklable)."""
+               spectral_dirs: dict | None = None, ipm_options: dict | None = None) -> dict:
+    """Build one bracketing LP (with the band rows of ``spectral_dirs``), solve it (PIQP with
+    ``ipm_options`` over :data:`~facility.optimize.ipm.IPM_OPTIONS`), and return what the
+    parent needs (picklable)."""
     t0 = time.perf_counter()
     gm = build_grid_model(pb, g, mode, spectral_dirs)
     A, c, lb, ub, rlo, rhi = gm.m.lp.assemble()
@@ -119,10 +126,11 @@ def _solve_job(pb: Problem, mode: str, g: int, zero_ub: dict | None, drop_blocks
         for side, idx in steps.items():
             ub[gm.m.cols[name][side][idx]] = 0.0
     build_s = time.perf_counter() - t0
-    sol = solve_assembled(A, c, lb, ub, rlo, rhi)
+    sol = solve_assembled(A, c, lb, ub, rlo, rhi, options=ipm_options)
+    off = float(gm.m.objective_offset_kusd)  # the levers' constant costs (0 without them)
     out = {"mode": mode, "g": g, "status": sol.status, "termination": sol.termination,
            "iterations": sol.iterations, "solve_s": sol.solve_s, "build_s": build_s,
-           "objective_kusd": sol.objective, "n_variables": int(A.shape[1]),
+           "objective_kusd": sol.objective + off, "n_variables": int(A.shape[1]),
            "n_constraints": int(A.shape[0]), "has_blocks": bool(gm.block_rows)}
     if sol.status in ("infeasible", "failed"):
         return out
@@ -131,6 +139,10 @@ def _solve_job(pb: Problem, mode: str, g: int, zero_ub: dict | None, drop_blocks
         out["plan"] = {n: (float(x[cc["p_rated"][0]]), float(x[cc["e_rated"][0]]),
                            x[cc["ch"]].copy(), x[cc["dis"]].copy(), x[cc["e"]].copy())
                        for n, cc in gm.m.cols.items()}
+        if gm.m.lever_cols:
+            from facility.optimize.lever_columns import lever_plan_from_columns
+
+            out["lever_plan"] = lever_plan_from_columns(gm.m, x)
     if mode == "restrict" and g > 1:
         # on groups the restriction is another LP (Q held over g steps): its duals bound its
         # own optimum, which lies above the full LP's, so they prove nothing about it
@@ -149,9 +161,60 @@ def _solve_job(pb: Problem, mode: str, g: int, zero_ub: dict | None, drop_blocks
 
 def _bound_at(piece: dict, pb: Problem, upper_usd: float) -> float:
     """The Lagrangian bound of a solved LP with boxes from a plan of cost ``upper_usd``. [USD]"""
-    lo, hi = column_boxes(piece["boxes"], pb.storages, pb.load_mw, upper_usd)
-    return 1000.0 * lagrangian_bound(piece["A"], piece["c"], piece["y"], piece["rlo"],
-                                     piece["rhi"], lo, hi, piece["keep"])
+    lo, hi = column_boxes(piece["boxes"], pb.storages, pb.load_mw, upper_usd, pb.levers)
+    return 1000.0 * (lagrangian_bound(piece["A"], piece["c"], piece["y"], piece["rlo"],
+                                      piece["rhi"], lo, hi, piece["keep"])
+                     + piece["boxes"]["offset_kusd"])
+
+
+#: PIQP's tolerances for a bound alone (:func:`lp_lower_bound_usd`): weak duality holds at any
+#: accuracy, and at 1e-8 the widest relaxed lever box of a jittered 10-minute load stalls (150
+#: iterations, a bound of −1,762 USD against an optimum of 24.0) where 1e-6 ends in 64 with a
+#: bound of 23.98 USD.
+BOUND_IPM_OPTIONS = {"eps_abs": 1e-6, "eps_rel": 1e-6, "eps_duality_gap_abs": 1e-6,
+                     "eps_duality_gap_rel": 1e-6}
+
+#: Without a plan's cost, the column boxes of :func:`lp_lower_bound_usd` take the restriction's
+#: LP optimum this much higher (the interior point meets it to ~1e-8). [-]
+UPPER_SLACK_FRAC = 1e-3
+
+
+def lp_lower_bound_usd(pb: Problem, upper_usd: float = np.inf) -> float:
+    """A lower bound of the problem's LP without a plan: one restriction solve (g = 1), its
+    duals priced by weak duality with the long-lag block rows and the band rows left out
+    (:func:`~facility.optimize.ipm.lagrangian_bound`; leaving rows out only relaxes).
+
+    This is what a relaxed lever box needs on a long horizon
+    (:func:`facility.optimize.lever_search.search_boxes`): the full LP does not finish there.
+    The column boxes come from ``upper_usd``, the cost of a plan of the problem or the best
+    plan of a search the box competes with. Where the box's optimum costs more than that,
+    the boxes may cut its optimum off and the bound may lie above it, but then it lies above
+    ``upper_usd`` too and the box is dropped rightly (the search's bound is the least of its
+    boxes' and that plan's). Without ``upper_usd``, the restriction's own optimum (a plan of
+    the LP, as it restricts it) with :data:`UPPER_SLACK_FRAC`.
+
+    Raises
+    ------
+    SolverTimeLimit
+        The solve did not end within ``optimize.time_limit_s`` or did not converge.
+    InfeasibleError
+        The restriction is infeasible (it is a restriction: the LP may not be).
+    """
+    if not applies(pb):
+        raise ValueError("lp_lower_bound_usd: the interior strategy does not apply to this problem")
+    local = not _processes_allowed() or pb.n_steps < PROCESS_MIN_STEPS
+    res = run_solves([(_solve_job, (pb, "restrict", 1, None, True, None, BOUND_IPM_OPTIONS))],
+                     float(pb.optimize.time_limit_s), in_process=local)[0]
+    if res is None or res["status"] == "failed":
+        raise SolverTimeLimit("the restriction for a lower bound did not end",
+                              {"termination": "time limit" if res is None else res["termination"]})
+    if res["status"] == "infeasible":
+        raise InfeasibleError(f"the restriction for a lower bound: {res['termination']}")
+    if "bound" not in res:
+        raise SolverTimeLimit("the restriction gave no duals", {"termination": res["termination"]})
+    if not np.isfinite(upper_usd):
+        upper_usd = 1000.0 * (res["objective_kusd"] + UPPER_SLACK_FRAC * abs(res["objective_kusd"]))
+    return _bound_at(res["bound"], pb, float(upper_usd))
 
 
 def _processes_allowed() -> bool:
@@ -263,7 +326,7 @@ def _realize_storage(s, p: np.ndarray, e_r: float, dt_s: float, price_kusd: floa
     return best[1] if np.isfinite(best[0]) else None
 
 
-def realize(pb: Problem, raw: dict) -> tuple[dict | None, dict, str]:
+def realize(pb: Problem, raw: dict, lever_plan: dict | None = None) -> tuple[dict | None, dict, str]:
     """A realizable plan from an interior point of the restriction (module text): per storage
     the net power less a constant δ (the cheapest of a few; δ = 0 is the plain netting), split
     into charge or discharge, with the energy growth that keeps it in the SoC band.
@@ -283,7 +346,8 @@ def realize(pb: Problem, raw: dict) -> tuple[dict | None, dict, str]:
             return None, grown, f"{n}: netting the plan leaves its rating or SoC bounds"
         plan[n] = got
         grown[n] = got[1] - e_r
-    bad = verify_plan(pb.load_mw, pb.dt_s, pb.storages, pb.spec, plan, pb.margin_frac)
+    bad = verify_plan(pb.load_mw, pb.dt_s, pb.storages, pb.spec, plan, pb.margin_frac,
+                      levers=pb.levers, lever_plan=lever_plan)
     return (None, grown, bad) if bad else (plan, grown, "")
 
 
@@ -301,8 +365,13 @@ def _overlap_fix(raw: dict, zero: dict | None) -> tuple[dict, int]:
     return zero, n_fixed
 
 
-def _cost_usd(pb: Problem, plan: dict) -> float:
-    return 1000.0 * plan_cost_kusd(pb.storages, plan, pb.dt_s, pb.price_usd_per_mwh)
+def _cost_usd(pb: Problem, plan: dict, lever_plan: dict | None = None) -> float:
+    c = plan_cost_kusd(pb.storages, plan, pb.dt_s, pb.price_usd_per_mwh)
+    if pb.levers is not None and lever_plan is not None:
+        from facility.optimize.lever_columns import lever_cost_kusd
+
+        c += sum(lever_cost_kusd(pb.levers, lever_plan, pb.dt_s, pb.price_usd_per_mwh).values())
+    return 1000.0 * c
 
 
 # ----------------------------------------------------------------------------- strategy
@@ -315,7 +384,11 @@ class _Search:
         self.limit = float(pb.optimize.time_limit_s)
         self.target = float(pb.optimize.max_gap_frac)
         self.plan, self.cost, self.why = None, np.inf, "the upper LP did not solve"
-        self.lows = [1000.0 * sum(s.c_p * s.p_lo + s.c_e * s.e_lo for s in pb.storages.values())]
+        self.lever_plan = None
+        # every plan pays the least ratings' capex (the levers' part may be priced below 0 by
+        # the slowdown chords' slopes: then no bound before the first solve's)
+        self.lows = [1000.0 * sum(s.c_p * s.p_lo + s.c_e * s.e_lo for s in pb.storages.values())
+                     if pb.levers is None else -np.inf]
         self.n_rep = 0
         # band limits: the directions the restriction carries (``cutter.cuts``, bin -> set of
         # directions), seeded with the worst bins the load alone puts above their limit (as
@@ -401,13 +474,15 @@ class _Search:
         if "plan" not in res:
             self.why = f"the upper LP: {res['termination']}"
             return None, np.inf
-        cand, grown, bad = realize(self.pb, res["plan"])
+        lever_plan = res.get("lever_plan")
+        cand, grown, bad = realize(self.pb, res["plan"], lever_plan)
         if cand is None:
             self.why = bad
             return res["plan"], np.inf
-        c = _cost_usd(self.pb, cand)
+        c = _cost_usd(self.pb, cand, lever_plan)
         if c < self.cost:
             self.plan, self.cost, self.st.grown_e_mwh = cand, c, grown
+            self.lever_plan = lever_plan
         return res["plan"], c - 1000.0 * res["objective_kusd"]
 
     def bracket(self, g: int) -> float:
@@ -512,7 +587,8 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
                      method="interior", lower_bound_usd=low, gap_frac=gap, step_factor=1,
                      gap_reason=reason, n_spectral_bins=st.n_spectral_bins,
                      n_spectral_rounds=st.n_spectral_rounds)
-    return pack_result(pb.load_mw, pb.storages, plan, info)
+    return pack_result(pb.load_mw, pb.storages, plan, info, levers=pb.levers,
+                       lever_plan=run.lever_plan, dt_s=pb.dt_s)
 
 
 if __name__ == "__main__":  # the subprocess of run_solves

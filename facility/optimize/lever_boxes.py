@@ -18,7 +18,6 @@ from facility.optimize.levers import (
     _job_piece,
     _label,
     _lever_set,
-    cap_extra_s,
     no_cap_frac,
 )
 
@@ -85,16 +84,62 @@ def _relaxed_piece(j: JobInput, fr, cr, dt_s: float) -> JobLever:
         c_const = clip_at(cr[1])
         c_room = np.maximum(clip_at(cr[0]) - c_const, 0.0)
         cap = cr
-        # the slowdown below a line through φ(C_b) with the slope of φ's chord just above C_b
-        # (φ is convex in C: that slope is at least φ' there, so the line lies below φ on the
-        # box); the clip room ties to C through one row (lever_columns: total clip below R's
-        # chord over the box)
-        phi_at = lambda C: float(cap_extra_s(j, np.array([C]), p >= C * c - _TOL * c, dt_s)[0])  # noqa: E731
-        phi_b, h = phi_at(cr[1]), 1e-6
-        slope = min((phi_at(cr[1] + h) - phi_b) / h, 0.0)
-        grid = np.array([cr[0], cr[1]])
-        extra = np.array([phi_b + slope * (cr[0] - cr[1]), phi_b])
+        # the slowdown below φ on the box: the upper envelope of tangents of the convex φ
+        # (:func:`slowdown_below`); the clip room ties to C through one row (lever_columns:
+        # total clip below R's chord over the box)
+        grid, extra = slowdown_below(j, cr, dt_s)
         ceiling = cr[1] * c
     head = (n * np.maximum(ceiling - p, 0.0) * j.running).sum(axis=0)
     return JobLever(j.name, float(j.n_gpus.sum()), j.burn, floor, cap, z, f_const, z, c_const,
                     head, z, run.astype(float), grid, extra, (), f_room, c_room)
+
+
+#: Tangent points of φ per relaxed cap box (:func:`slowdown_below`), evenly over the box.
+N_TANGENTS = 12
+
+
+def _phi_and_subgradient(j: JobInput, C: float, dt_s: float) -> tuple[float, float]:
+    """φ(C) of :func:`cap_extra_s` and a subgradient of it [s, s per unit C]: with the capped
+    set p ≥ C c, φ(C) = Δt max(0, max_g [a_g (C c)^{-κ} − n_g]), a_g = Σ p^κ over the group's
+    capped compute steps; the active group's derivative −κ Δt a_g c^{-κ} C^{-κ-1} (0 where
+    φ = 0). Each step's term max(0, (p / C c)^κ − 1) is convex in C and is 0 where it is
+    not capped, so φ is convex and the capped set with equality gives a left derivative, a
+    subgradient."""
+    c, e = j.tdp_w, j.perf_exponent
+    capped = (j.p_gpu_w >= C * c - _TOL * c) & j.compute
+    a = np.where(capped, np.power(np.maximum(j.p_gpu_w, 0.0), e), 0.0).sum(axis=1)
+    per = a * (C * c) ** (-e) - capped.sum(axis=1)
+    if per.size == 0 or per.max() <= 0.0:
+        return 0.0, 0.0
+    g = int(np.argmax(per))
+    return dt_s * float(per[g]), -e * dt_s * float(a[g]) * c ** (-e) * C ** (-e - 1.0)
+
+
+def slowdown_below(j: JobInput, cr: tuple[float, float], dt_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """A convex piecewise linear ψ ≤ φ on caps ``cr`` = [C_a, C_b]: the upper envelope of the
+    tangents ℓ_i(C) = φ(t_i) + s_i (C − t_i) at :data:`N_TANGENTS` points t_i over the box
+    (s_i a subgradient, :func:`_phi_and_subgradient`) and of 0. Each tangent of a convex
+    function lies below it everywhere, so ψ ≤ φ ≤ every piece's chords of φ. Returned as
+    ψ's values at its breakpoints (the box ends and the tangents' pairwise intersections in
+    between: the envelope bends nowhere else), so its interpolation is ψ itself. [unit C], [s]
+
+    (A single line through φ(C_b) with φ's slope there, as before, priced a box that reaches
+    'no cap' almost nothing for clipping: φ is flat at C_b and steep at C_a.)"""
+    lines = [(0.0, 0.0)]  # (slope, intercept)
+    for t in np.linspace(cr[0], cr[1], N_TANGENTS):
+        v, sl = _phi_and_subgradient(j, float(t), dt_s)
+        lines.append((sl, v - sl * t))
+    sl = np.array([ln[0] for ln in lines])
+    b0 = np.array([ln[1] for ln in lines])
+    pts = [cr[0], cr[1]]
+    for i in range(len(lines)):
+        for k in range(i + 1, len(lines)):
+            if abs(sl[i] - sl[k]) > 1e-15:
+                x = (b0[k] - b0[i]) / (sl[i] - sl[k])
+                if cr[0] < x < cr[1]:
+                    pts.append(float(x))
+    grid = np.unique(np.round(np.asarray(pts), 12))
+    grid = grid[(grid >= cr[0]) & (grid <= cr[1])]
+    psi = np.max(sl[:, None] * grid[None, :] + b0[:, None], axis=0)
+    return grid, psi
+

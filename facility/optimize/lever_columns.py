@@ -82,11 +82,16 @@ def add_lever_columns(m, lv: LeverSet) -> None:
             simple = jl.floor is None and jl.cap is None and jl.floor_room_mw is None
             if simple:
                 ub = np.where(run, np.maximum(jl.head_const_mw, 0.0), 0.0)
+            else:
+                ub = np.where(run, np.maximum(_burn_room_mw(jl), 0.0), 0.0)
+                ub[ub <= _ROOM_TOL * max(float(np.max(np.abs(jl.head_const_mw), initial=0.0)), 1.0)] = 0.0
             e = lp.add_columns(f"{jl.name}:burn", T, 0.0, ub, pi * h * kappa * w)
             c["burn"] = e
             delta.append((e, np.ones(T)))
             if not simple:
-                t = np.flatnonzero(run)
+                # the row binds the burn only where it has room; where it has none the burn is
+                # fixed at 0 (a bound) and the row is kept only if it still ties F or C
+                t = np.flatnonzero(run & ((ub > 0) | _ties_levers(jl)))
                 terms = [(e[t], 1.0)]
                 if jl.floor is not None:
                     terms.append((np.full(t.size, c["floor"][0]), jl.floor_coef_mw[t]))
@@ -104,6 +109,36 @@ def add_lever_columns(m, lv: LeverSet) -> None:
     m.lever_pcc_terms += terms
     if lv.lagged:
         _add_cooling_lag(m, lv, delta)
+
+
+#: Burn room below this share of the largest headroom is none (the burn column is fixed at 0). [-]
+_ROOM_TOL = 1e-12
+
+
+def _burn_room_mw(jl) -> np.ndarray:
+    """Largest burn the headroom row allows per step over the job's floor and cap boxes: the
+    row e_t + F a^F_t − C a^H_t + room_t ≤ h_t − d^F_t at the F and C that loosen it most and
+    no relaxed floor room (an implied upper bound of e_t: where it is 0 the row alone would
+    squeeze the column to zero, a feasible set without interior for the interior point). [MW]"""
+    room = jl.head_const_mw - jl.floor_const_mw
+    if jl.floor is not None:
+        room = room - np.minimum(jl.floor[0] * jl.floor_coef_mw, jl.floor[1] * jl.floor_coef_mw)
+    if jl.cap is not None:
+        room = room + np.maximum(jl.cap[0] * jl.head_coef_mw, jl.cap[1] * jl.head_coef_mw)
+    return room
+
+
+def _ties_levers(jl) -> np.ndarray:
+    """Steps where the headroom row has a floor or cap coefficient (it constrains F or C even
+    with the burn at 0)."""
+    tie = np.zeros(jl.head_const_mw.shape, bool)
+    if jl.floor is not None:
+        tie |= jl.floor_coef_mw != 0
+    if jl.cap is not None:
+        tie |= jl.head_coef_mw != 0
+    if jl.floor_room_mw is not None:
+        tie |= np.asarray(jl.floor_room_mw) > 0
+    return tie
 
 
 def _add_cooling_lag(m, lv: LeverSet, delta: list) -> None:
@@ -135,12 +170,17 @@ def _add_cooling_lag(m, lv: LeverSet, delta: list) -> None:
 
 def lever_plan_from_columns(m, x: np.ndarray) -> dict:
     """Lever decisions of a solved model: ``{job: {"floor": F | None, "cap": C | None,
-    "burn": e (T,) | None}}``."""
+    "burn": e (T,) | None}}``. A floor that reaches no step of its piece (its coefficient
+    0 on every step: every value of its range is the same plan at the same cost) is given at
+    its least value, as a simplex vertex would (an interior point returns the middle)."""
     out = {}
+    idle_floor = {jl.name: jl.floor[0] for jl in (m.levers.jobs if m.levers is not None else ())
+                  if jl.floor is not None and not np.any(jl.floor_coef_mw)}
     for name, c in m.lever_cols.items():
         if name.startswith("_"):
             continue
-        out[name] = {"floor": float(x[c["floor"][0]]) if "floor" in c else None,
+        out[name] = {"floor": (idle_floor[name] if name in idle_floor else float(x[c["floor"][0]]))
+                     if "floor" in c else None,
                      "cap": float(x[c["cap"][0]]) if "cap" in c else None,
                      "burn": np.maximum(x[c["burn"]], 0.0) if "burn" in c else None}
         for k in ("floor_room", "clip_room"):  # a relaxed lever's (a bound, not a plan)

@@ -57,7 +57,10 @@ def search_boxes(pb, levers, solved: dict, best, solve_piece, bound_relaxed, *, 
     solve_piece : callable
         ``f(problem) -> SizingResult`` for one exact piece (any strategy).
     bound_relaxed : callable
-        ``f(problem) -> float``: a lower bound [USD] of a relaxed box's LP (its optimum).
+        ``f(problem, upper_usd) -> float``: a lower bound [USD] of a relaxed box's LP (its
+        optimum); ``upper_usd`` is the best plan's cost so far (inf before one), below which
+        the box must prove nothing else (a bound that may exceed the box's optimum only
+        where that optimum is above ``upper_usd`` still drops the box rightly).
     t_start : float
         ``time.perf_counter()`` when the driver started (the time limit counts from it).
 
@@ -98,7 +101,7 @@ def search_boxes(pb, levers, solved: dict, best, solve_piece, bound_relaxed, *, 
         sub = pb.on_piece(ls, d)
         n_lps += 1
         try:
-            res = (solve_piece if leaf else bound_relaxed)(sub)
+            res = solve_piece(sub) if leaf else bound_relaxed(sub, best_usd())
         except InfeasibleError as exc:
             if isinstance(exc, SolverTimeLimit) or is_time_limit(
                     str((exc.diagnosis or {}).get("termination", ""))):

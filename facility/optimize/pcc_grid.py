@@ -182,6 +182,14 @@ def build_grid_model(pb: Problem, g: int, mode: str, spectral_dirs: dict | None 
     for s in storages.values():
         add_storage_variables(m, s)
     pcc_expression(m)
+    if pb.levers is not None:
+        # the GPU levers on the problem's own steps (their rows are the full LP's): g = 1 only
+        if g != 1:
+            raise ValueError("GPU levers in the bracketing LPs need groups of one step")
+        from facility.optimize.lever_columns import add_lever_columns
+
+        m.levers = pb.levers
+        add_lever_columns(m, pb.levers)
     for s in storages.values():
         add_power_limits(m, s)
         add_soc_dynamics(m, s)
@@ -238,11 +246,47 @@ def box_template(gm: GridModel) -> dict:
     """What :func:`column_boxes` needs of a built model (small and picklable)."""
     lp = gm.m.lp
     return {"lo": np.concatenate(lp.col_lb).astype(float), "hi": np.concatenate(lp.col_ub).astype(float),
-            "col_names": dict(lp.col_names), "cols": gm.m.cols, "pcc": gm.pcc}
+            "col_names": dict(lp.col_names), "cols": gm.m.cols, "pcc": gm.pcc,
+            "lever_cols": {k: v for k, v in gm.m.lever_cols.items() if not k.startswith("_")},
+            "cost": np.concatenate(lp.cost).astype(float) if gm.m.lever_cols else None,
+            "offset_kusd": float(gm.m.objective_offset_kusd)}
+
+
+def _lever_boxes(template: dict, levers, lo: np.ndarray, hi: np.ndarray) -> tuple[float, float]:
+    """Finite boxes of the GPU levers' columns (in place) and what they imply: (the least
+    value of the levers' part of the objective [k$], the largest site power they add [MW]).
+
+    Floor, cap and cap segments have finite bounds of their own. A burn column lies in
+    [0, e_max] with e_max = max_t (H_t − d^F_t) + |F|max max|a^F| + |C|max max|a^H| (its
+    headroom row, with the floor and cap at their extremes): every plan of the LP meets that.
+    """
+    extra = 0.0
+    for jl in levers.jobs:
+        c = template["lever_cols"].get(jl.name, {})
+        f_abs = max(abs(jl.floor[0]), abs(jl.floor[1])) if jl.floor is not None else 0.0
+        c_abs = max(abs(jl.cap[0]), abs(jl.cap[1])) if jl.cap is not None else 0.0
+        e_max = 0.0
+        if "burn" in c:
+            e_max = max(float(np.max(jl.head_const_mw - jl.floor_const_mw, initial=0.0))
+                        + f_abs * float(np.max(np.abs(jl.floor_coef_mw), initial=0.0))
+                        + c_abs * float(np.max(np.abs(jl.head_coef_mw), initial=0.0)), 0.0)
+            idx = c["burn"]
+            hi[idx] = np.minimum(hi[idx], e_max)
+            lo[idx] = np.maximum(lo[idx], 0.0)
+        extra += (f_abs * float(np.max(np.abs(jl.floor_coef_mw), initial=0.0)) + e_max
+                  + c_abs * float(np.max(np.abs(jl.cap_coef_mw), initial=0.0)))
+        for room in (jl.floor_room_mw, jl.clip_room_mw):  # a relaxed box's (lever_search)
+            if room is not None:
+                extra += float(np.max(room, initial=0.0))
+    cols = np.concatenate([np.asarray(v, dtype=np.int64).ravel() for c in template["lever_cols"].values()
+                           for v in c.values()] or [np.zeros(0, np.int64)])
+    cost = template["cost"][cols]
+    least = template["offset_kusd"] + float(np.sum(np.minimum(cost * lo[cols], cost * hi[cols])))
+    return least, levers.site_per_gpu * extra
 
 
 def column_boxes(template: dict, storages: dict, load_mw: np.ndarray,
-                 upper_usd: float) -> tuple[np.ndarray, np.ndarray]:
+                 upper_usd: float, levers=None) -> tuple[np.ndarray, np.ndarray]:
     """Finite boxes of every column that contain an optimal solution of a bracketing LP.
 
     ``template`` comes from :func:`box_template`; ``upper_usd`` is the cost of a plan feasible
@@ -251,7 +295,10 @@ def column_boxes(template: dict, storages: dict, load_mw: np.ndarray,
     in [0, P̂], its stored energy in [0, s_max Ê], its PCC power within S = max|load| + Σ P̂max,
     and the envelope, block and range columns may be taken at the true extremes of the PCC
     power they bound (their rows hold with them), so within [-S, S]; a band row's bin parts
-    (w_k/N) Re X_k and Im X_k within [-2S, 2S].
+    (w_k/N) Re X_k and Im X_k within [-2S, 2S]. With GPU levers (``levers``, g = 1) their
+    columns get the boxes of :func:`_lever_boxes`, S grows by the site power they can add, and
+    the storages' capex is bounded by the plan's cost less the least the levers' part can be
+    (their slowdown chords have negative slopes, so a column may cost < 0).
 
     Returns
     -------
@@ -260,6 +307,11 @@ def column_boxes(template: dict, storages: dict, load_mw: np.ndarray,
     """
     lo, hi = template["lo"].copy(), template["hi"].copy()
     u = upper_usd / 1000.0  # k$
+    lever_mw = 0.0
+    if levers is not None and template.get("lever_cols"):
+        # the storages' cost is at most the plan's less the least the levers can cost
+        least, lever_mw = _lever_boxes(template, levers, lo, hi)
+        u -= min(least, 0.0) if np.isfinite(least) else np.inf
     p_max = 0.0
     for name, c in template["cols"].items():
         s = storages[name]
@@ -273,7 +325,7 @@ def column_boxes(template: dict, storages: dict, load_mw: np.ndarray,
         lo[c["e"]] = 0.0
         hi[c["e"]] = s.soc_max * em
         p_max += pm
-    span = float(np.max(np.abs(load_mw))) + p_max
+    span = float(np.max(np.abs(load_mw))) + p_max + lever_mw
     lo[template["pcc"]], hi[template["pcc"]] = -span, span
     for name, idx in template["col_names"].items():
         if name.endswith(":g") or name.endswith(":h") or name in (

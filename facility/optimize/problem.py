@@ -92,6 +92,14 @@ class Problem:
                                                levers.cooling_per_gpu, levers.cooling_tau_s)
         return replace(self, load_mw=load, levers=levers)
 
+    def within(self, time_left_s: float) -> "Problem":
+        """The same problem with ``optimize.time_limit_s`` cut to ``time_left_s`` (at least
+        1 s): what is left of a budget that several solves share. [s]"""
+        left = max(1.0, min(float(self.optimize.time_limit_s), float(time_left_s)))
+        if left >= float(self.optimize.time_limit_s):
+            return self
+        return replace(self, optimize=self.optimize.model_copy(update={"time_limit_s": left}))
+
     def on_steps(self, idx, dt_s: float | None = None) -> "Problem":
         """The problem on the steps ``idx`` of its grid (every per-step array indexed)."""
         return replace(self, load_mw=np.asarray(self.load_mw[idx], dtype=float),
