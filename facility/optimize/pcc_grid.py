@@ -164,7 +164,8 @@ def build_grid_model(pb: Problem, g: int, mode: str, spectral_dirs: dict | None 
     ``spectral_dirs`` maps bins k to the polygon directions m whose rows the model carries
     (the restriction always, the relaxation at g = 1 only; module text).
 
-    ``pb`` is a sizing problem without PCC history, GPU levers or a PCC variation price (:func:`facility.optimize.interior.applies`); the relaxation with g > 1
+    ``pb`` is a sizing problem without PCC history or a PCC variation price, with GPU levers
+    only at g = 1 (:func:`facility.optimize.interior.applies`); the relaxation with g > 1
     needs σ = 0.
     """
     T, dt = pb.n_steps, pb.dt_s
