@@ -4,8 +4,6 @@ of the lever search's relaxed boxes from one interior-point restriction."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
@@ -16,21 +14,11 @@ from facility.optimize.full import lp_bound_usd
 from facility.optimize.lever_boxes import box_levers
 from facility.optimize.levers import lever_pieces, piece_lists, single_job_inputs
 
-from tests.optimize.test_interior import DT, SPEC, problem, site_load
+from tests.optimize.test_interior import DT, SPEC, problem
+from tests.optimize.test_interior_bands import _quiet, load  # noqa: F401 (a fixture)
 
 #: 100,000 GPUs of 1 kW at site factor 1: the GPU power per GPU is the site load / N
 N, TDP = 100_000, 1000.0
-
-
-def _quiet(f, *a, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return f(*a, **kw)
-
-
-@pytest.fixture(scope="module")
-def load():
-    return site_load("stochastic", horizon_s=180.0)
 
 
 def _mix(load, price_usd_per_mwh: float, **ranges):
