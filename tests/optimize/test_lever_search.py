@@ -178,3 +178,15 @@ def test_a_piece_at_the_time_limit_leaves_the_levers_idle_with_an_honest_gap(mon
     floor_mwh = N * 0.05 * TDP / 1e6 * np.sum(p < 0.35 * TDP) * DT / 3600
     assert np.sum(lv["floor_burn_mw"]) * DT / 3600 == pytest.approx(floor_mwh, rel=1e-9)
     assert metrics.max_window_swing_mw(got.p_pcc_mw, DT, 10.0) <= 66.0 + 1e-6
+
+
+def test_a_run_that_ends_at_the_best_piece_is_cut_next_to_it():
+    """The run of 45 cap pieces whose last one is the best plan's (no cap) loses its top
+    1/16 (2 pieces) to a box of its own; an incumbent inside the run, or none, halves it."""
+    from facility.optimize.lever_search import _split
+
+    assert _split(0, 44, 44) == ((0, 42), (43, 44))
+    assert _split(0, 44, 0) == ((0, 1), (2, 44))
+    assert _split(0, 44, 20) == _split(0, 44, None) == ((0, 22), (23, 44))
+    assert _split(3, 4, 4) == ((3, 3), (4, 4))
+    assert _split(0, 2, 2) == ((0, 1), (2, 2))
