@@ -18,6 +18,7 @@ from facility.optimize.levers import (
     _job_piece,
     _label,
     _lever_set,
+    capped_power_sums,
     no_cap_frac,
 )
 
@@ -106,9 +107,8 @@ def _phi_and_subgradient(j: JobInput, C: float, dt_s: float) -> tuple[float, flo
     not capped, so φ is convex and the capped set with equality gives a left derivative, a
     subgradient."""
     c, e = j.tdp_w, j.perf_exponent
-    capped = (j.p_gpu_w >= C * c - _TOL * c) & j.compute
-    a = np.where(capped, np.power(np.maximum(j.p_gpu_w, 0.0), e), 0.0).sum(axis=1)
-    per = a * (C * c) ** (-e) - capped.sum(axis=1)
+    a, cnt = capped_power_sums(j, j.p_gpu_w >= C * c - _TOL * c)
+    per = a * (C * c) ** (-e) - cnt
     if per.size == 0 or per.max() <= 0.0:
         return 0.0, 0.0
     g = int(np.argmax(per))

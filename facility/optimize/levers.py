@@ -54,7 +54,7 @@ from facility.optimize.formulation import S_PER_H
 
 __all__ = ["LEVER_NAMES", "JobInput", "LeverInputs", "JobLever", "LeverSet", "lever_pieces",
            "piece_lists", "no_cap_frac", "idle_levers",
-           "site_response_mw", "piece_lower_bound_kusd", "single_job_inputs", "cap_extra_s",
+           "site_response_mw", "piece_lower_bound_kusd", "single_job_inputs", "cap_extra_s", "capped_power_sums",
            "CAP_SEGMENTS", "MAX_PIECES"]
 
 LEVER_NAMES = ("storage", "floor", "burn", "cap")
@@ -306,9 +306,7 @@ def _job_piece(j: JobInput, fp, cp, dt_s: float) -> JobLever:
         d_c = (n * p * capped).sum(axis=0)
         grid = np.linspace(cp[0], cp[1], CAP_SEGMENTS + 1)
         extra = cap_extra_s(j, grid, capped, dt_s)
-        m = capped & j.compute
-        terms = (np.where(m, np.power(np.maximum(p, 0.0), j.perf_exponent), 0.0).sum(axis=1),
-                 m.sum(axis=1), j.tdp_w, j.perf_exponent, dt_s)
+        terms = (*capped_power_sums(j, capped), j.tdp_w, j.perf_exponent, dt_s)
     run = j.running.any(axis=0)
     free = j.running & ~capped
     if cp is not None:
@@ -326,13 +324,18 @@ def cap_extra_s(j: JobInput, caps: np.ndarray, capped: np.ndarray, dt_s: float) 
 
     On a piece the capped steps are fixed, so φ(C) = Δt max_g [Σ_t p^κ (C c)^{-κ} − n_t]. [s]
     """
-    m = capped & j.compute
-    e = j.perf_exponent
-    s = np.where(m, np.power(np.maximum(j.p_gpu_w, 0.0), e), 0.0).sum(axis=1)  # (G,)
-    cnt = m.sum(axis=1)
+    s, cnt = capped_power_sums(j, capped)
     caps = np.asarray(caps, dtype=float)
-    per = s[None, :] * np.power(caps[:, None] * j.tdp_w, -e) - cnt[None, :]
+    per = s[None, :] * np.power(caps[:, None] * j.tdp_w, -j.perf_exponent) - cnt[None, :]
     return dt_s * np.maximum(per, 0.0).max(axis=1) if per.size else np.zeros(caps.size)
+
+
+def capped_power_sums(j: JobInput, capped: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per rack group Σ p^κ [W^κ] and the count of the ``capped`` compute steps: the terms of
+    φ(C) = Δt max_g [Σ_t p^κ (C c)^{-κ} − n_t] (:func:`cap_extra_s`)."""
+    m = capped & j.compute
+    s = np.where(m, np.power(np.maximum(j.p_gpu_w, 0.0), j.perf_exponent), 0.0).sum(axis=1)
+    return s, m.sum(axis=1)
 
 
 def piece_lists(inp: LeverInputs) -> list[tuple[JobInput, list, list]]:
