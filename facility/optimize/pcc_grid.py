@@ -257,23 +257,17 @@ def _lever_boxes(template: dict, levers, lo: np.ndarray, hi: np.ndarray) -> tupl
     """Finite boxes of the GPU levers' columns (in place) and what they imply: (the least
     value of the levers' part of the objective [k$], the largest site power they add [MW]).
 
-    Floor, cap and cap segments have finite bounds of their own. A burn column lies in
-    [0, e_max] with e_max = max_t (H_t − d^F_t) + |F|max max|a^F| + |C|max max|a^H| (its
-    headroom row, with the floor and cap at their extremes): every plan of the LP meets that.
+    Floor, cap and cap segments have finite bounds of their own, and so has a burn column:
+    its headroom row's room at the loosest floor and cap
+    (:func:`facility.optimize.lever_columns.add_lever_columns`); every plan of the LP meets
+    them, so the levers add at most e_max = max_t of that bound per step.
     """
     extra = 0.0
     for jl in levers.jobs:
         c = template["lever_cols"].get(jl.name, {})
         f_abs = max(abs(jl.floor[0]), abs(jl.floor[1])) if jl.floor is not None else 0.0
         c_abs = max(abs(jl.cap[0]), abs(jl.cap[1])) if jl.cap is not None else 0.0
-        e_max = 0.0
-        if "burn" in c:
-            e_max = max(float(np.max(jl.head_const_mw - jl.floor_const_mw, initial=0.0))
-                        + f_abs * float(np.max(np.abs(jl.floor_coef_mw), initial=0.0))
-                        + c_abs * float(np.max(np.abs(jl.head_coef_mw), initial=0.0)), 0.0)
-            idx = c["burn"]
-            hi[idx] = np.minimum(hi[idx], e_max)
-            lo[idx] = np.maximum(lo[idx], 0.0)
+        e_max = float(np.max(hi[c["burn"]], initial=0.0)) if "burn" in c else 0.0
         extra += (f_abs * float(np.max(np.abs(jl.floor_coef_mw), initial=0.0)) + e_max
                   + c_abs * float(np.max(np.abs(jl.cap_coef_mw), initial=0.0)))
         for room in (jl.floor_room_mw, jl.clip_room_mw):  # a relaxed box's (lever_search)
