@@ -35,7 +35,6 @@ from facility.optimize.fallback import SolverTimeLimit
 from facility.optimize.full import LpBounds, solve_full
 from facility.optimize.idle import solve_idle
 from facility.optimize import interior
-from facility.optimize.interior import solve_interior
 from facility.optimize.lever_columns import lever_cost_kusd, lever_site_mw
 from facility.optimize.lever_search import leaf_key, search_boxes
 from facility.optimize.levers import (
@@ -95,7 +94,7 @@ def solve_on_grid(pb: Problem) -> SizingResult:
         res = strategy(pb)
         if res is not None:
             return res
-    res = solve_interior(pb)
+    res = interior.solve_interior(pb)
     if res is None:
         return solve_full(pb)
     if res.info.status == "gap":
@@ -256,9 +255,10 @@ def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
             best = res
     if len(pieces) < n_total:
         # the pieces left out: bounded (and searched) by branch and bound over boxes of them
+        box_bounds = BoxBounds()
         best, low, n_lps, complete = search_boxes(
             pb, levers, solved, best, lambda sub: solve(left(sub)),
-            lambda sub, upper, bounds=BoxBounds(): bounds(left(sub), upper), t_start=t_start)
+            lambda sub, upper: box_bounds(left(sub), upper), t_start=t_start)
         n_solved += n_lps
         if not complete:
             warnings.warn(f"optimize.levers: {n_total} floor / cap piece combinations; the "

@@ -54,6 +54,7 @@ from facility.errors import InfeasibleError
 from facility.optimize.fallback import SolverTimeLimit
 from facility.optimize.formulation import op_cost_coefficients, plan_cost_kusd
 from facility.optimize.ipm import lagrangian_bound, solve_assembled
+from facility.optimize.lever_columns import lever_cost_kusd, lever_plan_from_columns
 from facility.optimize.pcc_grid import box_template, build_grid_model, column_boxes, group_for
 from facility.optimize.problem import Problem
 from facility.optimize.result import SizingResult, SolveInfo, gap_frac, pack_result
@@ -140,8 +141,6 @@ def _solve_job(pb: Problem, mode: str, g: int, zero_ub: dict | None, drop_blocks
                            x[cc["ch"]].copy(), x[cc["dis"]].copy(), x[cc["e"]].copy())
                        for n, cc in gm.m.cols.items()}
         if gm.m.lever_cols:
-            from facility.optimize.lever_columns import lever_plan_from_columns
-
             out["lever_plan"] = lever_plan_from_columns(gm.m, x)
     if mode == "restrict" and g > 1:
         # on groups the restriction is another LP (Q held over g steps): its duals bound its
@@ -368,8 +367,6 @@ def _overlap_fix(raw: dict, zero: dict | None) -> tuple[dict, int]:
 def _cost_usd(pb: Problem, plan: dict, lever_plan: dict | None = None) -> float:
     c = plan_cost_kusd(pb.storages, plan, pb.dt_s, pb.price_usd_per_mwh)
     if pb.levers is not None and lever_plan is not None:
-        from facility.optimize.lever_columns import lever_cost_kusd
-
         c += sum(lever_cost_kusd(pb.levers, lever_plan, pb.dt_s, pb.price_usd_per_mwh).values())
     return 1000.0 * c
 
