@@ -28,7 +28,7 @@ it solved on an exactly equivalent coarser grid. A side that hits
     python benchmarks/bench_sizing.py --load stochastic --horizon-s 300 --band-frac 0.03
                                                           # a tight band limit on a jittered load
     python benchmarks/bench_sizing.py --mix 0.5           # mix case: band limit + GPU levers vs storage only
-    python benchmarks/bench_sizing.py --mix-jittered 60 --horizon-s 300   # levers on the jittered load
+    python benchmarks/bench_sizing.py --mix-jittered 60 --horizon-s 300   # levers on the jittered load, vs simplex
 """
 
 from __future__ import annotations
@@ -284,11 +284,20 @@ def run_mix_case(horizon_s: float, dt_s: float, *, band_peak_mw: float, time_lim
     return out
 
 
-def run_mix_jittered(horizon_s: float, price_usd_per_mwh: float, *, time_limit_s: float) -> dict:
+def run_mix_jittered(horizon_s: float, price_usd_per_mwh: float, *, time_limit_s: float,
+                     baseline: bool = True) -> dict:
     """GPU levers (floor 0.2-0.9, cap 0.5-1, burn) beside the BESS on the jittered
     (``stochastic``) load at 0.1 s: one cap piece per power level, so the driver solves the
     pieces on an even grid and bounds the rest by branch and bound over relaxed boxes
-    (:mod:`facility.optimize.lever_search`)."""
+    (:mod:`facility.optimize.lever_search`).
+
+    The baseline, in the same run, is the same search with every LP on HiGHS' dual simplex
+    (the full-LP path: the interior strategy switched off), which is how lever pieces were
+    solved before the interior strategy carried them: ``ratio`` = baseline / facility,
+    ``objective_rel_diff`` compares the two plans' costs, each side reports its proven gap.
+    Both sides share ``time_limit_s``; a baseline stopped by it has ``baseline_gap_frac``
+    above facility's and its time is a lower bound on the ratio's numerator."""
+    from facility.optimize import interior
     from facility.optimize.levers import single_job_inputs
 
     load = non_periodic_load("stochastic", horizon_s, 0.1)
@@ -300,12 +309,28 @@ def run_mix_jittered(horizon_s: float, price_usd_per_mwh: float, *, time_limit_s
     t0 = time.perf_counter()
     res = size_storage(load, 0.1, storages, spec, opt, levers=levers)
     i, lv = res.info, res.levers["job"]
-    return {"name": f"sizing_mix_jittered_{load.size}_steps", "n_steps": int(load.size),
-            "price_usd_per_mwh": price_usd_per_mwh, "facility_s": time.perf_counter() - t0,
-            "method": i.method, "objective_usd": i.objective_usd, "lower_bound_usd": i.lower_bound_usd,
-            "gap_frac": i.gap_frac, "n_lever_lps": i.n_lever_pieces, "floor_frac": lv["floor_frac"],
-            "cap_frac": lv["cap_frac"], "p_rated_mw": res.p_rated_mw_opt["bess"],
-            "e_rated_mwh": res.e_rated_mwh_opt["bess"]}
+    out = {"name": f"sizing_mix_jittered_{load.size}_steps", "n_steps": int(load.size),
+           "price_usd_per_mwh": price_usd_per_mwh, "facility_s": time.perf_counter() - t0,
+           "method": i.method, "objective_usd": i.objective_usd, "lower_bound_usd": i.lower_bound_usd,
+           "gap_frac": i.gap_frac, "n_lever_lps": i.n_lever_pieces, "floor_frac": lv["floor_frac"],
+           "cap_frac": lv["cap_frac"], "p_rated_mw": res.p_rated_mw_opt["bess"],
+           "e_rated_mwh": res.e_rated_mwh_opt["bess"]}
+    out.update(baseline_s=None, ratio=None, objective_rel_diff=None, baseline_gap_frac=None)
+    if baseline:
+        floor, interior.MIN_STEPS = interior.MIN_STEPS, 10**9
+        t0 = time.perf_counter()
+        try:
+            ref = size_storage(load, 0.1, storages, spec, opt, levers=levers)
+        finally:
+            interior.MIN_STEPS = floor
+        out["baseline_s"] = time.perf_counter() - t0
+        out.update(ratio=out["baseline_s"] / out["facility_s"],
+                   objective_rel_diff=abs(i.objective_usd - ref.info.objective_usd)
+                   / max(abs(ref.info.objective_usd), 1e-9),
+                   baseline_gap_frac=ref.info.gap_frac, baseline_n_lever_lps=ref.info.n_lever_pieces,
+                   baseline_floor_frac=ref.levers["job"]["floor_frac"],
+                   baseline_cap_frac=ref.levers["job"]["cap_frac"])
+    return out
 
 
 def main() -> None:
@@ -331,7 +356,8 @@ def main() -> None:
                          "peak there; the baseline is then facility's full LP with lazy band rows")
     ap.add_argument("--mix-jittered", type=float, default=None, metavar="USD_PER_MWH",
                     help="GPU levers beside storage on the jittered load (--horizon-s, 0.1 s) at this "
-                         "energy price: the piece search with its branch and bound")
+                         "energy price: the piece search with its branch and bound, against the same "
+                         "search with every LP on the simplex (the baseline; --no-baseline skips it)")
     ap.add_argument("--mix", type=float, default=None, metavar="BAND_PEAK_MW",
                     help="the mix case instead: the steady case timed with storage only, then with "
                          "a band peak limit of BAND_PEAK_MW (0.1-5 Hz) as LP rows and the GPU "
@@ -339,7 +365,8 @@ def main() -> None:
     a = ap.parse_args()
     if a.mix_jittered is not None:
         print(json.dumps(run_mix_jittered(a.horizon_s, a.mix_jittered,
-                                          time_limit_s=min(a.time_limit_s, 900.0)), default=float))
+                                          time_limit_s=min(a.time_limit_s, 900.0),
+                                          baseline=not a.no_baseline), default=float))
         return
     if a.mix is not None:
         print(json.dumps(run_mix_case(a.horizon_s, a.dt_s or 0.1, band_peak_mw=a.mix,
