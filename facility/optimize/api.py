@@ -31,8 +31,9 @@ import numpy as np
 from facility.errors import InfeasibleError, ScenarioError
 from facility.optimize.coarsen import coarsen, expand_result
 from facility.optimize.formulation import S_PER_H, resolve_storage
+from facility.optimize.box_bounds import BoxBounds
 from facility.optimize.fallback import SolverTimeLimit
-from facility.optimize.full import LpBounds, solve_full
+from facility.optimize.full import solve_full
 from facility.optimize.idle import solve_idle
 from facility.optimize import interior
 from facility.optimize.lever_columns import lever_cost_kusd, lever_site_mw
@@ -258,7 +259,8 @@ def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
         box_bounds = BoxBounds()
         best, low, n_lps, complete = search_boxes(
             pb, levers, solved, best, lambda sub: solve(left(sub)),
-            lambda sub, upper: box_bounds(left(sub), upper), t_start=t_start)
+            lambda sub, upper: box_bounds(left(sub), upper), t_start=t_start, carried=box_bounds)
+        n_lps -= box_bounds.n_carried  # bounded without a solve (box_bounds)
         n_solved += n_lps
         if not complete:
             warnings.warn(f"optimize.levers: {n_total} floor / cap piece combinations; the "
@@ -277,23 +279,6 @@ def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
     best.info = replace(best.info, n_lever_pieces=n_solved, lower_bound_usd=low,
                         gap_frac=gap_frac(best.info.objective_usd, low))
     return best
-
-
-class BoxBounds:
-    """Lower bounds of the relaxed lever boxes of :func:`~facility.optimize.lever_search.search_boxes`:
-    on long horizons, where the interior strategy applies (:data:`~facility.optimize.interior.MIN_STEPS`
-    steps and more), the Lagrangian bound of one interior-point restriction
-    (:func:`~facility.optimize.interior.lp_lower_bound_usd`; the simplex grows as T² there and
-    does not finish an hour); else the LP's optimum, warm from the last box's basis
-    (:class:`~facility.optimize.full.LpBounds`)."""
-
-    def __init__(self):
-        self._lp = LpBounds()
-
-    def __call__(self, pb: Problem, upper_usd: float = np.inf) -> float:
-        if pb.n_steps >= interior.MIN_STEPS and interior.applies(pb):
-            return interior.lp_lower_bound_usd(pb, upper_usd)
-        return self._lp(pb, upper_usd)
 
 
 def _idle_levers(pb: Problem, levers: LeverInputs, pieces: list, bounds: list, best, lows: list,

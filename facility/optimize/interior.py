@@ -62,7 +62,7 @@ from facility.optimize.spectral import (BINS_PER_ROUND, NEAR, SEED_BINS, SIDES, 
                                         bin_limits, near_limit, spectral_violations)
 from facility.optimize.verify import verify_plan
 
-__all__ = ["MIN_STEPS", "REPAIR_ROUNDS", "applies", "realize", "run_solves", "solve_interior",
+__all__ = ["bound_at", "MIN_STEPS", "REPAIR_ROUNDS", "applies", "realize", "run_solves", "solve_interior",
            "lp_lower_bound_usd",
            "InteriorStats"]
 
@@ -154,12 +154,15 @@ def _solve_job(pb: Problem, mode: str, g: int, zero_ub: dict | None, drop_blocks
     elif mode == "restrict" and gm.block_rows:
         return out  # a restriction's block rows are not valid rows of the full LP
     out["bound"] = {"A": A, "c": c, "y": sol.y, "rlo": rlo, "rhi": rhi, "keep": keep,
-                    "boxes": box_template(gm)}
+                    "boxes": box_template(gm), "rows": gm.m.lp.row_index()}
     return out
 
 
-def _bound_at(piece: dict, pb: Problem, upper_usd: float) -> float:
-    """The Lagrangian bound of a solved LP with boxes from a plan of cost ``upper_usd``. [USD]"""
+def bound_at(piece: dict, pb: Problem, upper_usd: float) -> float:
+    """The Lagrangian bound of an LP (``piece``: what :func:`_solve_job` returns as its
+    ``"bound"``, or the same for another LP with carried duals,
+    :func:`facility.optimize.box_bounds.bound_with_duals`) with column boxes from a plan of
+    cost ``upper_usd``. [USD]"""
     lo, hi = column_boxes(piece["boxes"], pb.storages, pb.load_mw, upper_usd, pb.levers)
     return 1000.0 * (lagrangian_bound(piece["A"], piece["c"], piece["y"], piece["rlo"],
                                       piece["rhi"], lo, hi, piece["keep"])
@@ -178,7 +181,7 @@ BOUND_IPM_OPTIONS = {"eps_abs": 1e-6, "eps_rel": 1e-6, "eps_duality_gap_abs": 1e
 UPPER_SLACK_FRAC = 1e-3
 
 
-def lp_lower_bound_usd(pb: Problem, upper_usd: float = np.inf) -> float:
+def lp_lower_bound_usd(pb: Problem, upper_usd: float = np.inf, donors: list | None = None) -> float:
     """A lower bound of the problem's LP without a plan: one restriction solve (g = 1), its
     duals priced by weak duality with the long-lag block rows and the band rows left out
     (:func:`~facility.optimize.ipm.lagrangian_bound`; leaving rows out only relaxes).
@@ -191,6 +194,9 @@ def lp_lower_bound_usd(pb: Problem, upper_usd: float = np.inf) -> float:
     ``upper_usd`` too and the box is dropped rightly (the search's bound is the least of its
     boxes' and that plan's). Without ``upper_usd``, the restriction's own optimum (a plan of
     the LP, as it restricts it) with :data:`UPPER_SLACK_FRAC`.
+
+    ``donors``: a list the solve's duals and row index are appended to, for the bounds of other
+    boxes without a solve (:mod:`facility.optimize.box_bounds`).
 
     Raises
     ------
@@ -213,7 +219,9 @@ def lp_lower_bound_usd(pb: Problem, upper_usd: float = np.inf) -> float:
         raise SolverTimeLimit("the restriction gave no duals", {"termination": res["termination"]})
     if not np.isfinite(upper_usd):
         upper_usd = 1000.0 * (res["objective_kusd"] + UPPER_SLACK_FRAC * abs(res["objective_kusd"]))
-    return _bound_at(res["bound"], pb, float(upper_usd))
+    if donors is not None:
+        donors.append(res["bound"])
+    return bound_at(res["bound"], pb, float(upper_usd))
 
 
 def _processes_allowed() -> bool:
@@ -496,7 +504,7 @@ class _Search:
         can_relax = g == 1 and results[0] is not None and results[0].get("has_blocks", False)
         zero = None
         while self.plan is not None:
-            self.lows += [_bound_at(piece, pb, self.cost) for piece in pieces]
+            self.lows += [bound_at(piece, pb, self.cost) for piece in pieces]
             pieces = []
             cost, low = self.cost, max(self.lows)
             if self.gap() <= self.target or self.left() <= 0:

@@ -17,6 +17,13 @@ best plan cannot hold a cheaper one and is dropped; an infeasible relaxation dro
 The reported lower bound is the least over the open boxes, the solved pieces' own lower
 bounds and the best plan (a dropped box's bound is above the latter): every piece lies in one
 of them, so the optimum over all pieces is not below it.
+
+*Bounds without a solve* (``carried``, :mod:`facility.optimize.box_bounds`): on long horizons
+a box or piece is first bounded with the duals of the boxes solved before (a Lagrangian bound
+of its own LP, valid for any duals). A box whose carried bound reaches the best plan is
+dropped, a piece whose carried bound does is closed, both without a solve; a box that holds the
+best plan's piece is split without one (no bound of it can reach that plan, and its solve would
+repeat what the carried duals say), so a solve goes only to boxes that may be dropped.
 """
 
 from __future__ import annotations
@@ -43,7 +50,8 @@ def leaf_key(ls) -> tuple:
     return tuple((jl.floor, jl.cap) for jl in ls.jobs)
 
 
-def search_boxes(pb, levers, solved: dict, best, solve_piece, bound_relaxed, *, t_start: float):
+def search_boxes(pb, levers, solved: dict, best, solve_piece, bound_relaxed, *, t_start: float,
+                 carried=None):
     """Bound the piece combinations, best first (module text).
 
     Parameters
@@ -64,6 +72,10 @@ def search_boxes(pb, levers, solved: dict, best, solve_piece, bound_relaxed, *, 
         where that optimum is above ``upper_usd`` still drops the box rightly).
     t_start : float
         ``time.perf_counter()`` when the driver started (the time limit counts from it).
+    carried : BoxBounds, optional
+        Bounds without a solve (:class:`facility.optimize.box_bounds.BoxBounds`): a piece
+        whose bound with the duals of a box solved before reaches the best plan (at or above
+        it, or within ``optimize.max_gap_frac``) is closed with that bound and not solved.
 
     Returns
     -------
@@ -100,6 +112,17 @@ def search_boxes(pb, levers, solved: dict, best, solve_piece, bound_relaxed, *, 
         if leaf and key in solved:
             return low_of(solved[key]), True
         sub = pb.on_piece(ls, d)
+        if carried is not None and best is not None:
+            if leaf:
+                low = carried.carried(sub, best_usd())
+                if carried.reaches(sub, low, best_usd()):
+                    return max(parent, low), True
+            elif _incumbent_in(per_job, solved, best, box) is not None:
+                # it holds the best plan's piece, so no bound of it reaches that plan: it is
+                # split without a solve (a solve here would only repeat the carried bound)
+                low = carried.carried(sub, best_usd())
+                if np.isfinite(low):
+                    return max(parent, low), False
         n_lps += 1
         try:
             res = solve_piece(sub) if leaf else bound_relaxed(sub, best_usd())
@@ -166,9 +189,9 @@ def _split(a: int, z: int, inc: int | None) -> tuple:
     return (a, mid), (mid + 1, z)
 
 
-def _incumbent_at(per_job: list, solved: dict, best, box: tuple, j: int, side: int) -> int | None:
-    """The index of the best plan's piece on run (j, side) of ``box`` (0 floor, 1 cap), or None
-    when it is not a solved leaf or lies outside the box."""
+def _incumbent_in(per_job: list, solved: dict, best, box: tuple) -> list | None:
+    """Per job the indices [floor, cap] of the best plan's piece in ``box``, or None when it is
+    not a solved leaf or lies outside the box."""
     key = next((k for k, r in solved.items() if r is best), None)
     if key is None or len(key) != len(per_job):
         return None
@@ -181,5 +204,12 @@ def _incumbent_at(per_job: list, solved: dict, best, box: tuple, j: int, side: i
                 return None
             idx.append(hit[0])
         at.append(idx)
-    return at[j][side]
+    return at
+
+
+def _incumbent_at(per_job: list, solved: dict, best, box: tuple, j: int, side: int) -> int | None:
+    """The index of the best plan's piece on run (j, side) of ``box`` (0 floor, 1 cap), or None
+    when it is not a solved leaf or lies outside the box."""
+    at = _incumbent_in(per_job, solved, best, box)
+    return None if at is None else at[j][side]
 

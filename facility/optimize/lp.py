@@ -130,6 +130,18 @@ class LinearProgram:
         self.n_rows += 1
         return blk
 
+    def row_index(self) -> list:
+        """Where each block's rows are, to carry row values (duals) to another LP built by the
+        same steps: ``[(key, start, t), ...]``, ``key`` the block's family and how many blocks
+        of that family came before it (small and picklable)."""
+        seen: dict = {}
+        out = []
+        for b in self.blocks:
+            n = seen.get(b.family, 0)
+            seen[b.family] = n + 1
+            out.append(((b.family, n), b.start, np.asarray(b.t, dtype=np.int64)))
+        return out
+
     def mark(self) -> tuple[int, int, int]:
         """Position ``(n_cols, n_rows, n_chunks)`` to hand to :func:`extend_highs` later."""
         return self.n_cols, self.n_rows, len(self.row_i)
