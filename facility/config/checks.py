@@ -289,6 +289,14 @@ def check_gpu_controls(s: "Scenario") -> list[str]:
                 f"gpu_smoothing.floor_frac = {gs.floor_frac:g} [frac of TDP] must not exceed "
                 f"power_cap.cap_frac = {s.power_cap.cap_frac:g}; allowed: floor_frac ≤ cap_frac"
             )
+    if "floor" in s.optimize.levers:
+        for i, job, gpu in _job_gpus(s):
+            if not gpu.supports_power_smoothing or gpu.max_floor_frac <= 0:
+                log.warning(
+                    "optimize.levers names 'floor', but jobs.%d.gpu = %r has no hardware power "
+                    "smoothing (no programmable power floor): the floor is not a decision for job "
+                    "%r (burn and cap still are, where named)", i, job.gpu, job.name,
+                )
     pc = s.power_cap
     if pc.enabled:
         for i, job, gpu in _job_gpus(s):

@@ -142,3 +142,19 @@ def test_resolved_toml_round_trips(tmp_path):
     f = tmp_path / "r.toml"
     f.write_text(dump_scenario_toml(s))
     assert load_scenario(f) == s
+
+
+def test_a_floor_lever_on_a_gpu_without_smoothing_is_reported(tiny_scenario_dict, caplog):
+    """optimize.levers naming 'floor' for a job whose GPU has no programmable power floor
+    (H100) is said, naming the job and the GPU; a GPU with one (GB200) is not reported."""
+    import logging
+
+    opt = {"annualize": True, "levers": ["storage", "floor", "burn"]}
+    with caplog.at_level(logging.WARNING):
+        scenario_from_dict(dict(tiny_scenario_dict, optimize=opt), "x.toml")
+    assert not [r for r in caplog.records if "programmable power floor" in r.getMessage()]
+    jobs = [dict(tiny_scenario_dict["jobs"][0], gpu="h100")]
+    with caplog.at_level(logging.WARNING):
+        scenario_from_dict(dict(tiny_scenario_dict, optimize=opt, jobs=jobs), "x.toml")
+    said = [r.getMessage() for r in caplog.records if "programmable power floor" in r.getMessage()]
+    assert len(said) == 1 and "jobs.0.gpu = 'h100'" in said[0] and "'pretrain'" in said[0]
