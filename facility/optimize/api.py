@@ -225,7 +225,7 @@ def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
     # cheapest bound first; a piece whose bound is above the best plan so far cannot win
     bounds = [1000.0 * piece_lower_bound_kusd(ls, pb.dt_s, pb.price_usd_per_mwh) for ls, _ in pieces]
     order = np.argsort(bounds, kind="stable")
-    best, first_err, n_solved, lows, solved = None, None, 0, [], {}
+    best, first_err, n_solved, n_carried, lows, solved = None, None, 0, 0, [], {}
     limit = float(pb.optimize.time_limit_s)
 
     def left(sub: Problem) -> Problem:
@@ -260,12 +260,13 @@ def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
         best, low, n_lps, complete = search_boxes(
             pb, levers, solved, best, lambda sub: solve(left(sub)),
             lambda sub, upper: box_bounds(left(sub), upper), t_start=t_start, carried=box_bounds)
-        n_lps -= box_bounds.n_carried  # bounded without a solve (box_bounds)
         n_solved += n_lps
+        n_carried = box_bounds.n_carried
         if not complete:
             warnings.warn(f"optimize.levers: {n_total} floor / cap piece combinations; the "
                           f"{len(pieces)} on an even grid of floor and cap values and {n_lps} LPs "
-                          f"of a branch and bound over the others prove the plan within gap_frac = "
+                          f"of a branch and bound over the others (and {n_carried} bounds from "
+                          f"their duals) prove the plan within gap_frac = "
                           f"{gap_frac(best.info.objective_usd, low) if best else np.inf:.3g} of the "
                           f"cheapest (optimize.max_gap_frac = {pb.optimize.max_gap_frac:g}; "
                           f"optimize.time_limit_s = {pb.optimize.time_limit_s:g} s)", stacklevel=3)
@@ -276,8 +277,8 @@ def solve_levers(pb: Problem, levers: LeverInputs) -> SizingResult:
     # the optimum is the least over the pieces: bounded by the least of their bounds, the
     # best plan's among them (a piece with a bracket may prove less than the best plan's)
     low = min(lows)
-    best.info = replace(best.info, n_lever_pieces=n_solved, lower_bound_usd=low,
-                        gap_frac=gap_frac(best.info.objective_usd, low))
+    best.info = replace(best.info, n_lever_pieces=n_solved, n_lever_carried=n_carried,
+                        lower_bound_usd=low, gap_frac=gap_frac(best.info.objective_usd, low))
     return best
 
 

@@ -116,14 +116,16 @@ def search_boxes(pb, levers, solved: dict, best, solve_piece, bound_relaxed, *, 
             if leaf:
                 low = carried.carried(sub, best_usd())
                 if carried.reaches(sub, low, best_usd()):
+                    carried.n_carried += 1
                     return max(parent, low), True
             elif _incumbent_in(per_job, solved, best, box) is not None:
                 # it holds the best plan's piece, so no bound of it reaches that plan: it is
                 # split without a solve (a solve here would only repeat the carried bound)
                 low = carried.carried(sub, best_usd())
                 if np.isfinite(low):
+                    carried.n_carried += 1
                     return max(parent, low), False
-        n_lps += 1
+        n_before = carried.n_carried if carried is not None else 0
         try:
             res = solve_piece(sub) if leaf else bound_relaxed(sub, best_usd())
         except InfeasibleError as exc:
@@ -131,6 +133,9 @@ def search_boxes(pb, levers, solved: dict, best, solve_piece, bound_relaxed, *, 
                     str((exc.diagnosis or {}).get("termination", ""))):
                 return parent, leaf  # not proven: the parent's bound stays (a leaf: for good)
             return np.inf, leaf  # infeasible (relaxation): no piece of the box is feasible
+        finally:
+            # an LP solved, unless the bound came from carried duals alone
+            n_lps += 1 if carried is None or carried.n_carried == n_before else 0
         if leaf:
             solved[key] = res
             if best is None or res.info.objective_usd < best.info.objective_usd:

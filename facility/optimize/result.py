@@ -67,7 +67,11 @@ class SolveInfo:
     n_spectral_rounds : int
         Re-solves that added spectral rows.
     n_lever_pieces : int
-        Floor / cap piece combinations solved (one LP each), 0 without GPU levers.
+        Floor / cap piece combinations and relaxed boxes solved (one LP each), 0 without GPU
+        levers.
+    n_lever_carried : int
+        Boxes and pieces of the lever search bounded by another box's duals, without a solve
+        (:mod:`facility.optimize.box_bounds`).
     gap_reason : str
         Why ``gap_frac`` is above ``optimize.max_gap_frac`` when ``status == "gap"``: ``"time"``
         (the time limit came first), ``"complementarity"`` (the LP relaxation's optimum charges
@@ -100,6 +104,7 @@ class SolveInfo:
     n_spectral_bins: int = 0
     n_spectral_rounds: int = 0
     n_lever_pieces: int = 0
+    n_lever_carried: int = 0
     gap_reason: str = ""
 
 
@@ -205,7 +210,8 @@ def sizing_to_json(result: SizingResult) -> dict:
     ``n_repaired_steps``, ``n_spectral_bins``, ``n_spectral_rounds``, ``gap_reason`` (see
     :class:`SolveInfo`)
     and, with GPU levers, ``levers`` (per job ``floor_frac``, ``cap_frac``, ``extra_s``,
-    ``planned_burn_mwh`` over the horizon, GPU side), ``lever_piece``, ``n_lever_pieces``.
+    ``planned_burn_mwh`` over the horizon, GPU side), ``lever_piece``, ``n_lever_pieces``,
+    ``n_lever_carried``.
     ``facility size`` adds ``cost`` and ``mix`` (:func:`facility.mix.annual_cost`) and
     ``verification``."""
     out: dict = {n: {"p_rated_mw_opt": float(result.p_rated_mw_opt[n]),
@@ -227,4 +233,5 @@ def sizing_to_json(result: SizingResult) -> dict:
                          for j, d in result.levers.items()}
         out["lever_piece"] = result.lever_piece
         out["n_lever_pieces"] = int(i.n_lever_pieces)
+        out["n_lever_carried"] = int(i.n_lever_carried)
     return out

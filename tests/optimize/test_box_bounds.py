@@ -72,11 +72,9 @@ def test_another_boxs_duals_bound_each_box_below_its_optimum(boxes):
             assert carried >= exact * (1 - 3e-2)
 
 
-def test_a_box_whose_carried_bound_reaches_the_best_plan_is_not_solved(boxes, monkeypatch):
-    """BoxBounds solves a box only when no donor's duals bound it at the best plan's cost: a
-    box of low caps (much slowdown) above the plan is dropped without a solve, a box next to
-    the plan's piece is solved and its duals join the donors."""
-    box, k, parent, solved, _ = boxes
+def _count_solves(monkeypatch) -> list:
+    """The interior strategy forced on the test's short load, and a list that records each box
+    LP solved for a bound (:func:`facility.optimize.interior.lp_lower_bound_usd`)."""
     monkeypatch.setattr(interior, "MIN_STEPS", 0)
     calls = []
     real = interior.lp_lower_bound_usd
@@ -86,6 +84,15 @@ def test_a_box_whose_carried_bound_reaches_the_best_plan_is_not_solved(boxes, mo
         return real(pb, upper_usd, donors=donors)
 
     monkeypatch.setattr(interior, "lp_lower_bound_usd", counted)
+    return calls
+
+
+def test_a_box_whose_carried_bound_reaches_the_best_plan_is_not_solved(boxes, monkeypatch):
+    """BoxBounds solves a box only when no donor's duals bound it at the best plan's cost: a
+    box of low caps (much slowdown) above the plan is dropped without a solve, a box next to
+    the plan's piece is solved and its duals join the donors."""
+    box, k, parent, solved, _ = boxes
+    calls = _count_solves(monkeypatch)
     bb = BoxBounds()
     plan_usd = lp_bound_usd(box(k, k)) * 1.01     # a plan 1 % above the best piece's LP
     assert bb(parent, plan_usd) == pytest.approx(solved, rel=1e-3) and len(calls) == 1
@@ -113,21 +120,15 @@ def test_the_search_with_carried_duals_solves_fewer_boxes_for_the_same_plan(load
 
     levers, storages, opt = _mix(load, 5.0)   # a price where the search goes past the root box
     full = _quiet(size_storage, load, DT, storages, SPEC_OF_TEST, opt, levers=levers)
-    monkeypatch.setattr(interior, "MIN_STEPS", 0)
-    calls = []
-    real = interior.lp_lower_bound_usd
-
-    def counted(pb, upper_usd=np.inf, donors=None):
-        calls.append(upper_usd)
-        return real(pb, upper_usd, donors=donors)
-
-    monkeypatch.setattr(interior, "lp_lower_bound_usd", counted)
+    calls = _count_solves(monkeypatch)
     res = _quiet(size_storage, load, DT, storages, SPEC_OF_TEST, opt, levers=levers)
     with_carry = len(calls)
     calls.clear()
     monkeypatch.setattr(BoxBounds, "carried", lambda self, pb, upper_usd: -np.inf)
     ref = _quiet(size_storage, load, DT, storages, SPEC_OF_TEST, opt, levers=levers)
     assert with_carry < len(calls)
+    assert res.info.n_lever_carried > 0 and ref.info.n_lever_carried == 0
+    assert res.info.n_lever_pieces < ref.info.n_lever_pieces
     assert res.info.objective_usd == pytest.approx(ref.info.objective_usd, rel=1e-9)
     for r in (res, ref):
         assert r.info.lower_bound_usd <= full.info.relaxed_objective_usd * (1 + 1e-7)
