@@ -94,14 +94,17 @@ def carry_duals(rows_to: list, n_rows_to: int, rows_from: list, y_from: np.ndarr
 def bound_with_duals(pb: Problem, upper_usd: float, donor: dict) -> float:
     """The Lagrangian bound of ``pb``'s LP with the duals of another box's
     (:func:`facility.optimize.interior.lp_lower_bound_usd` with ``donors``): the same LP as that
-    bound (the restriction on steps of one, its long-lag block rows left out, so a relaxation of
-    the problem's LP), the same column boxes from ``upper_usd``. [USD]"""
-    gm = build_grid_model(pb, 1, "restrict", None)
+    bound (on steps of one: the relaxation with its long-lag block rows, or the restriction with
+    them left out; either is a relaxation of the problem's LP), the same column boxes from
+    ``upper_usd``. [USD]"""
+    mode = donor.get("mode", "restrict")
+    gm = build_grid_model(pb, 1, mode, None)
     lp = gm.m.lp
     A, c, _, _, rlo, rhi = lp.assemble()
     keep = np.ones(A.shape[0], dtype=bool)
-    for a, b in gm.block_rows:
-        keep[a:b] = False
+    if mode == "restrict":
+        for a, b in gm.block_rows:
+            keep[a:b] = False
     y = carry_duals(lp.row_index(), A.shape[0], donor["rows"], donor["y"])
     return interior.bound_at({"A": A, "c": c, "y": y, "rlo": rlo, "rhi": rhi, "keep": keep,
                               "boxes": box_template(gm)}, pb, float(upper_usd))

@@ -158,11 +158,14 @@ def grid_lag_bounds(spec, dt_s: float, margin_frac: float, g: int, mode: str):
     return exact, long
 
 
-def build_grid_model(pb: Problem, g: int, mode: str, spectral_dirs: dict | None = None) -> GridModel:
+def build_grid_model(pb: Problem, g: int, mode: str, spectral_dirs: dict | None = None, *,
+                     fine_blocks: int | None = None) -> GridModel:
     """The restriction or the relaxation of the module text on groups of ``g`` steps.
 
     ``spectral_dirs`` maps bins k to the polygon directions m whose rows the model carries
-    (the restriction always, the relaxation at g = 1 only; module text).
+    (the restriction always, the relaxation at g = 1 only; module text). ``fine_blocks``:
+    long-lag blocks per window at transients (default :data:`FINE_BLOCKS_PER_WINDOW`; the
+    interior strategy doubles it where those blocks keep its bracket open).
 
     ``pb`` is a sizing problem without PCC history or a PCC variation price, with GPU levers
     only at g = 1 (:func:`facility.optimize.interior.applies`); the relaxation with g > 1
@@ -217,7 +220,7 @@ def build_grid_model(pb: Problem, g: int, mode: str, spectral_dirs: dict | None 
         fine = transient_steps(load if mode == "relax" else _group_means(load, g), k,
                                min(b.bound_mw for b in long))
         edges = block_edges(Q.size, max(1, -(-k // BLOCKS_PER_WINDOW)),
-                            max(1, -(-k // FINE_BLOCKS_PER_WINDOW)), fine)
+                            max(1, -(-k // (fine_blocks or FINE_BLOCKS_PER_WINDOW))), fine)
         out = add_block_lag_rows(lp, long, Q, edges, mode)
         gm.block_rows = out["rows"]
     add_dynamic_range(m, pb.spec, pb.margin_frac, pcc_terms=[(Q, 1.0)], pcc_const=zeros)

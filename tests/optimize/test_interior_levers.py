@@ -14,7 +14,7 @@ from facility.optimize.full import lp_bound_usd
 from facility.optimize.lever_boxes import box_levers
 from facility.optimize.levers import lever_pieces, piece_lists, single_job_inputs
 
-from tests.optimize.test_interior import DT, SPEC, problem
+from tests.optimize.test_interior import DT, SPEC, problem, site_load
 from tests.optimize.test_interior_bands import _quiet, load  # noqa: F401 (a fixture)
 
 #: 100,000 GPUs of 1 kW at site factor 1: the GPU power per GPU is the site load / N
@@ -101,3 +101,44 @@ def test_a_relaxed_box_is_bounded_by_one_interior_restriction(load, monkeypatch)
     loose = interior.lp_lower_bound_usd(sub, upper_usd=100.0 * exact)
     assert tight <= exact * (1 + 1e-9) and tight >= exact * (1 - 1e-3)
     assert loose <= tight * (1 + 1e-9)
+
+
+def test_a_relaxed_box_bound_sees_the_per_minute_limit_across_a_start_and_stop(monkeypatch):
+    """With a plan's cost the box bound solves the relaxation, whose long-lag block rows are
+    implied by the per-minute limit and stay: across a job start, checkpoint and stop it lies
+    just below the box LP's optimum. The restriction's duals without its block rows (the
+    bound without a plan's cost) miss that limit and fall far below (here below 0)."""
+    ss = site_load("start_stop")
+    levers, _, opt = _mix(ss, 60.0)
+    per_job = piece_lists(levers)
+    k = len(per_job[0][2]) - 1
+    pb = problem(ss, opt=opt, initial_soc_frac=0.9)
+    box = pb.on_piece(*box_levers(levers, per_job, (((0, 0), (0, k)),), DT, opt.slowdown_usd_per_gpu_h))
+    monkeypatch.setattr(interior, "MIN_STEPS", 0)
+    exact = lp_bound_usd(box)
+    relaxed = interior.lp_lower_bound_usd(box, exact * 1.05)
+    assert exact * (1 - 1e-2) <= relaxed <= exact * (1 + 1e-9)
+    assert interior.lp_lower_bound_usd(box) < 0.5 * exact
+
+
+@pytest.mark.parametrize("refine", [True, False])
+def test_long_lag_blocks_are_refined_where_they_keep_the_bracket_open(monkeypatch, refine):
+    """A floor piece with burn across a start, checkpoint and stop at 0.1 s (3,000 steps): the
+    burn makes the plan realizable at its LP cost, so what keeps the bracket open is the
+    per-minute limit's blocks (one block of lag between restriction and relaxation). The
+    strategy halves them at transients (60 -> 120 per window) and proves the plan within the
+    target; without that step the gap stays above it, reason "long_lag"."""
+    ss = site_load("start_stop", horizon_s=300.0, dt_s=0.1)
+    levers, _, opt = _mix(ss, 60.0, floor_range=(0.2, 0.2))
+    pieces, _ = lever_pieces(levers, 0.1, opt.slowdown_usd_per_gpu_h)
+    sub = problem(ss, opt=opt, initial_soc_frac=0.9, dt=0.1).on_piece(*pieces[0])
+    if not refine:
+        monkeypatch.setattr(interior, "BLOCK_REFINE_COST", 1e9)
+    st = interior.InteriorStats()
+    res = interior.solve_interior(sub, min_steps=0, in_process=True, stats=st)
+    if refine:
+        assert st.fine_blocks == 2 * interior.FINE_BLOCKS_PER_WINDOW
+        assert res.info.gap_frac <= opt.max_gap_frac and res.info.gap_reason == ""
+    else:
+        assert st.fine_blocks == interior.FINE_BLOCKS_PER_WINDOW
+        assert res.info.gap_frac > opt.max_gap_frac and res.info.gap_reason == "long_lag"
