@@ -126,6 +126,9 @@ def _longest_lag_steps(pb: Problem) -> int:
 #: last one (measured on a 5-min start/stop load with GPU levers: 60 -> 120 blocks per window,
 #: 6.2 s -> 11.8 s per piece). [-]
 BLOCK_REFINE_COST = 2.0
+#: Blocks per window at transients after refinement, at most: one halving. A second one (240)
+#: on a 12,000-step start/stop piece with levers took minutes per solve for 1.6 M rows.
+MAX_FINE_BLOCKS = 2 * FINE_BLOCKS_PER_WINDOW
 
 
 # ----------------------------------------------------------------------------- solves
@@ -596,9 +599,13 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
             break  # the plan's realization, not the groups, keeps the bracket open
         if g <= MIN_REFINED_GROUP:
             # on steps of one a long window limit's blocks keep it open: halve the blocks at
-            # transients (their pair rows double) while they are longer than a step
+            # transients (their pair rows double) while they are longer than a step, if every
+            # solve so far converged (an unconverged one says nothing of where the gap lies,
+            # and a finer LP is slower still: a 12,000-step start/stop piece with levers whose
+            # relaxation stopped at PIQP's iteration cap took minutes per refined solve)
             if (g > 1 or not st.solves or not st.solves[0].get("has_blocks")
-                    or run.fine_blocks * 2 > _longest_lag_steps(pb)
+                    or any(r.get("status") != "ok" for r in st.solves)
+                    or run.fine_blocks * 2 > min(MAX_FINE_BLOCKS, _longest_lag_steps(pb))
                     or run.left() < (time.perf_counter() - t_g) * BLOCK_REFINE_COST):
                 break
             run.fine_blocks *= 2
