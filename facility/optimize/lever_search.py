@@ -75,7 +75,9 @@ def search_boxes(pb, levers, solved: dict, best, solve_piece, bound_relaxed, *, 
     carried : BoxBounds, optional
         Bounds without a solve (:class:`facility.optimize.box_bounds.BoxBounds`): a piece
         whose bound with the duals of a box solved before reaches the best plan (at or above
-        it, or within ``optimize.max_gap_frac``) is closed with that bound and not solved.
+        it, or within ``optimize.max_gap_frac``) is closed with that bound and not solved; a
+        box that holds the best plan's piece takes its carried bound and is split unsolved.
+        ``carried.n_carried`` counts both (and the boxes ``bound_relaxed`` bounds that way).
 
     Returns
     -------
