@@ -179,6 +179,18 @@ def test_group_for_picks_groups_only_on_a_fine_grid():
     assert group_for(problem(load, spec=per_minute, dt=0.005)) == 1
 
 
+def test_groups_are_refined_to_a_size_that_reaches_less_past_the_windows():
+    """At 10 ms (ramp window 100 steps, swing window 500) the refinement after groups of 4 takes
+    groups of 2: on groups of 3 a held PCC power constrains pairs up to 104 steps apart for the
+    100-step window, past the 103 of groups of 4, so that bracket cannot tighten the plan."""
+    from facility.optimize import interior
+
+    pb = problem(np.full(100, 50.0), dt=0.01)
+    assert [interior._overreach_steps(pb, g) for g in (5, 4, 3, 2)] == [4, 3, 4, 1]
+    assert interior._finer_group(pb, 5) == 4 and interior._finer_group(pb, 4) == 2
+    assert interior._finer_group(pb, 3) == 2
+
+
 def test_restriction_and_relaxation_bracket_the_full_lp_on_groups():
     load = site_load("stochastic", horizon_s=120.0)
     pb = problem(load)
