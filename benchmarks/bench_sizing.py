@@ -309,10 +309,13 @@ def run_mix_jittered(horizon_s: float, price_usd_per_mwh: float, *, time_limit_s
                                cap_range=(0.5, 1.0), burn=True)
     opt = OptimizeConfig(time_limit_s=time_limit_s, annualize=True,
                          energy_price_usd_per_mwh=price_usd_per_mwh)
+    def sized():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a gap above the target is in the output
+            return size_storage(load, 0.1, storages, spec, opt, levers=levers)
+
     t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # a gap above the target is in the output
-        res = size_storage(load, 0.1, storages, spec, opt, levers=levers)
+    res = sized()
     i, lv = res.info, res.levers["job"]
     name = "jittered" if kind == "stochastic" else kind
     out = {"name": f"sizing_mix_{name}_{load.size}_steps", "n_steps": int(load.size),
@@ -326,9 +329,7 @@ def run_mix_jittered(horizon_s: float, price_usd_per_mwh: float, *, time_limit_s
         floor, interior.MIN_STEPS = interior.MIN_STEPS, 10**9
         t0 = time.perf_counter()
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                ref = size_storage(load, 0.1, storages, spec, opt, levers=levers)
+            ref = sized()
         finally:
             interior.MIN_STEPS = floor
         out["baseline_s"] = time.perf_counter() - t0

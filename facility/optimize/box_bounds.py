@@ -110,6 +110,11 @@ def bound_with_duals(pb: Problem, upper_usd: float, donor: dict) -> float:
                               "boxes": box_template(gm)}, pb, float(upper_usd))
 
 
+def _on_interior(pb: Problem) -> bool:
+    """Whether ``pb``'s boxes are bounded by the interior strategy (long enough, and it applies)."""
+    return pb.n_steps >= interior.MIN_STEPS and interior.applies(pb)
+
+
 class BoxBounds:
     """Lower bounds of the relaxed lever boxes of :func:`~facility.optimize.lever_search.search_boxes`:
     on long horizons, where the interior strategy applies (:data:`~facility.optimize.interior.MIN_STEPS`
@@ -133,8 +138,7 @@ class BoxBounds:
     def carried(self, pb: Problem, upper_usd: float) -> float:
         """The best bound of ``pb``'s LP with the donors' duals (-inf without donors, a plan's
         cost or the interior strategy). [USD]"""
-        if not (self._donors and np.isfinite(upper_usd) and pb.n_steps >= interior.MIN_STEPS
-                and interior.applies(pb)):
+        if not (self._donors and np.isfinite(upper_usd) and _on_interior(pb)):
             return -np.inf
         return max(bound_with_duals(pb, upper_usd, d) for d in self._donors)
 
@@ -144,7 +148,7 @@ class BoxBounds:
         return bound_usd >= upper_usd or gap_frac(upper_usd, bound_usd) <= pb.optimize.max_gap_frac
 
     def __call__(self, pb: Problem, upper_usd: float = np.inf) -> float:
-        if not (pb.n_steps >= interior.MIN_STEPS and interior.applies(pb)):
+        if not _on_interior(pb):
             return self._lp(pb, upper_usd)
         carried = self.carried(pb, upper_usd)
         if self.reaches(pb, carried, upper_usd):

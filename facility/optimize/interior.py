@@ -55,8 +55,8 @@ from facility.optimize.fallback import SolverTimeLimit
 from facility.optimize.formulation import op_cost_coefficients, plan_cost_kusd
 from facility.optimize.ipm import lagrangian_bound, solve_assembled
 from facility.optimize.lever_columns import lever_cost_kusd, lever_plan_from_columns
-from facility.optimize.pcc_grid import (FINE_BLOCKS_PER_WINDOW, LONG_WINDOW_S, box_template,
-                                        build_grid_model, column_boxes, group_for)
+from facility.optimize.pcc_grid import (FINE_BLOCKS_PER_WINDOW, box_template, build_grid_model,
+                                        column_boxes, group_for, short_lag_steps)
 from facility.optimize.problem import Problem
 from facility.optimize.result import SizingResult, SolveInfo, gap_frac, pack_result
 from facility.optimize.spectral import (BINS_PER_ROUND, NEAR, SEED_BINS, SIDES, SpectralRows,
@@ -114,14 +114,14 @@ class InteriorStats:
     lower_from: str = ""
     n_spectral_bins: int = 0
     n_spectral_rounds: int = 0
-    fine_blocks: int = FINE_BLOCKS_PER_WINDOW
+    fine_blocks: int = FINE_BLOCKS_PER_WINDOW  # long-lag blocks per window at transients (the run uses it)
 
 
 def _overreach_steps(pb: Problem, g: int) -> int:
     """How many steps past its window the restriction on groups of g constrains a short lag
     bound of k steps, at most: held over groups, a lag of ⌈k/g⌉ groups spans pairs up to
     (⌈k/g⌉ + 1) g − 1 steps apart. g − 1 where g divides k. [steps]"""
-    ks = [b.k for b in lag_bounds(pb.spec, pb.dt_s, pb.margin_frac) if b.k * pb.dt_s < LONG_WINDOW_S]
+    ks = short_lag_steps(pb)
     return max(((-(-k // g)) + 1) * g - 1 - k for k in ks) if ks else 0
 
 
@@ -442,7 +442,6 @@ class _Search:
         self.lows = [1000.0 * sum(s.c_p * s.p_lo + s.c_e * s.e_lo for s in pb.storages.values())
                      if pb.levers is None else -np.inf]
         self.n_rep = 0
-        self.fine_blocks = FINE_BLOCKS_PER_WINDOW  # long-lag blocks per window at transients
         # band limits: the directions the restriction carries (``cutter.cuts``, bin -> set of
         # directions), seeded with the worst bins the load alone puts above their limit (as
         # the full LP's lazy rows, :mod:`.spectral`)
@@ -511,7 +510,7 @@ class _Search:
         """A solve job of :func:`run_solves` for a bracketing LP of this run (its band rows and
         long-lag blocks)."""
         dirs = self.band_dirs() if mode == "restrict" or g == 1 else None
-        return (_solve_job, (self.pb, mode, g, zero, drop_blocks, dirs, None, self.fine_blocks))
+        return (_solve_job, (self.pb, mode, g, zero, drop_blocks, dirs, None, self.st.fine_blocks))
 
     def left(self) -> float:
         return self.limit - (time.perf_counter() - self.t0)
@@ -628,11 +627,10 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
             # relaxation stopped at PIQP's iteration cap took minutes per refined solve)
             if (g > 1 or not st.solves or not st.solves[0].get("has_blocks")
                     or any(r.get("status") != "ok" for r in st.solves)
-                    or run.fine_blocks * 2 > min(MAX_FINE_BLOCKS, _longest_lag_steps(pb))
+                    or st.fine_blocks * 2 > min(MAX_FINE_BLOCKS, _longest_lag_steps(pb))
                     or run.left() < (time.perf_counter() - t_g) * BLOCK_REFINE_COST):
                 break
-            run.fine_blocks *= 2
-            st.fine_blocks = run.fine_blocks
+            st.fine_blocks *= 2
             continue
         finer = _finer_group(pb, g)
         if run.left() < (time.perf_counter() - t_g) * (g / finer) ** 3:

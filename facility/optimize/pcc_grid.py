@@ -52,7 +52,7 @@ from facility.optimize.problem import Problem
 from facility.optimize.windows import (LagBound, add_block_lag_rows, add_lag_bound_rows, block_edges,
                                       lag_bounds)
 
-__all__ = ["K_EXACT", "BLOCKS_PER_WINDOW", "FINE_BLOCKS_PER_WINDOW", "GridModel", "transient_steps", "grid_lag_bounds", "build_grid_model",
+__all__ = ["K_EXACT", "BLOCKS_PER_WINDOW", "FINE_BLOCKS_PER_WINDOW", "GridModel", "short_lag_steps", "transient_steps", "grid_lag_bounds", "build_grid_model",
            "add_band_rows", "column_boxes", "box_template", "group_for"]
 
 #: Longest lag (in PCC steps) written with the exact rows of
@@ -111,9 +111,14 @@ def group_for(pb: Problem) -> int:
     per-minute limit is long and goes to block rows whatever the step. g = 1 (the full LP)
     unless the grid is fine (10 ms: the 5-s swing window is 500 steps, g = 4).
     """
-    short = [b.k for b in lag_bounds(pb.spec, pb.dt_s, pb.margin_frac)
-             if b.k * pb.dt_s < LONG_WINDOW_S]
+    short = short_lag_steps(pb)
     return max(1, -(-max(short) // K_EXACT)) if short else 1
+
+
+def short_lag_steps(pb: Problem) -> list[int]:
+    """Steps k of the lag bounds whose windows are under :data:`LONG_WINDOW_S` (per-second
+    ramps, swing windows): the ones written as exact rows, which set the group size. [steps]"""
+    return [b.k for b in lag_bounds(pb.spec, pb.dt_s, pb.margin_frac) if b.k * pb.dt_s < LONG_WINDOW_S]
 
 
 def _group_means(x: np.ndarray, g: int) -> np.ndarray:
