@@ -15,7 +15,7 @@ from facility.optimize.result import gap_frac
 from facility.optimize.solve import solve_lp
 from facility.optimize.spectral import LazySpectral, block_average_phasor, full_spectral, tiled_phasor
 
-__all__ = ["upper_spectral", "lower_spectral", "solve_lower_bound", "LOWER_OPTIONS"]
+__all__ = ["upper_spectral", "lower_spectral", "solve_lower_bound"]
 
 
 def upper_spectral(pb, red, expand_plan):
@@ -53,17 +53,6 @@ def lower_spectral(pb, red):
                         allowed=lambda k: (k * K) % n == 0)
 
 
-#: HiGHS options of the Lagrangian relaxation, set by measurement: scaling by the largest
-#: value (4) instead of HiGHS' default equilibration (2). The Lagrangian cost puts the
-#: multipliers' oscillating DFT weights on every PCC column, and equilibration makes dual
-#: simplex crawl on them: on the benchmark's mix case (``bench_sizing.py --mix 0.5``) 4.7 s
-#: → 1.9 s, on the mix study's ieso_2026 at 5 USD/MWh 72 s → 2.8 s and at 60 USD/MWh 26 s →
-#: 6.9 s, where the cold Lagrangian now reaches the bound the warm steps 2-3 missed (gaps
-#: 4.3e-4 and 8.0e-4 → 0). Applied to every LP (``lp.HIGHS_OPTIONS``) it is not a win: the
-#: benchmark's band-only case then gets restriction duals whose Lagrangian falls short of the
-#: gap, and the interior strategy takes over at 165 s instead of 6 s.
-LOWER_OPTIONS = {"simplex_scale_strategy": 4}
-
 #: A cold Lagrangian solve gets this many times the restriction's solve time (at least
 #: :data:`MIN_LAGRANGIAN_S`) before the plain relaxation and a warm Lagrangian take over. [-]
 LAGRANGIAN_BUDGET_FACTOR = 3.0
@@ -86,9 +75,10 @@ def solve_lower_bound(ml, cand: list, optimize, *, upper_usd: float | None = Non
        min_x c x + Σ λ_r (a_r x − b_r) over the relaxation's other rows is ≤ its optimum
        with the rows (weak duality) for any λ ≥ 0, and the LP keeps no dense row. Tried cold
        first, within ``LAGRANGIAN_BUDGET_FACTOR`` times the restriction's solve time
-       (measured with :data:`LOWER_OPTIONS`: 1.9 s on the benchmark's mix case, 2.8 s on
-       ieso_2026 at 5 USD/MWh in the mix study; with HiGHS' default scaling 4.7 s and 72 s,
-       119 s in an earlier run, where it was left for step 2).
+       (with :data:`facility.optimize.lp.HIGHS_OPTIONS`, scaling by the largest value and the
+       objective scaled: 1.7–2.6 s on the benchmark's mix case; with HiGHS' default
+       equilibration and no objective scaling 4.4–4.7 s there, 72–119 s on ieso_2026 at
+       5 USD/MWh in the mix study, where it was left for step 2).
     2. *Plain relaxation* (the rows dropped: fewer constraints, a smaller optimum), then,
        when its gap is above ``max_gap_frac``, the Lagrangian cost set on its optimal basis
        and solved warm (ieso_2026: 15 s + 26 s); the larger of the two bounds is kept.
@@ -109,7 +99,7 @@ def solve_lower_bound(ml, cand: list, optimize, *, upper_usd: float | None = Non
             budget = min(optimize.time_limit_s,
                          max(MIN_LAGRANGIAN_S, LAGRANGIAN_BUDGET_FACTOR * upper_solve_s))
         ml.lp.extra_cost = [(c, l * v) for c, v, r, l in lam]
-        sol, _ = solve_lp(ml.lp, optimize, options=LOWER_OPTIONS, time_limit_s=budget)
+        sol, _ = solve_lp(ml.lp, optimize, time_limit_s=budget)
         t_s += sol.solve_s
         ml.lp.extra_cost = []
         if sol.status == "ok":
