@@ -54,7 +54,7 @@ from facility.errors import InfeasibleError
 from facility.optimize.fallback import SolverTimeLimit
 from facility.optimize.formulation import op_cost_coefficients, plan_cost_kusd
 from facility.optimize.ipm import lagrangian_bound, solve_assembled
-from facility.optimize.lever_columns import lever_cost_kusd, lever_plan_from_columns
+from facility.optimize.lever_columns import lever_cost_kusd, lever_plan_from_columns, lever_site_mw
 from facility.optimize.pcc_grid import (FINE_BLOCKS_PER_WINDOW, box_template, build_grid_model,
                                         column_boxes, group_for, short_lag_steps)
 from facility.optimize.problem import Problem
@@ -457,9 +457,13 @@ class _Search:
             self.cutter.cuts.setdefault(int(k), set()).update(int(m) for m in ms)
         self.st.n_spectral_bins = len(self.cutter.cuts)
 
-    def _pcc_mw(self, plan: dict) -> np.ndarray:
-        """Fine-grid PCC power of a storage plan. [MW]"""
-        return self.pb.load_mw + sum(ch - dis for _, _, ch, dis, _ in plan.values())
+    def _pcc_mw(self, plan: dict, lever_plan: dict | None = None) -> np.ndarray:
+        """Fine-grid PCC power of a storage plan and, with GPU levers, of their plan (the
+        site power they add: burn, floor, cap). [MW]"""
+        p = self.pb.load_mw + sum(ch - dis for _, _, ch, dis, _ in plan.values())
+        if self.pb.levers is not None and lever_plan is not None:
+            p = p + lever_site_mw(self.pb.levers, lever_plan, self.pb.dt_s)
+        return p
 
     def more_band_rows(self, res) -> bool:
         """After a restriction's solve: add the directions its plan's PCC power needs (the
@@ -467,7 +471,7 @@ class _Search:
         when it meets every band row of the full polygon LP."""
         if self.limits is None or res is None or "plan" not in res:
             return False
-        p = self._pcc_mw(res["plan"])
+        p = self._pcc_mw(res["plan"], res.get("lever_plan"))
         k, _, _ = spectral_violations(p, self.limits, SIDES)
         if k.size == 0:
             return False
@@ -483,7 +487,7 @@ class _Search:
         """Whether a band limit binds the best plan (a bin at 0.99 of its limit or above)."""
         if self.limits is None or self.plan is None:
             return False
-        return near_limit(self._pcc_mw(self.plan), self.limits, 0.99)[0].size > 0
+        return near_limit(self._pcc_mw(self.plan, self.lever_plan), self.limits, 0.99)[0].size > 0
 
     def band_dirs(self) -> dict | None:
         """The band rows' directions for a solve job (picklable; None without any)."""
