@@ -71,3 +71,4 @@ def test_costs_set_on_a_solved_model_are_scaled_too():
     warm = resolve_with_cost(sol, x, c2)
     assert warm.objective == pytest.approx(float(np.sum(np.sort(c2)[:3])), rel=1e-12)
     assert np.flatnonzero(warm.x > 0.5).tolist() == [n - 3, n - 2, n - 1]
+
