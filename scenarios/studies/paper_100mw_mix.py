@@ -221,7 +221,9 @@ def tables(results: dict) -> None:
     print(md(rows, ["spec"] + list(LEVER_SETS)))
     for name in PARETO_SPECS:
         print(f"## Pareto ({name})\n")
-        print(md([[p["price"], f"{p['p_rated_mw']:.1f}", p["floor_frac"], p["burned_mwh_per_year"],
+        # solver noise (1e-12 MWh/yr, -0.0 MW) printed as the zero it is
+        print(md([[p["price"], f"{abs(p['p_rated_mw']):.1f}", p["floor_frac"],
+                   p["burned_mwh_per_year"] if p["burned_mwh_per_year"] > 1e-6 else 0,
                    100 * p["energy_overhead_frac"], p["total_usd_per_year"] / 1e6]
                   for p in results[name]["pareto"]],
                  ["USD/MWh", "storage MW", "floor", "burned MWh/yr", "overhead %", "M USD/yr"]))
