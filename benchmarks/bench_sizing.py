@@ -30,6 +30,7 @@ it solved on an exactly equivalent coarser grid. A side that hits
     python benchmarks/bench_sizing.py --mix 0.5           # mix case: band limit + GPU levers vs storage only
     python benchmarks/bench_sizing.py --mix-jittered 60 --horizon-s 300   # levers on the jittered load, vs simplex
     python benchmarks/bench_sizing.py --mix-jittered 60 --horizon-s 300 --mix-load trace   # on a measured-format trace
+    python benchmarks/bench_sizing.py --mix-jittered 60 --horizon-s 300 --band-frac 0.03   # levers + a binding band limit
 """
 
 from __future__ import annotations
@@ -286,7 +287,8 @@ def run_mix_case(horizon_s: float, dt_s: float, *, band_peak_mw: float, time_lim
 
 
 def run_mix_jittered(horizon_s: float, price_usd_per_mwh: float, *, time_limit_s: float,
-                     baseline: bool = True, kind: str = "stochastic") -> dict:
+                     baseline: bool = True, kind: str = "stochastic",
+                     band_frac: float | None = None) -> dict:
     """GPU levers (floor 0.2-0.9, cap 0.5-1, burn) beside the BESS on a load that does not
     repeat (``kind`` of :func:`non_periodic_load`: the jittered ``stochastic`` job, the
     measured-format ``trace``, ``start_stop``) at 0.1 s: one cap piece per power level, so the
@@ -299,12 +301,18 @@ def run_mix_jittered(horizon_s: float, price_usd_per_mwh: float, *, time_limit_s
     solved before the interior strategy carried them: ``ratio`` = baseline / facility,
     ``objective_rel_diff`` compares the two plans' costs, each side reports its proven gap.
     Both sides share ``time_limit_s``; a baseline stopped by it has ``baseline_gap_frac``
-    above facility's and its time is a lower bound on the ratio's numerator."""
+    above facility's and its time is a lower bound on the ratio's numerator.
+
+    ``band_frac``: a band peak limit on 0.1-2 Hz at this share of the load's own peak there,
+    beside the window limits (LP rows on both sides; ``plan_band_peak_mw`` is the plan's)."""
     from facility.optimize import interior
     from facility.optimize.levers import single_job_inputs
 
     load = non_periodic_load(kind, horizon_s, 0.1)
     _, storages, spec = case(horizon_s, 0.1)
+    if band_frac is not None:
+        spec = spec.model_copy(update={"band_min_hz": 0.1, "band_max_hz": 2.0, "max_band_peak_mw":
+                                       band_frac * metrics.band_peak_mw(load, 0.1, 0.1, 2.0)})
     levers = single_job_inputs(load * 1e6 / 100_000, 100_000, 1000.0, floor_range=(0.2, 0.9),
                                cap_range=(0.5, 1.0), burn=True)
     opt = OptimizeConfig(time_limit_s=time_limit_s, annualize=True,
@@ -317,13 +325,16 @@ def run_mix_jittered(horizon_s: float, price_usd_per_mwh: float, *, time_limit_s
     t0 = time.perf_counter()
     res = sized()
     i, lv = res.info, res.levers["job"]
-    name = "jittered" if kind == "stochastic" else kind
+    name = ("jittered" if kind == "stochastic" else kind) + ("" if band_frac is None else f"_band{band_frac:g}")
     out = {"name": f"sizing_mix_{name}_{load.size}_steps", "n_steps": int(load.size),
            "price_usd_per_mwh": price_usd_per_mwh, "facility_s": time.perf_counter() - t0,
            "method": i.method, "objective_usd": i.objective_usd, "lower_bound_usd": i.lower_bound_usd,
            "gap_frac": i.gap_frac, "n_lever_lps": i.n_lever_pieces, "floor_frac": lv["floor_frac"],
            "cap_frac": lv["cap_frac"], "p_rated_mw": res.p_rated_mw_opt["bess"],
            "e_rated_mwh": res.e_rated_mwh_opt["bess"]}
+    if band_frac is not None:
+        out.update(band_limit_mw=spec.max_band_peak_mw, n_spectral_bins=i.n_spectral_bins,
+                   plan_band_peak_mw=metrics.band_peak_mw(res.p_pcc_mw, 0.1, 0.1, 2.0))
     out.update(baseline_s=None, ratio=None, objective_rel_diff=None, baseline_gap_frac=None)
     if baseline:
         floor, interior.MIN_STEPS = interior.MIN_STEPS, 10**9
@@ -361,8 +372,9 @@ def main() -> None:
     ap.add_argument("--full", action="store_true", help="facility without the periodic reduction")
     ap.add_argument("--no-coarsen", action="store_true", help="facility without the exact time coarsening")
     ap.add_argument("--band-frac", type=float, default=None, metavar="F",
-                    help="with --load: a band peak limit on 0.1-2 Hz at F times the load's own "
-                         "peak there; the baseline is then facility's full LP with lazy band rows")
+                    help="with --load or --mix-jittered: a band peak limit on 0.1-2 Hz at F times "
+                         "the load's own peak there; with --load the baseline is then facility's "
+                         "full LP with lazy band rows")
     ap.add_argument("--mix-jittered", type=float, default=None, metavar="USD_PER_MWH",
                     help="GPU levers beside storage on the jittered load (--horizon-s, 0.1 s) at this "
                          "energy price: the piece search with its branch and bound, against the same "
@@ -378,7 +390,8 @@ def main() -> None:
     if a.mix_jittered is not None:
         print(json.dumps(run_mix_jittered(a.horizon_s, a.mix_jittered,
                                           time_limit_s=min(a.time_limit_s, 900.0),
-                                          baseline=not a.no_baseline, kind=a.mix_load), default=float))
+                                          baseline=not a.no_baseline, kind=a.mix_load,
+                                          band_frac=a.band_frac), default=float))
         return
     if a.mix is not None:
         print(json.dumps(run_mix_case(a.horizon_s, a.dt_s or 0.1, band_peak_mw=a.mix,
