@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from facility.errors import InfeasibleError
-from facility.optimize.fallback import SolverTimeLimit
+from facility.optimize.fallback import SolverTimeLimit, best_effort
 from facility.optimize.formulation import op_cost_coefficients, plan_cost_kusd
 from facility.optimize.ipm import lagrangian_bound, solve_assembled
 from facility.optimize.lever_columns import lever_cost_kusd, lever_plan_from_columns, lever_site_mw
@@ -604,9 +604,18 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
     -------
     SizingResult or None
         None when it does not apply (or is shorter than ``min_steps``, default
-        :data:`MIN_STEPS`) or found no verified plan within ``optimize.time_limit_s``; else
+        :data:`MIN_STEPS`) or found no verified plan with time left; else
         ``info.method = "interior"`` with ``lower_bound_usd`` and ``gap_frac``, ``status``
-        ``"optimal"`` within ``optimize.max_gap_frac``, else ``"gap"``.
+        ``"optimal"`` within ``optimize.max_gap_frac``, else ``"gap"``. When
+        ``optimize.time_limit_s`` ran out before any verified plan: the fallback plan of
+        :func:`facility.optimize.fallback.best_effort` with its proven gap (``method =
+        "follower"``), not the full LP, which is larger and would only stop again.
+
+    Raises
+    ------
+    SolverTimeLimit
+        At the time limit without a plan, with GPU levers (the lever search decides), or when
+        the fallback plan breaks a limit too (exit 3).
     """
     sizing = any(s.p_hi > s.p_lo or s.e_hi > s.e_lo for s in pb.storages.values())
     floor = MIN_STEPS if sizing else DISPATCH_MIN_STEPS
@@ -643,6 +652,19 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
     st.n_repaired_steps = run.n_rep
     plan, cost = run.plan, run.cost
     if plan is None:
+        if run.left() <= 0:
+            # the full LP is larger than this bracket's LPs and would stop too, after its build
+            # (minutes at an hour): the best verified plan with its proven gap, as the full
+            # LP's own stop gives; with GPU levers the stop goes up (a piece that ran out of
+            # time may be the cheapest: solve_levers decides)
+            low = max(run.lows)
+            stop = SolverTimeLimit(f"optimize.time_limit_s = {run.limit:g} s was reached before "
+                                   f"the interior strategy found a verified plan ({run.why}).",
+                                   {"termination": "Time limit reached"},
+                                   lower_bound_usd=low if np.isfinite(low) else None)
+            if pb.levers is not None:
+                raise stop
+            return best_effort(pb, stop, solve_s=time.perf_counter() - run.t0)
         warnings.warn(f"strategy interior found no verified plan ({run.why}); trying the next "
                       "strategy", stacklevel=3)
         return None

@@ -6,6 +6,7 @@ its optimum must lie inside the strategy's bracket, the plan must meet every lim
 ``facility.metrics`` measures it on the fine grid, and its storage must obey its own physics.
 """
 
+import time
 import warnings
 
 import numpy as np
@@ -229,6 +230,41 @@ def test_subprocess_solves_match_and_stop_at_the_time_limit():
     assert there[0]["objective_kusd"] == pytest.approx(here["objective_kusd"], rel=1e-9)
     assert run_solves([job], 1e-3) == [None]  # killed
 
+
+
+def test_at_the_time_limit_without_a_plan_the_fallback_answers_not_the_full_lp(monkeypatch):
+    """Every solve stopped by the time limit, no plan: storage alone gets the fallback plan
+    with its proven gap (as the full LP's own stop gives), GPU levers get the stop (their
+    search decides), and the full LP is not started (at an hour its build and presolve alone
+    outlasted the limit by minutes: a jittered hour with levers and a band limit ran 15 min
+    on a 5-min limit)."""
+    from facility.optimize import api, full
+    from facility.optimize.fallback import SolverTimeLimit
+    from facility.optimize.levers import lever_pieces, single_job_inputs
+
+    load = site_load("stochastic", horizon_s=120.0)
+
+    def stopped(jobs, limit_s, **kw):
+        time.sleep(limit_s + 0.05)
+        return [None] * len(jobs)
+
+    def no_full(pb):
+        raise AssertionError("the full LP was started after the time limit")
+
+    monkeypatch.setattr(interior, "run_solves", stopped)
+    monkeypatch.setattr(api, "solve_full", no_full)
+    monkeypatch.setattr(full, "solve_full", no_full)
+    pb = problem(load, opt=OptimizeConfig(time_limit_s=1.0))
+    with pytest.warns(UserWarning):
+        res = solve_interior(pb, min_steps=0, in_process=False)
+    assert res.info.method == "follower" and res.info.status == "gap"
+    assert 0 < res.info.lower_bound_usd <= res.info.objective_usd
+    levers = single_job_inputs(load * 1e6 / 100_000, 100_000, 1000.0, floor_range=(0.2, 0.9),
+                               cap_range=(0.5, 1.0), burn=True)
+    pieces_pb = problem(load, opt=OptimizeConfig(time_limit_s=1.0, annualize=True))
+    ls, d = lever_pieces(levers, DT, pieces_pb.optimize.slowdown_usd_per_gpu_h)[0][0]
+    with pytest.raises(SolverTimeLimit, match="time_limit_s"):
+        solve_interior(pieces_pb.on_piece(ls, d), min_steps=0, in_process=False)
 
 def test_applies_only_where_the_proof_holds():
     load = site_load("stochastic")
