@@ -97,7 +97,7 @@ def bound_with_duals(pb: Problem, upper_usd: float, donor: dict) -> float:
     bound (on steps of one: the relaxation with its long-lag block rows, or the restriction with
     them left out; either is a relaxation of the problem's LP), the same column boxes from
     ``upper_usd``. [USD]"""
-    mode = donor.get("mode", "restrict")
+    mode = donor["mode"]
     gm = build_grid_model(pb, 1, mode, None)
     lp = gm.m.lp
     A, c, _, _, rlo, rhi = lp.assemble()

@@ -30,7 +30,7 @@ from facility.optimize.verify import verify_plan
 from facility.optimize.windows import lag_bounds
 
 __all__ = ["SolverTimeLimit", "follower_plan", "averaged_lower_bound_usd", "trivial_lower_bound_usd",
-           "best_effort"]
+           "best_effort", "stopped_strategy"]
 
 #: Coarse steps of the averaged relaxation (its LP solves in about a second here).
 LOWER_BOUND_STEPS = 1200
@@ -294,3 +294,14 @@ def best_effort(pb, stop: SolverTimeLimit, *, build_s: float = 0.0, solve_s: flo
                      n_variables=0, n_constraints=0, method="follower", lower_bound_usd=lower,
                      gap_frac=gap, relaxed_objective_usd=float("nan"))
     return pack_result(pb.load_mw, pb.storages, plan, info)
+
+
+def stopped_strategy(pb, stop: SolverTimeLimit, *, build_s: float = 0.0,
+                     solve_s: float = 0.0) -> SizingResult:
+    """What a strategy whose bracketing LPs stopped at ``optimize.time_limit_s`` returns
+    instead of handing over to the full LP (larger: it would only stop again, after its build):
+    :func:`best_effort`'s verified plan with its proven gap; with GPU levers ``stop`` itself,
+    raised (the lever search decides: a piece that ran out of time may be the cheapest)."""
+    if pb.levers is not None:
+        raise stop
+    return best_effort(pb, stop, build_s=build_s, solve_s=solve_s)

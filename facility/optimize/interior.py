@@ -51,14 +51,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from facility.errors import InfeasibleError
-from facility.optimize.fallback import SolverTimeLimit, best_effort
+from facility.optimize.fallback import SolverTimeLimit, stopped_strategy
 from facility.optimize.formulation import op_cost_coefficients, plan_cost_kusd
 from facility.optimize.ipm import lagrangian_bound, solve_assembled
-from facility.optimize.lever_columns import lever_cost_kusd, lever_plan_from_columns, lever_site_mw
+from facility.optimize.lever_columns import lever_cost_kusd, lever_plan_from_columns
 from facility.optimize.pcc_grid import (FINE_BLOCKS_PER_WINDOW, box_template, build_grid_model,
                                         column_boxes, group_for, short_lag_steps)
 from facility.optimize.problem import Problem
-from facility.optimize.result import SizingResult, SolveInfo, gap_frac, pack_result
+from facility.optimize.result import SizingResult, SolveInfo, gap_frac, pack_result, plan_pcc_mw
 from facility.optimize.spectral import (BINS_PER_ROUND, NEAR, SEED_BINS, SIDES, SpectralRows,
                                         bin_limits, near_limit, spectral_violations)
 from facility.optimize.verify import verify_plan
@@ -458,12 +458,8 @@ class _Search:
         self.st.n_spectral_bins = len(self.cutter.cuts)
 
     def _pcc_mw(self, plan: dict, lever_plan: dict | None = None) -> np.ndarray:
-        """Fine-grid PCC power of a storage plan and, with GPU levers, of their plan (the
-        site power they add: burn, floor, cap). [MW]"""
-        p = self.pb.load_mw + sum(ch - dis for _, _, ch, dis, _ in plan.values())
-        if self.pb.levers is not None and lever_plan is not None:
-            p = p + lever_site_mw(self.pb.levers, lever_plan, self.pb.dt_s)
-        return p
+        """Fine-grid PCC power of a storage plan and, with GPU levers, of their plan. [MW]"""
+        return plan_pcc_mw(self.pb.load_mw, plan, self.pb.dt_s, self.pb.levers, lever_plan)
 
     def more_band_rows(self, res) -> bool:
         """After a restriction's solve: add the directions its plan's PCC power needs (the
@@ -652,19 +648,13 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
     st.n_repaired_steps = run.n_rep
     plan, cost = run.plan, run.cost
     if plan is None:
-        if run.left() <= 0:
-            # the full LP is larger than this bracket's LPs and would stop too, after its build
-            # (minutes at an hour): the best verified plan with its proven gap, as the full
-            # LP's own stop gives; with GPU levers the stop goes up (a piece that ran out of
-            # time may be the cheapest: solve_levers decides)
+        if run.left() <= 0:  # not the full LP: at an hour its build alone outlasts the limit
             low = max(run.lows)
             stop = SolverTimeLimit(f"optimize.time_limit_s = {run.limit:g} s was reached before "
                                    f"the interior strategy found a verified plan ({run.why}).",
                                    {"termination": "Time limit reached"},
                                    lower_bound_usd=low if np.isfinite(low) else None)
-            if pb.levers is not None:
-                raise stop
-            return best_effort(pb, stop, solve_s=time.perf_counter() - run.t0)
+            return stopped_strategy(pb, stop, solve_s=time.perf_counter() - run.t0)
         warnings.warn(f"strategy interior found no verified plan ({run.why}); trying the next "
                       "strategy", stacklevel=3)
         return None

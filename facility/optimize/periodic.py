@@ -51,7 +51,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from facility.errors import InfeasibleError
-from facility.optimize.fallback import SolverTimeLimit, best_effort
+from facility.optimize.fallback import SolverTimeLimit, stopped_strategy
 from facility.optimize.formulation import Model, build_model, plan_cost_kusd
 from facility.optimize.lever_columns import lever_cost_kusd, lever_plan_from_columns
 from facility.optimize.problem import Problem
@@ -398,12 +398,7 @@ def solve_periodic(pb: Problem) -> SizingResult | None:
             xu, iu = solve_model(mu, lambda red=red: build_upper(load, dt_s, data, spec, optimize, red, levers),
                                  optimize, dt_s, time.perf_counter() - t0, spectral=up_sp)
         except SolverTimeLimit as stop:
-            # the full LP is larger than the restriction: it would stop too, after another
-            # time_limit_s. Without levers the best verified plan with its proven gap; with
-            # them the stop goes up (solve_levers: a piece that ran out of time may be cheapest)
-            if levers is not None:
-                raise
-            return best_effort(pb, stop, build_s=build_s, solve_s=time.perf_counter() - t0)
+            return stopped_strategy(pb, stop, build_s=build_s, solve_s=time.perf_counter() - t0)
         except InfeasibleError:
             return None  # the restriction fails: another strategy decides (and diagnoses)
         t0 = time.perf_counter()

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from facility.optimize.lever_columns import lever_site_mw
 from facility.optimize.lp import extend_highs, resolve_with_cost
-from facility.optimize.result import gap_frac
+from facility.optimize.result import gap_frac, plan_pcc_mw
 from facility.optimize.solve import solve_lp
 from facility.optimize.spectral import LazySpectral, block_average_phasor, full_spectral, tiled_phasor
 
@@ -31,12 +30,7 @@ def upper_spectral(pb, red, expand_plan):
 
     def pcc_full(m, x):
         plan, lever_plan = expand_plan(m, x, red)
-        p = pb.load_mw.copy()
-        for _, _, ch, dis, _ in plan.values():
-            p += ch - dis
-        if pb.levers is not None:
-            p += lever_site_mw(pb.levers, lever_plan, pb.dt_s)
-        return p
+        return plan_pcc_mw(pb.load_mw, plan, pb.dt_s, pb.levers, lever_plan)
 
     return LazySpectral(lazy.limits, lazy.const_dft, lazy.phasor, pcc_full)
 

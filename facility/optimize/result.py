@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["SolveInfo", "SizingResult", "pack_result", "plan_from_columns", "gap_frac",
+__all__ = ["SolveInfo", "SizingResult", "pack_result", "plan_from_columns", "plan_pcc_mw", "gap_frac",
            "sizing_to_json"]
 
 
@@ -164,6 +164,19 @@ def plan_from_columns(m, x: np.ndarray) -> dict:
     """The plan of a built model (:class:`facility.optimize.formulation.Model`) at ``x``."""
     return {n: (x[c["p_rated"][0]], x[c["e_rated"][0]], x[c["ch"]], x[c["dis"]], x[c["e"]])
             for n, c in m.cols.items()}
+
+
+def plan_pcc_mw(load_mw: np.ndarray, plan: dict, dt_s: float, levers=None,
+                lever_plan: dict | None = None) -> np.ndarray:
+    """PCC power of a plan ``{name: (p_rated, e_rated, ch, dis, e)}``: the load, every
+    storage's charge less discharge, and with ``levers`` and ``lever_plan`` the levers' site
+    power (burn, floor, cap). [MW]"""
+    p = np.asarray(load_mw, dtype=float) + sum(ch - dis for _, _, ch, dis, _ in plan.values())
+    if levers is not None and lever_plan:
+        from facility.optimize.lever_columns import lever_site_mw
+
+        p = p + lever_site_mw(levers, lever_plan, dt_s)
+    return p
 
 
 def pack_result(load_mw: np.ndarray, storages: dict, plan: dict, info: SolveInfo, *,
