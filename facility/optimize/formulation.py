@@ -480,13 +480,15 @@ def add_pcc_variation(m: Model, cost_usd_per_mw: float, p_hist_mw: np.ndarray | 
 
 
 def add_dynamic_range(m: Model, spec, margin_frac: float = 0.0, *, pcc_terms=None,
-                      pcc_const: np.ndarray | None = None) -> None:
+                      pcc_const: np.ndarray | None = None, pcc_low_terms=None) -> None:
     """Dynamic range over the horizon: :math:`\\bar P - \\underline P \\le D` with
     :math:`\\underline P \\le P_t \\le \\bar P` (D = ``max_dynamic_range_mw`` [MW]).
 
     The PCC power is ``pcc_terms`` (column, coefficient) pairs plus ``pcc_const`` [MW], by
     default the model's own (``m.pcc_terms`` and the load); a model with PCC columns of its
-    own (:mod:`facility.optimize.pcc_grid`) passes those with a zero constant."""
+    own (:mod:`facility.optimize.pcc_grid`) passes those with a zero constant, and where each
+    step holds a range of PCC powers, its largest in ``pcc_terms`` and its smallest in
+    ``pcc_low_terms``."""
     if spec.max_dynamic_range_mw is None:
         return
     terms = m.pcc_terms if pcc_terms is None else pcc_terms
@@ -498,7 +500,8 @@ def add_dynamic_range(m: Model, spec, margin_frac: float = 0.0, *, pcc_terms=Non
     t = np.arange(n)
     lp.add_rows("window_envelope", terms + [(np.full(n, top[0]), -1.0)], -np.inf, -const,
                 t=t, soft=False)
-    lp.add_rows("window_envelope", terms + [(np.full(n, bot[0]), -1.0)], -const, np.inf,
+    low = terms if pcc_low_terms is None else pcc_low_terms
+    lp.add_rows("window_envelope", low + [(np.full(n, bot[0]), -1.0)], -const, np.inf,
                 t=t, soft=False)
     lp.add_rows("max_dynamic_range_mw", [(top, 1.0), (bot, -1.0)], -np.inf,
                 spec.max_dynamic_range_mw * (1.0 - margin_frac), t=-1, soft=True)

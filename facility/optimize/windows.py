@@ -92,7 +92,8 @@ def lag_bounds(spec, dt_s: float, margin_frac: float = 0.0) -> list[LagBound]:
     return keep
 
 
-def add_lag_bound_rows(lp, lb: LagBound, pcc_terms, pcc_const: np.ndarray, n_hist: int) -> None:
+def add_lag_bound_rows(lp, lb: LagBound, pcc_terms, pcc_const: np.ndarray, n_hist: int, *,
+                       later_terms=None) -> None:
     """Add the rows of one lag bound, linearized exactly with O(N) sliding-window minima.
 
     With q = σ P (σ = +1 for rises, -1 for falls) the bound reads
@@ -133,6 +134,11 @@ def add_lag_bound_rows(lp, lb: LagBound, pcc_terms, pcc_const: np.ndarray, n_his
         Number of history samples at the start of the axis; no row ends inside them. The rows
         that hold them as constants (upper bound σ·P_hist) are listed in ``lp.history_rows``
         as ``(rows, history index, σ)``, so a persistent model can change the history.
+    later_terms : list of (col (U,), coef), optional
+        Column terms of a second sequence r (same constant) that stands for the later step of
+        each pair: the rows then read σ r[u] − B ≤ min(σ q[u−k .. u−1]), the envelopes
+        staying on q. :mod:`facility.optimize.pcc_grid` passes a group's largest PCC power as
+        r and its smallest as q (rises; the other way round for falls). Default: q itself.
     """
     sg = 1.0 if lb.direction == "up" else -1.0
     U = pcc_const.size
@@ -162,13 +168,14 @@ def add_lag_bound_rows(lp, lb: LagBound, pcc_terms, pcc_const: np.ndarray, n_his
         return
     a = np.maximum(u2 - k, 0)
     b = u2 - 1
-    pos = [(c[u2], sg * np.broadcast_to(v, (U,))[u2]) for c, v in pcc_terms]
+    late = pcc_terms if later_terms is None else later_terms
+    pos = [(c[u2], sg * np.broadcast_to(v, (U,))[u2]) for c, v in late]
     # prefix envelope of b's block: covers [start(b), b]; exact alone when a is a block start
     lp.add_rows(name, pos + [(g[b], -1.0)], -np.inf, lb.bound_mw - sg * pcc_const[u2],
                 t=t_of[u2], soft=True)
     two = (a % k) != 0
     u3, a3 = u2[two], a[two]
-    pos3 = [(c[u3], sg * np.broadcast_to(v, (U,))[u3]) for c, v in pcc_terms]
+    pos3 = [(c[u3], sg * np.broadcast_to(v, (U,))[u3]) for c, v in late]
     lp.add_rows(name, pos3 + [(h[a3], -1.0)], -np.inf, lb.bound_mw - sg * pcc_const[u3],
                 t=t_of[u3], soft=True)
 
@@ -185,7 +192,8 @@ def block_edges(n: int, block: int, fine_block: int, fine: np.ndarray | None = N
     return np.append(edges, n).astype(np.int64)
 
 
-def add_block_lag_rows(lp, bounds: list, pcc_col: np.ndarray, edges: np.ndarray, mode: str) -> dict:
+def add_block_lag_rows(lp, bounds: list, pcc_col: np.ndarray, edges: np.ndarray, mode: str, *,
+                       pcc_low_col: np.ndarray | None = None) -> dict:
     """Long lag bounds on block extremes: a restriction or a relaxation with few, short rows.
 
     The exact rows of :func:`add_lag_bound_rows` link every step to the step k before it, so a
@@ -220,6 +228,9 @@ def add_block_lag_rows(lp, bounds: list, pcc_col: np.ndarray, edges: np.ndarray,
         Block starts and U (:func:`block_edges`).
     mode : str
         ``"restrict"`` or ``"relax"``.
+    pcc_low_col : numpy.ndarray of int (U,), optional
+        Where each step of the axis holds a range of PCC powers (a group's largest in
+        ``pcc_col``, its smallest here): M_J ≥ ``pcc_col``, m_J ≤ this. Default ``pcc_col``.
 
     Returns
     -------
@@ -236,7 +247,8 @@ def add_block_lag_rows(lp, bounds: list, pcc_col: np.ndarray, edges: np.ndarray,
     m = lp.add_columns("block_min", nb, -np.inf, np.inf)
     t = np.arange(U)
     lp.add_rows("window_envelope", [(M[j], 1.0), (pcc_col, -1.0)], 0.0, np.inf, t=t, soft=False)
-    lp.add_rows("window_envelope", [(m[j], 1.0), (pcc_col, -1.0)], -np.inf, 0.0, t=t, soft=False)
+    low = pcc_col if pcc_low_col is None else pcc_low_col
+    lp.add_rows("window_envelope", [(m[j], 1.0), (low, -1.0)], -np.inf, 0.0, t=t, soft=False)
     out = {"M": M, "m": m, "rows": []}
     up = [lb for lb in bounds if lb.direction == "up"]
     down = [lb for lb in bounds if lb.direction == "down"]
