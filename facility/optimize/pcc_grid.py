@@ -56,7 +56,8 @@ from facility.optimize.windows import (LagBound, add_block_lag_rows, add_lag_bou
                                       lag_bounds)
 
 __all__ = ["K_EXACT", "BLOCKS_PER_WINDOW", "FINE_BLOCKS_PER_WINDOW", "GridModel", "short_lag_steps", "transient_steps", "grid_lag_bounds", "build_grid_model",
-           "add_band_rows", "column_boxes", "box_template", "group_for"]
+           "add_band_rows", "column_boxes", "box_template", "group_for", "within_group_range_mw",
+           "group_power_offsets", "add_group_power_rows"]
 
 #: Longest lag (in PCC steps) written with the exact rows of
 #: :func:`~facility.optimize.windows.add_lag_bound_rows`: their factorization costs about
@@ -288,7 +289,7 @@ def _ranged_restriction(pb: Problem, m: Model, g: int, fine_blocks: int | None) 
     U = lp.add_columns("pcc", G, -np.inf, np.inf)
     D = U.copy()
     if ranged.size:
-        D[ranged] = lp.add_columns("pcc_min", ranged.size, -np.inf, np.inf)
+        D[ranged] = lp.add_columns("pcc_low", ranged.size, -np.inf, np.inf)
     held = ~np.isin(j, ranged)
     for steps, cols, lo, hi in ((t[held], U, -load, -load), (t[~held], U, -np.inf, -load),
                                 (t[~held], D, -load, np.inf)):
@@ -489,7 +490,7 @@ def column_boxes(template: dict, storages: dict, load_mw: np.ndarray,
     lo[template["pcc"]], hi[template["pcc"]] = -span, span
     for name, idx in template["col_names"].items():
         if name.endswith(":g") or name.endswith(":h") or name in (
-                "block_max", "block_min", "pcc_max", "pcc_min"):
+                "block_max", "block_min", "pcc_max", "pcc_min", "pcc_low"):
             lo[idx], hi[idx] = -span, span
         elif name.startswith("spectral:"):
             # a bin's scaled real or imaginary part: |(w_k/N) X_k| <= 2 max_t |P_t| <= 2 S

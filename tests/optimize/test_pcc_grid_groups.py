@@ -120,6 +120,6 @@ def test_the_ranged_restriction_is_a_plan_of_the_full_lp_below_the_held_one(edgy
     monkeypatch.setattr(pcc_grid, "RANGED_EDGE_FRAC", np.inf)  # every group held
     gm_h, held_sol = _solve(pb, "restrict")
     held = 1000 * held_sol.objective
-    assert "pcc_min" not in gm_h.m.lp.col_names and "pcc_min" in gm.m.lp.col_names
+    assert "pcc_low" not in gm_h.m.lp.col_names and "pcc_low" in gm.m.lp.col_names
     assert opt * (1 - 1e-7) <= ranged < held
     assert held - ranged > 0.1 * (held - opt)
