@@ -93,7 +93,7 @@ def lag_bounds(spec, dt_s: float, margin_frac: float = 0.0) -> list[LagBound]:
 
 
 def add_lag_bound_rows(lp, lb: LagBound, pcc_terms, pcc_const: np.ndarray, n_hist: int, *,
-                       later_terms=None) -> None:
+                       later_terms=None, later_const: np.ndarray | None = None) -> None:
     """Add the rows of one lag bound, linearized exactly with O(N) sliding-window minima.
 
     With q = σ P (σ = +1 for rises, -1 for falls) the bound reads
@@ -135,10 +135,13 @@ def add_lag_bound_rows(lp, lb: LagBound, pcc_terms, pcc_const: np.ndarray, n_his
         that hold them as constants (upper bound σ·P_hist) are listed in ``lp.history_rows``
         as ``(rows, history index, σ)``, so a persistent model can change the history.
     later_terms : list of (col (U,), coef), optional
-        Column terms of a second sequence r (same constant) that stands for the later step of
-        each pair: the rows then read σ r[u] − B ≤ min(σ q[u−k .. u−1]), the envelopes
-        staying on q. :mod:`facility.optimize.pcc_grid` passes a group's largest PCC power as
-        r and its smallest as q (rises; the other way round for falls). Default: q itself.
+        Column terms of a second sequence r that stands for the later step of each pair: the
+        rows then read σ r[u] − B ≤ min(σ q[u−k .. u−1]), the envelopes staying on q.
+        :mod:`facility.optimize.pcc_grid` passes a group's largest PCC power as r and its
+        smallest as q (rises; the other way round for falls), and the storages' rating less a
+        group's extreme load against the group means. Default: q itself.
+    later_const : numpy.ndarray (U,), optional
+        Constant part of r (default ``pcc_const``). [MW]
     """
     sg = 1.0 if lb.direction == "up" else -1.0
     U = pcc_const.size
@@ -169,14 +172,15 @@ def add_lag_bound_rows(lp, lb: LagBound, pcc_terms, pcc_const: np.ndarray, n_his
     a = np.maximum(u2 - k, 0)
     b = u2 - 1
     late = pcc_terms if later_terms is None else later_terms
+    lc = pcc_const if later_const is None else np.asarray(later_const, dtype=float)
     pos = [(c[u2], sg * np.broadcast_to(v, (U,))[u2]) for c, v in late]
     # prefix envelope of b's block: covers [start(b), b]; exact alone when a is a block start
-    lp.add_rows(name, pos + [(g[b], -1.0)], -np.inf, lb.bound_mw - sg * pcc_const[u2],
+    lp.add_rows(name, pos + [(g[b], -1.0)], -np.inf, lb.bound_mw - sg * lc[u2],
                 t=t_of[u2], soft=True)
     two = (a % k) != 0
     u3, a3 = u2[two], a[two]
     pos3 = [(c[u3], sg * np.broadcast_to(v, (U,))[u3]) for c, v in late]
-    lp.add_rows(name, pos3 + [(h[a3], -1.0)], -np.inf, lb.bound_mw - sg * pcc_const[u3],
+    lp.add_rows(name, pos3 + [(h[a3], -1.0)], -np.inf, lb.bound_mw - sg * lc[u3],
                 t=t_of[u3], soft=True)
 
 

@@ -123,3 +123,36 @@ def test_the_ranged_restriction_is_a_plan_of_the_full_lp_below_the_held_one(edgy
     assert "pcc_low" not in gm_h.m.lp.col_names and "pcc_low" in gm.m.lp.col_names
     assert opt * (1 - 1e-7) <= ranged < held
     assert held - ranged > 0.1 * (held - opt)
+
+
+def test_the_neighbour_rating_rows_raise_the_relaxation_and_keep_it_below_the_optimum(edgy, monkeypatch):
+    """The rating at a group's extreme-load step against its neighbours' mean PCC power: the
+    relaxation rises towards the full LP's optimum and stays below it."""
+    pb, opt = edgy
+    gm, sol = _solve(pb, "relax")
+    with_rows = 1000 * sol.objective
+    fams = [n for n in gm.m.lp.col_names if ":rating_" in n and n.endswith(":g")]
+    assert len(fams) == 8  # 2 windows x 2 directions x 2 sides (past, future), each named apart
+    monkeypatch.setattr(pcc_grid, "add_neighbour_power_rows", lambda *a, **k: 0)
+    without = 1000 * _solve(pb, "relax")[1].objective
+    assert without < with_rows <= opt * (1 + 1e-7)
+    assert with_rows - without > 0.5 * (opt - without)  # 87 % of it here
+
+
+def test_the_strategy_proves_the_relaxation_with_these_rows(edgy):
+    """The interior strategy's bound on groups of 4 (weak duality with column boxes) is the
+    relaxation's optimum with the new rows and columns, and the bracket holds the optimum."""
+    from facility.config.schema import OptimizeConfig
+    from facility.optimize.interior import InteriorStats, solve_interior
+
+    pb, opt = edgy
+    pb = problem(pb.load_mw, dt=DT, opt=OptimizeConfig(max_gap_frac=0.05))  # no refinement
+    st = InteriorStats()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = solve_interior(pb, min_steps=0, in_process=True, stats=st)
+    relax = [1000 * r["objective_kusd"] for r in st.solves if r["mode"] == "relax"]
+    assert st.group == G and len(relax) == 1
+    assert res.info.lower_bound_usd == pytest.approx(relax[0], rel=1e-6)
+    assert res.info.lower_bound_usd <= opt * (1 + 1e-9) <= res.info.objective_usd * (1 + 1e-9)
+    assert res.info.gap_frac < 5e-4
