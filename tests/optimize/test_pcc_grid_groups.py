@@ -17,12 +17,12 @@ import pytest
 from scipy.optimize import linprog
 
 from facility.optimize import pcc_grid
-from facility.optimize.interior import realize
 from facility.optimize.full import solve_full
+from facility.optimize.group_rows import group_power_offsets, within_group_range_mw
+from facility.optimize.interior import realize
 from facility.optimize.ipm import solve_ipm
-from facility.optimize.pcc_grid import build_grid_model, group_power_offsets, within_group_range_mw
+from facility.optimize.pcc_grid import build_grid_model
 from facility.optimize.verify import verify_plan
-
 from tests.optimize.test_interior import SPEC, lp_optimum, problem, site_load
 
 DT = 0.01
