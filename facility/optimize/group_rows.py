@@ -103,8 +103,7 @@ def add_group_power_rows(m: Model, Q: np.ndarray, load_groups: np.ndarray, range
 
 
 def add_neighbour_power_rows(m: Model, Q: np.ndarray, load_groups: np.ndarray, spec,
-                             dt_s: float, margin_frac: float, *, max_window_s: float = np.inf,
-                             skip: np.ndarray | None = None) -> int:
+                             dt_s: float, margin_frac: float, *, max_window_s: float = np.inf) -> int:
     r"""Rows of the relaxation on groups that see a group's extreme load against its
     neighbours' mean PCC power.
 
@@ -126,9 +125,9 @@ def add_neighbour_power_rows(m: Model, Q: np.ndarray, load_groups: np.ndarray, s
     (the later sequence: the rating less the extreme load; the future windows on the reversed
     axis): two columns and about four rows per group and family. Windows of ``max_window_s``
     or longer are left out (:mod:`~facility.optimize.pcc_grid` passes its ``LONG_WINDOW_S``:
-    the per-minute limit's block rows reach far; fewer rows: still a relaxation), and so are
-    the groups in ``skip`` (bool (G,): :mod:`~facility.optimize.pcc_grid` leaves out a job's
-    start, stop or checkpoint, where they pushed PIQP past its iteration cap).
+    the per-minute limit's block rows reach far; fewer rows: still a relaxation).
+    :mod:`~facility.optimize.pcc_grid` adds none where a job starts, stops or checkpoints
+    (:func:`~facility.optimize.pcc_grid.has_job_transients`).
 
     Why: the group means average away the single step where the rating binds. On 60 s of the
     measured-format trace hour at 10 ms, the full LP's optimum (7,141,260 USD) drops the PCC
@@ -161,7 +160,6 @@ def add_neighbour_power_rows(m: Model, Q: np.ndarray, load_groups: np.ndarray, s
             name = f"{lb.limit}:{lb.direction}:rating_{'future' if future else 'past'}"
             add_lag_bound_rows(m.lp, LagBound(name, "up" if sg > 0 else "down", kk, lb.bound_mw),
                                [(Q[r], 1.0)], zeros, 0,
-                               later_terms=[(np.full(G, c), coef) for c in pr], later_const=load[r],
-                               rows_at=None if skip is None else ~np.asarray(skip, dtype=bool)[r])
+                               later_terms=[(np.full(G, c), coef) for c in pr], later_const=load[r])
             n += 1
     return n

@@ -59,7 +59,7 @@ from facility.optimize.windows import (LagBound, add_block_lag_rows, add_lag_bou
                                       lag_bounds)
 
 __all__ = ["K_EXACT", "BLOCKS_PER_WINDOW", "FINE_BLOCKS_PER_WINDOW", "GridModel", "short_lag_steps", "transient_steps", "grid_lag_bounds", "build_grid_model",
-           "add_band_rows", "column_boxes", "box_template", "group_for", "transient_groups", "ranged_groups"]
+           "add_band_rows", "column_boxes", "box_template", "group_for", "has_job_transients", "ranged_groups"]
 
 #: Longest lag (in PCC steps) written with the exact rows of
 #: :func:`~facility.optimize.windows.add_lag_bound_rows`: their factorization costs about
@@ -217,7 +217,7 @@ def build_grid_model(pb: Problem, g: int, mode: str, spectral_dirs: dict | None 
     lp = m.lp
     n_axis = m.n_steps
     if mode == "restrict" and g > 1 and not spectral_dirs:
-        return _ranged_restriction(pb, m, g, fine_blocks, transient_groups(pb, g, G))
+        return _ranged_restriction(pb, m, g, fine_blocks, has_job_transients(pb))
     Q = lp.add_columns("pcc", G if mode == "restrict" else n_axis, -np.inf, np.inf)
     t = np.arange(n_axis)
     grp = t // g if mode == "restrict" else t
@@ -227,8 +227,9 @@ def build_grid_model(pb: Problem, g: int, mode: str, spectral_dirs: dict | None 
     if mode == "relax" and g > 1:
         groups = pb.load_mw[:G * g].reshape(G, g)
         add_group_power_rows(m, Q, groups, within_group_range_mw(pb.spec, dt, pb.margin_frac, g))
-        add_neighbour_power_rows(m, Q, groups, pb.spec, dt, pb.margin_frac,
-                                 max_window_s=LONG_WINDOW_S, skip=transient_groups(pb, g, G))
+        if not has_job_transients(pb):
+            add_neighbour_power_rows(m, Q, groups, pb.spec, dt, pb.margin_frac,
+                                     max_window_s=LONG_WINDOW_S)
     exact, long = grid_lag_bounds(pb.spec, dt, pb.margin_frac, g, mode)
     zeros = np.zeros(Q.size)
     for lb in exact:
@@ -252,46 +253,45 @@ def build_grid_model(pb: Problem, g: int, mode: str, spectral_dirs: dict | None 
 RANGED_EDGE_FRAC = 0.1
 
 
-def transient_groups(pb: Problem, g: int, n_groups: int) -> np.ndarray:
-    """Groups of g steps (the first ``n_groups``) that hold a step of a transient under a long
-    window limit (:func:`transient_steps`: a job's start, stop or checkpoint); none without
-    such a limit. bool (n_groups,)
+def has_job_transients(pb: Problem) -> bool:
+    """Whether a job starts, stops or checkpoints within the horizon under a long window limit:
+    the load's level (:func:`transient_steps`) moves by more than the limit's own bound within
+    one window, which a running job's jitter does not (the benchmark's jittered and
+    measured-format hours at 10 ms: no step; its start/stop hour: 28 % of its steps).
 
-    The restriction ranges no group there and the relaxation's neighbour rating rows leave
-    them out: there the per-minute limit's block rows are fine and the bracket's width is the
-    complementarity's and the long lag's, which neither changes, and with them PIQP ran past
-    its iteration cap (5 min of the benchmark's start/stop load at 10 ms: restriction 104 →
-    150 iterations, 41 → 72 s; relaxation 148 → 150, 57 → 66 s).
+    With such transients the bracketing LPs on groups keep the PCC power held and carry no
+    neighbour rating rows: their bracket's width there is the complementarity's and the long
+    lag's, which those rows do not change, and with them PIQP ran past its iteration cap
+    (5 min of the benchmark's start/stop load at 10 ms: restriction 104 → 150 iterations,
+    41 → 72 s; relaxation 148 → 150, 57 → 66 s; its hour found no bracket within 600 s and
+    the follower plan came back).
     """
     long = [b for b in lag_bounds(pb.spec, pb.dt_s, pb.margin_frac) if b.k * pb.dt_s >= LONG_WINDOW_S]
-    out = np.zeros(n_groups, dtype=bool)
     if not long:
-        return out
-    hit = transient_steps(pb.load_mw, min(b.k for b in long), min(b.bound_mw for b in long))
-    hit = np.concatenate([hit, np.zeros(max(0, n_groups * g - hit.size), dtype=bool)])[:n_groups * g]
-    return hit.reshape(n_groups, g).any(axis=1)
+        return False
+    bound = min(b.bound_mw for b in long)
+    return bool(transient_steps(pb.load_mw, min(b.k for b in long), bound / TRANSIENT_SHARE).any())
 
 
-def ranged_groups(pb: Problem, g: int, skip: np.ndarray) -> np.ndarray:
+def ranged_groups(pb: Problem, g: int) -> np.ndarray:
     """The groups of g steps that :func:`_ranged_restriction` gives a PCC range: the load spans
-    more than :data:`RANGED_EDGE_FRAC` × R within them (:func:`within_group_range_mw`), and
-    they are not in ``skip`` (bool (G,), :func:`transient_groups`). int (n,)"""
+    more than :data:`RANGED_EDGE_FRAC` × R within them (:func:`within_group_range_mw`). int (n,)"""
     load = np.asarray(pb.load_mw, dtype=float)
     G = -(-load.size // g)
     x = np.concatenate([load, np.full(G * g - load.size, np.nan)]).reshape(G, g)
     span = np.nanmax(x, axis=1) - np.nanmin(x, axis=1)
-    limit = RANGED_EDGE_FRAC * within_group_range_mw(pb.spec, pb.dt_s, pb.margin_frac, g)
-    return np.flatnonzero((span > limit) & ~np.asarray(skip, dtype=bool))
+    return np.flatnonzero(span > RANGED_EDGE_FRAC * within_group_range_mw(pb.spec, pb.dt_s, pb.margin_frac, g))
 
 
 def _ranged_restriction(pb: Problem, m: Model, g: int, fine_blocks: int | None,
-                        skip: np.ndarray) -> GridModel:
+                        held: bool = False) -> GridModel:
     r"""The restriction on groups of g > 1 steps without band rows, its PCC power free to
     follow the load within the groups where the load moves.
 
     Each group j carries an upper PCC power U_j, and the groups whose load spans more than
-    :data:`RANGED_EDGE_FRAC` × R (:func:`within_group_range_mw`; the edges of the load),
-    outside ``skip`` (:func:`transient_groups`), a lower one D_j as well (elsewhere D_j = U_j, the PCC power held as in the module text):
+    :data:`RANGED_EDGE_FRAC` × R (:func:`within_group_range_mw`; the edges of the load) a
+    lower one D_j as well, unless ``held`` (a job's start, stop or checkpoint in the horizon,
+    :func:`has_job_transients`) (elsewhere D_j = U_j, the PCC power held as in the module text):
     U_j ≥ P_t ≥ D_j for t in j, with P_t the load plus the storages' power at step t.
     The window limits are rows on them:
 
@@ -320,14 +320,14 @@ def _ranged_restriction(pb: Problem, m: Model, g: int, fine_blocks: int | None,
     t = np.arange(T)
     j = t // g
     load = np.asarray(pb.load_mw, dtype=float)
-    ranged = ranged_groups(pb, g, skip)
+    ranged = np.zeros(0, dtype=np.int64) if held else ranged_groups(pb, g)
     U = lp.add_columns("pcc", G, -np.inf, np.inf)
     D = U.copy()
     if ranged.size:
         D[ranged] = lp.add_columns("pcc_low", ranged.size, -np.inf, np.inf)
-    held = ~np.isin(j, ranged)
-    for steps, cols, lo, hi in ((t[held], U, -load, -load), (t[~held], U, -np.inf, -load),
-                                (t[~held], D, -load, np.inf)):
+    one = ~np.isin(j, ranged)  # the steps of held groups
+    for steps, cols, lo, hi in ((t[one], U, -load, -load), (t[~one], U, -np.inf, -load),
+                                (t[~one], D, -load, np.inf)):
         terms = [(c[steps], np.broadcast_to(v, (T,))[steps]) for c, v in m.pcc_terms]
         lo_s = lo[steps] if np.ndim(lo) else lo
         hi_s = hi[steps] if np.ndim(hi) else hi

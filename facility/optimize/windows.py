@@ -93,8 +93,7 @@ def lag_bounds(spec, dt_s: float, margin_frac: float = 0.0) -> list[LagBound]:
 
 
 def add_lag_bound_rows(lp, lb: LagBound, pcc_terms, pcc_const: np.ndarray, n_hist: int, *,
-                       later_terms=None, later_const: np.ndarray | None = None,
-                       rows_at: np.ndarray | None = None) -> None:
+                       later_terms=None, later_const: np.ndarray | None = None) -> None:
     """Add the rows of one lag bound, linearized exactly with O(N) sliding-window minima.
 
     With q = σ P (σ = +1 for rises, -1 for falls) the bound reads
@@ -143,8 +142,6 @@ def add_lag_bound_rows(lp, lb: LagBound, pcc_terms, pcc_const: np.ndarray, n_his
         group's extreme load against the group means. Default: q itself.
     later_const : numpy.ndarray (U,), optional
         Constant part of r (default ``pcc_const``). [MW]
-    rows_at : numpy.ndarray of bool (U,), optional
-        The steps u that get window rows (default all): leaving some out only relaxes.
     """
     sg = 1.0 if lb.direction == "up" else -1.0
     U = pcc_const.size
@@ -170,8 +167,6 @@ def add_lag_bound_rows(lp, lb: LagBound, pcc_terms, pcc_const: np.ndarray, n_his
                 t=t_of[notlast], soft=False)
     # window rows for every u >= max(1, n_hist): window [a, b] = [max(u-k, 0), u-1]
     u2 = u[u >= max(1, n_hist)]
-    if rows_at is not None:
-        u2 = u2[np.asarray(rows_at, dtype=bool)[u2]]
     if u2.size == 0:
         return
     a = np.maximum(u2 - k, 0)
