@@ -59,7 +59,8 @@ from facility.optimize.windows import (LagBound, add_block_lag_rows, add_lag_bou
                                       lag_bounds)
 
 __all__ = ["K_EXACT", "BLOCKS_PER_WINDOW", "FINE_BLOCKS_PER_WINDOW", "GridModel", "short_lag_steps", "transient_steps", "grid_lag_bounds", "build_grid_model",
-           "add_band_rows", "column_boxes", "box_template", "group_for", "has_job_transients", "ranged_groups"]
+           "add_band_rows", "column_boxes", "box_template", "group_for", "has_job_transients",
+           "ranged_groups"]
 
 #: Longest lag (in PCC steps) written with the exact rows of
 #: :func:`~facility.optimize.windows.add_lag_bound_rows`: their factorization costs about
@@ -290,9 +291,10 @@ def _ranged_restriction(pb: Problem, m: Model, g: int, fine_blocks: int | None,
 
     Each group j carries an upper PCC power U_j, and the groups whose load spans more than
     :data:`RANGED_EDGE_FRAC` × R (:func:`within_group_range_mw`; the edges of the load) a
-    lower one D_j as well, unless ``held`` (a job's start, stop or checkpoint in the horizon,
-    :func:`has_job_transients`) (elsewhere D_j = U_j, the PCC power held as in the module text):
-    U_j ≥ P_t ≥ D_j for t in j, with P_t the load plus the storages' power at step t.
+    lower one D_j as well (elsewhere D_j = U_j: the PCC power held as in the module text;
+    everywhere with ``held``: a job's start, stop or checkpoint in the horizon,
+    :func:`has_job_transients`): U_j ≥ P_t ≥ D_j for t in j, with P_t the load plus the
+    storages' power at step t.
     The window limits are rows on them:
 
     .. math::  U_j - D_j \le \min_b B_b,\qquad
