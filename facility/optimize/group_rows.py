@@ -33,11 +33,9 @@ def within_group_range_mw(spec, dt_s: float, margin_frac: float, g: int) -> floa
     of g consecutive steps: a lag bound of k ≥ g − 1 steps covers every pair of the group (a
     rise at most B_up, a fall at most B_down), and the dynamic range bounds it too; inf when
     no limit does. [MW]"""
-    up = min((b.bound_mw for b in lag_bounds(spec, dt_s, margin_frac)
-              if b.direction == "up" and b.k >= g - 1), default=np.inf)
-    down = min((b.bound_mw for b in lag_bounds(spec, dt_s, margin_frac)
-                if b.direction == "down" and b.k >= g - 1), default=np.inf)
-    span = max(up, down)
+    cover = [b for b in lag_bounds(spec, dt_s, margin_frac) if b.k >= g - 1]
+    span = max(min((b.bound_mw for b in cover if b.direction == d), default=np.inf)
+               for d in ("up", "down"))
     if spec.max_dynamic_range_mw is not None:
         span = min(span, spec.max_dynamic_range_mw * (1.0 - margin_frac))
     return float(span)

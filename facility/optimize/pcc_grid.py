@@ -13,8 +13,8 @@ interior-point method solves in about linear time:
   constant over groups this is exact: steps t₁ < t₂ at most k apart lie in groups at most
   ⌈k/g⌉ apart, and any two groups that close hold such a pair. Every plan of this LP is a
   plan of the full LP, so its optimum is an upper bound (g = 1: the full LP itself). Without
-  band rows, the groups where the load moves get a PCC range [D_j, U_j] instead of one Q_j
-  (:func:`_ranged_restriction`), so the PCC power may follow the load there;
+  band rows, the groups where the load moves get a PCC range [D_j, Q_j] instead of one Q_j
+  (:func:`ranged_groups`), so the PCC power may follow the load there;
 * **the relaxation** (``mode="relax"``): every per-step column averaged over the groups (the
   load too), the lag bound of k steps kept as ⌊k/g⌋ groups with the same bound, the
   network rows and, where T is not a multiple of g, the last partial group and the terminal row
@@ -217,14 +217,30 @@ def build_grid_model(pb: Problem, g: int, mode: str, spectral_dirs: dict | None 
         add_network_limits(m)
     lp = m.lp
     n_axis = m.n_steps
-    if mode == "restrict" and g > 1 and not spectral_dirs:
-        return _ranged_restriction(pb, m, g, fine_blocks, has_job_transients(pb))
     Q = lp.add_columns("pcc", G if mode == "restrict" else n_axis, -np.inf, np.inf)
+    # each group's smallest PCC power: Q itself where it is held, a column of its own on the
+    # restriction's ranged groups (ranged_groups: no band rows, no job transients)
+    low = Q.copy()
+    ranged = np.zeros(0, dtype=np.int64)
+    if mode == "restrict" and g > 1 and not spectral_dirs and not has_job_transients(pb):
+        ranged = ranged_groups(pb, g)
+    if ranged.size:
+        low[ranged] = lp.add_columns("pcc_low", ranged.size, -np.inf, np.inf)
     t = np.arange(n_axis)
     grp = t // g if mode == "restrict" else t
-    lp.add_rows("pcc_balance", [(col, coef) for col, coef in m.pcc_terms] + [(Q[grp], -1.0)],
-                -load, -load, t=t, soft=False)
+    held = ~np.isin(grp, ranged)
+    for steps, cols, lo, hi in ((t[held], Q, -load, -load), (t[~held], Q, -np.inf, -load),
+                                (t[~held], low, -load, np.inf)):
+        if steps.size:  # Q_j ≥ P_t ≥ low_j (equal where held)
+            lp.add_rows("pcc_balance", [(c[steps], np.broadcast_to(v, (n_axis,))[steps])
+                                        for c, v in m.pcc_terms] + [(cols[grp[steps]], -1.0)],
+                        lo[steps] if np.ndim(lo) else lo, hi[steps] if np.ndim(hi) else hi,
+                        t=steps, soft=False)
     gm = GridModel(m, Q, g, mode)
+    bounds = lag_bounds(pb.spec, dt, pb.margin_frac)
+    if bounds and ranged.size:
+        lp.add_rows("window_group", [(Q[ranged], 1.0), (low[ranged], -1.0)], -np.inf,
+                    min(b.bound_mw for b in bounds), t=ranged * g, soft=True)
     if mode == "relax" and g > 1:
         groups = pb.load_mw[:G * g].reshape(G, g)
         add_group_power_rows(m, Q, groups, within_group_range_mw(pb.spec, dt, pb.margin_frac, g))
@@ -233,17 +249,19 @@ def build_grid_model(pb: Problem, g: int, mode: str, spectral_dirs: dict | None 
                                      max_window_s=LONG_WINDOW_S)
     exact, long = grid_lag_bounds(pb.spec, dt, pb.margin_frac, g, mode)
     zeros = np.zeros(Q.size)
-    for lb in exact:
-        add_lag_bound_rows(lp, lb, [(Q, 1.0)], zeros, 0)
+    for lb in exact:  # rises: the later group's largest against the earlier's smallest
+        early, late = ([(low, 1.0)], [(Q, 1.0)]) if lb.direction == "up" else ([(Q, 1.0)], [(low, 1.0)])
+        add_lag_bound_rows(lp, lb, early, zeros, 0, later_terms=late)
     if long:
         k = min(b.k for b in long)
         fine = transient_steps(load if mode == "relax" else _group_means(load, g), k,
                                min(b.bound_mw for b in long))
         edges = block_edges(Q.size, max(1, -(-k // BLOCKS_PER_WINDOW)),
                             max(1, -(-k // (fine_blocks or FINE_BLOCKS_PER_WINDOW))), fine)
-        out = add_block_lag_rows(lp, long, Q, edges, mode)
+        out = add_block_lag_rows(lp, long, Q, edges, mode, pcc_low_col=low)
         gm.block_rows = out["rows"]
-    add_dynamic_range(m, pb.spec, pb.margin_frac, pcc_terms=[(Q, 1.0)], pcc_const=zeros)
+    add_dynamic_range(m, pb.spec, pb.margin_frac, pcc_terms=[(Q, 1.0)], pcc_const=zeros,
+                      pcc_low_terms=[(low, 1.0)])
     if spectral_dirs and (mode == "restrict" or g == 1):
         gm.spectral = add_band_rows(lp, pb, Q, g, spectral_dirs)
     return gm
@@ -275,39 +293,27 @@ def has_job_transients(pb: Problem) -> bool:
 
 
 def ranged_groups(pb: Problem, g: int) -> np.ndarray:
-    """The groups of g steps that :func:`_ranged_restriction` gives a PCC range: the load spans
-    more than :data:`RANGED_EDGE_FRAC` × R within them (:func:`within_group_range_mw`). int (n,)"""
-    load = np.asarray(pb.load_mw, dtype=float)
-    G = -(-load.size // g)
-    x = np.concatenate([load, np.full(G * g - load.size, np.nan)]).reshape(G, g)
-    span = np.nanmax(x, axis=1) - np.nanmin(x, axis=1)
-    return np.flatnonzero(span > RANGED_EDGE_FRAC * within_group_range_mw(pb.spec, pb.dt_s, pb.margin_frac, g))
+    r"""The groups of g steps whose PCC power the restriction lets range: the load spans more
+    than :data:`RANGED_EDGE_FRAC` × R within them (:func:`within_group_range_mw`; the edges of
+    the load). int (n,)
 
+    :func:`build_grid_model` uses them without band rows and without a job's start, stop or
+    checkpoint in the horizon (:func:`has_job_transients`). Each group j carries its largest
+    PCC power Q_j and, on these groups, its smallest D_j (elsewhere D_j = Q_j: held):
+    Q_j ≥ P_t ≥ D_j for t in j, with P_t the load plus the storages' power at step t. The
+    window limits are rows on them:
 
-def _ranged_restriction(pb: Problem, m: Model, g: int, fine_blocks: int | None,
-                        held: bool = False) -> GridModel:
-    r"""The restriction on groups of g > 1 steps without band rows, its PCC power free to
-    follow the load within the groups where the load moves.
-
-    Each group j carries an upper PCC power U_j, and the groups whose load spans more than
-    :data:`RANGED_EDGE_FRAC` × R (:func:`within_group_range_mw`; the edges of the load) a
-    lower one D_j as well (elsewhere D_j = U_j: the PCC power held as in the module text;
-    everywhere with ``held``: a job's start, stop or checkpoint in the horizon,
-    :func:`has_job_transients`): U_j ≥ P_t ≥ D_j for t in j, with P_t the load plus the
-    storages' power at step t.
-    The window limits are rows on them:
-
-    .. math::  U_j - D_j \le \min_b B_b,\qquad
-               U_{j_2} - D_{j_1} \le B_{up},\quad U_{j_1} - D_{j_2} \le B_{down}
+    .. math::  Q_j - D_j \le \min_b B_b,\qquad
+               Q_{j_2} - D_{j_1} \le B_{up},\quad Q_{j_1} - D_{j_2} \le B_{down}
                \quad (0 < j_2 - j_1 \le \lceil k/g \rceil),
 
     the pairs written through the envelopes of
-    :func:`~facility.optimize.windows.add_lag_bound_rows` (D's lower envelope against U for
-    rises, U's upper one against D for falls), the long ones as block rows on [D, U], the
-    dynamic range on max U − min D. Two steps t₁ < t₂ at most k apart lie in groups at most
-    ⌈k/g⌉ apart, and P_{t₂} − P_{t₁} ≤ U_{j₂} − D_{j₁}, P_{t₁} − P_{t₂} ≤ U_{j₁} − D_{j₂}
-    (within one group: U_j − D_j): every plan of this LP is a plan of the full LP, and the
-    held PCC power (U = D everywhere) is one plan of it, so its optimum is at most the held
+    :func:`~facility.optimize.windows.add_lag_bound_rows` (D's lower envelope against Q for
+    rises, Q's upper one against D for falls), the long ones as block rows on [D, Q], the
+    dynamic range on max Q − min D. Two steps t₁ < t₂ at most k apart lie in groups at most
+    ⌈k/g⌉ apart, and P_{t₂} − P_{t₁} ≤ Q_{j₂} − D_{j₁}, P_{t₁} − P_{t₂} ≤ Q_{j₁} − D_{j₂}
+    (within one group: Q_j − D_j): every plan of this LP is a plan of the full LP, and the
+    held PCC power (D = Q everywhere) is one plan of it, so its optimum is at most the held
     restriction's.
 
     Measured on the first 300 s of the measured-format trace hour at 10 ms (groups of 4; the
@@ -316,43 +322,11 @@ def _ranged_restriction(pb: Problem, m: Model, g: int, fine_blocks: int | None,
     groups) 7,052,825 USD in the same solve time (8.4 s against 8.0 s, 37 PIQP iterations);
     ranged everywhere 7,052,391 USD in 34 s (each iteration's factor four times dearer).
     """
-    lp, spec = m.lp, pb.spec
-    T = m.n_steps
-    G = -(-T // g)
-    t = np.arange(T)
-    j = t // g
     load = np.asarray(pb.load_mw, dtype=float)
-    ranged = np.zeros(0, dtype=np.int64) if held else ranged_groups(pb, g)
-    U = lp.add_columns("pcc", G, -np.inf, np.inf)
-    D = U.copy()
-    if ranged.size:
-        D[ranged] = lp.add_columns("pcc_low", ranged.size, -np.inf, np.inf)
-    one = ~np.isin(j, ranged)  # the steps of held groups
-    for steps, cols, lo, hi in ((t[one], U, -load, -load), (t[~one], U, -np.inf, -load),
-                                (t[~one], D, -load, np.inf)):
-        terms = [(c[steps], np.broadcast_to(v, (T,))[steps]) for c, v in m.pcc_terms]
-        lo_s = lo[steps] if np.ndim(lo) else lo
-        hi_s = hi[steps] if np.ndim(hi) else hi
-        lp.add_rows("pcc_balance", terms + [(cols[j[steps]], -1.0)], lo_s, hi_s, t=steps, soft=False)
-    gm = GridModel(m, U, g, "restrict")
-    bounds = lag_bounds(spec, pb.dt_s, pb.margin_frac)
-    if bounds and ranged.size:
-        lp.add_rows("window_group", [(U[ranged], 1.0), (D[ranged], -1.0)], -np.inf,
-                    min(b.bound_mw for b in bounds), t=ranged * g, soft=True)
-    exact, long = grid_lag_bounds(spec, pb.dt_s, pb.margin_frac, g, "restrict")
-    zeros = np.zeros(G)
-    for lb in exact:
-        early, late = ([(D, 1.0)], [(U, 1.0)]) if lb.direction == "up" else ([(U, 1.0)], [(D, 1.0)])
-        add_lag_bound_rows(lp, lb, early, zeros, 0, later_terms=late)
-    if long:
-        k = min(b.k for b in long)
-        fine = transient_steps(_group_means(load, g), k, min(b.bound_mw for b in long))
-        edges = block_edges(G, max(1, -(-k // BLOCKS_PER_WINDOW)),
-                            max(1, -(-k // (fine_blocks or FINE_BLOCKS_PER_WINDOW))), fine)
-        gm.block_rows = add_block_lag_rows(lp, long, U, edges, "restrict", pcc_low_col=D)["rows"]
-    add_dynamic_range(m, spec, pb.margin_frac, pcc_terms=[(U, 1.0)], pcc_const=zeros,
-                      pcc_low_terms=[(D, 1.0)])
-    return gm
+    G = -(-load.size // g)
+    x = np.concatenate([load, np.full(G * g - load.size, np.nan)]).reshape(G, g)
+    span = np.nanmax(x, axis=1) - np.nanmin(x, axis=1)
+    return np.flatnonzero(span > RANGED_EDGE_FRAC * within_group_range_mw(pb.spec, pb.dt_s, pb.margin_frac, g))
 
 
 def add_band_rows(lp, pb: Problem, Q: np.ndarray, g: int, directions: dict):
