@@ -19,7 +19,10 @@ class _Err(Exception):
 
 def fake_nvml(n_gpus=2, *, instant=True, init_error=None, name="NVIDIA H100 80GB HBM3"):
     """A stand-in for ``pynvml``: GPU i draws 300 + 100 i W, plus 200 W while the wall clock's
-    tenth of a second is even (a 5 Hz square wave), through the API calls the recorder uses."""
+    tenth of a second is even (a 5 Hz square wave), through the API calls the recorder uses.
+    The phase is read when GPU 0 is, and every GPU of that poll sees it (one job's GPUs move
+    together; reading the clock per GPU let an edge fall between two reads of one poll, a
+    poll of 450 W that the test below could not expect, now and then on a busy machine)."""
     m = types.ModuleType("pynvml")
     m.NVMLError = _Err
     m.NVML_FI_DEV_POWER_INSTANT = 186
@@ -29,8 +32,12 @@ def fake_nvml(n_gpus=2, *, instant=True, init_error=None, name="NVIDIA H100 80GB
         if init_error:
             raise _Err(init_error)
 
+    phase = {"high": True}
+
     def power_mw(i):
-        return int(1000 * (300 + 100 * i + (200 if int(time.monotonic() * 10) % 2 == 0 else 0)))
+        if i == 0:
+            phase["high"] = int(time.monotonic() * 10) % 2 == 0
+        return int(1000 * (300 + 100 * i + (200 if phase["high"] else 0)))
 
     def fields(h, ids):
         m.calls["fields"] += 1
