@@ -192,7 +192,8 @@ def run_load_case(kind: str, horizon_s: float, dt_s: float, *, baseline: bool,
         fac_obj, plan_obj = i.relaxed_objective_usd / 1000.0, i.objective_usd / 1000.0
         out.update(method=i.method, gap_frac=i.gap_frac, gap_reason=i.gap_reason,
                    objective_usd=i.objective_usd, lower_bound_usd=i.lower_bound_usd,
-                   n_repaired_steps=i.n_repaired_steps, p_rated_mw=res.p_rated_mw_opt["bess"],
+                   n_repaired_steps=i.n_repaired_steps, n_forced_steps=i.n_forced_steps,
+                   p_rated_mw=res.p_rated_mw_opt["bess"],
                    e_rated_mwh=res.e_rated_mwh_opt["bess"], warnings=[str(w.message)[:160] for w in caught])
         if band_frac is not None:
             out.update(n_spectral_bins=i.n_spectral_bins, n_spectral_rounds=i.n_spectral_rounds,

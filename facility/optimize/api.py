@@ -33,6 +33,7 @@ from facility.optimize.coarsen import coarsen, expand_result
 from facility.optimize.formulation import S_PER_H, resolve_storage
 from facility.optimize.box_bounds import BoxBounds
 from facility.optimize.fallback import SolverTimeLimit
+from facility.optimize.directions import n_forced
 from facility.optimize.full import solve_full
 from facility.optimize.idle import solve_idle
 from facility.optimize import interior
@@ -97,8 +98,45 @@ def solve_on_grid(pb: Problem) -> SizingResult:
             return res
     res = interior.solve_interior(pb)
     if res is None:
-        return solve_full(pb)
+        return _bounded_full(pb)
     if res.info.status == "gap":
+        _warn_bracket(pb, res)
+    return res
+
+
+def _bounded_full(pb: Problem) -> SizingResult:
+    """The full LP's plan; where its complementarity repair leaves it further than
+    ``optimize.max_gap_frac`` above the LP optimum (its bound), the bound of the directions
+    the window limits force (:func:`facility.optimize.interior.direction_lower_bound_usd`,
+    then the full LP with them, :func:`facility.optimize.full.lp_bound_usd`) joins it. A bracket still wider is reported (``status = "gap"``, ``gap_reason =
+    "complementarity"``) with a warning."""
+    res = solve_full(pb)
+    i = res.info
+    target = float(pb.optimize.max_gap_frac)
+    if (i.method != "full" or i.status != "optimal" or not np.isfinite(i.gap_frac)
+            or i.gap_frac <= target or pb.optimize.allow_slack):
+        return res
+    low, forced = interior.direction_lower_bound_usd(pb, i.objective_usd)
+    if forced:
+        # the full LP itself with those directions (its long lags exact, not on blocks): its
+        # optimum is a bound, its repaired plan a plan, often cheaper (the forced directions are
+        # those of every cheaper plan, where a repair fixes the sign of the LP's net power)
+        try:
+            again = solve_full(pb, forced)
+        except (InfeasibleError, SolverTimeLimit):
+            again = None
+        if again is not None and again.info.method == "full":
+            low = max(low, again.info.relaxed_objective_usd)
+            if again.info.objective_usd < i.objective_usd:
+                again.info.solve_s += i.solve_s
+                again.info.build_s += i.build_s
+                res, i = again, again.info
+    if low > i.lower_bound_usd:
+        i.lower_bound_usd = min(low, i.objective_usd)
+        i.gap_frac = gap_frac(i.objective_usd, i.lower_bound_usd)
+        i.n_forced_steps = n_forced(forced)
+    if i.gap_frac > target:
+        i.status, i.gap_reason = "gap", "complementarity"
         _warn_bracket(pb, res)
     return res
 
@@ -109,8 +147,9 @@ GAP_REASONS = {
             "optimize.max_gap_frac = {target:g}",
     "complementarity": "the LP relaxation's optimum charges and discharges at once (a resistor "
                        "that burns energy instead of buying energy rating); the realizable plan "
-                       "costs more, by an amount no LP bound can prove optimal, so the bracket "
-                       "stays wider than optimize.max_gap_frac = {target:g}",
+                       "costs more, by more than the LP bound, even with the directions the "
+                       "window limits force, can prove, so the bracket stays wider than "
+                       "optimize.max_gap_frac = {target:g}",
     "long_lag": "a long window limit (per minute) binds; its block rows bracket it by one block "
                 "of lag, wider than optimize.max_gap_frac = {target:g}",
     "dispatch": "a dispatch minimizes the conversion losses alone, a few USD, and the bound from "

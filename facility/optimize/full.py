@@ -28,8 +28,22 @@ def build_full(pb: Problem) -> Model:
                        pcc_variation_lag_steps=pb.pcc_variation_lag_steps)
 
 
-def solve_full(pb: Problem) -> SizingResult:
+def _with_forced(m: Model, forced: dict | None) -> Model:
+    """The model with upper bound 0 on the columns of ``forced`` (``{storage: {"ch"|"dis":
+    bool (T,)}}``: directions every plan at most as costly as a known one has,
+    :mod:`facility.optimize.directions`)."""
+    for name, sides in (forced or {}).items():
+        for side, steps in sides.items():
+            m.lp.ub_zero.append(m.cols[name][side][steps])
+    return m
+
+
+def solve_full(pb: Problem, forced: dict | None = None) -> SizingResult:
     """Solve the full LP (raises :class:`facility.errors.InfeasibleError` with a diagnosis).
+
+    ``forced``: directions fixed beforehand (:func:`_with_forced`); the LP optimum
+    (``relaxed_objective_usd``, ``lower_bound_usd``) then bounds the problem with
+    complementarity among the plans at most as costly as the one they come from.
 
     Band peak limits become lazy rows on the horizon's FFT bins
     (:func:`facility.optimize.spectral.full_spectral`).
@@ -41,11 +55,12 @@ def solve_full(pb: Problem) -> SizingResult:
     check. Slack mode (``allow_slack``) keeps raising: its callers have their own fallback.
     """
     t0 = time.perf_counter()
-    m = build_full(pb)
+    m = _with_forced(build_full(pb), forced)
     lazy = full_spectral(pb.spec, pb.load_mw, pb.dt_s, pb.margin_frac)
     build_s = time.perf_counter() - t0
     try:
-        x, info = solve_model(m, lambda: build_full(pb), pb.optimize, pb.dt_s, build_s, spectral=lazy)
+        x, info = solve_model(m, lambda: _with_forced(build_full(pb), forced), pb.optimize, pb.dt_s,
+                              build_s, spectral=lazy)
     except SolverTimeLimit as stop:
         if pb.optimize.allow_slack:
             raise
@@ -65,14 +80,18 @@ def solve_full(pb: Problem) -> SizingResult:
                        levers=pb.levers, lever_plan=lever_plan_from_columns(m, x), dt_s=pb.dt_s)
 
 
-def lp_bound_usd(pb: Problem) -> float:
+def lp_bound_usd(pb: Problem, forced: dict | None = None) -> float:
     """The full LP's optimum without the complementarity repair, band rows added lazily as in
     :func:`solve_full` (a subset of them keeps a relaxation): a lower bound of the problem. [USD]
+
+    ``forced``: directions that every plan at most as costly as the optimum has
+    (``{storage: {"ch"|"dis": bool (T,)}}``, :mod:`facility.optimize.directions`), whose
+    columns get upper bound 0: still a relaxation of the problem with complementarity.
 
     Raises :class:`facility.errors.InfeasibleError` when the LP is infeasible and
     :class:`~facility.optimize.fallback.SolverTimeLimit` at the time limit."""
     t0 = time.perf_counter()
-    m = build_full(pb)
+    m = _with_forced(build_full(pb), forced)
     lazy = full_spectral(pb.spec, pb.load_mw, pb.dt_s, pb.margin_frac)
     _, info = solve_model(m, lambda: build_full(pb), pb.optimize, pb.dt_s, time.perf_counter() - t0,
                           spectral=lazy, repair=False)

@@ -29,6 +29,9 @@ directions are fixed to the sign of their net power and the restriction is solve
 restriction (g = 1, its block rows left out) or of the relaxation, and column boxes that
 contain an optimal solution (:func:`~facility.optimize.pcc_grid.column_boxes`): weak duality,
 valid whatever the solver's accuracy, and a bound of the realizable optimum too.
+Where the LP's optimum burns energy in that resistor, the relaxation is solved again with the
+directions the window limits force on every plan at most as costly as the best one
+(:mod:`facility.optimize.directions`): a bound of the realizable optimum, above the LP's.
 
 *Processes.* PIQP holds the GIL and has no time limit: from :data:`PROCESS_MIN_STEPS` on, the
 solves run in fresh interpreters (:func:`run_solves`, both LPs at once at g > 1) that are
@@ -51,20 +54,21 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from facility.errors import InfeasibleError
+from facility.optimize.directions import (applies as directions_apply, forced_directions,
+                                          merge_directions, n_forced, on_groups)
 from facility.optimize.fallback import SolverTimeLimit, stopped_strategy
-from facility.optimize.formulation import op_cost_coefficients, plan_cost_kusd
 from facility.optimize.ipm import lagrangian_bound, solve_assembled
-from facility.optimize.lever_columns import lever_cost_kusd, lever_plan_from_columns
+from facility.optimize.lever_columns import lever_plan_from_columns
 from facility.optimize.pcc_grid import (FINE_BLOCKS_PER_WINDOW, box_template, build_grid_model,
                                         column_boxes, group_for, short_lag_steps)
 from facility.optimize.problem import Problem
+from facility.optimize.realize import cost_usd, overlap_fix, realize
 from facility.optimize.result import SizingResult, SolveInfo, gap_frac, pack_result, plan_pcc_mw
 from facility.optimize.spectral import (BINS_PER_ROUND, NEAR, SEED_BINS, SIDES, SpectralRows,
                                         bin_limits, near_limit, spectral_violations)
-from facility.optimize.verify import verify_plan
 from facility.optimize.windows import lag_bounds
 
-__all__ = ["bound_at", "MIN_STEPS", "REPAIR_ROUNDS", "applies", "realize", "run_solves", "solve_interior",
+__all__ = ["bound_at", "rating_bound_at", "direction_lower_bound_usd", "MIN_STEPS", "REPAIR_ROUNDS", "applies", "realize", "run_solves", "solve_interior",
            "lp_lower_bound_usd",
            "InteriorStats"]
 
@@ -81,8 +85,17 @@ REPAIR_ROUNDS = 2
 #: Groups are refined (g − 1) down to this size at the finest: below it the short windows'
 #: exact rows grow too long (k/g steps) to factor quickly.
 MIN_REFINED_GROUP = 2
-#: Overlap below which min(p_ch, p_dis) counts as the solver's noise, not a resistor. [MW]
-OVERLAP_NOISE_MW = 1e-4
+#: With the forced directions in the bound (:mod:`facility.optimize.directions`), its
+#: relaxation counts as free of the resistor while it overlaps by more than
+#: :data:`RESISTOR_MW` on at most this share of its steps (the benchmark's 5-min start/stop
+#: load: 30 of 3,000; its 20-min one: 607 of 12,000, all in the first minute, where the job
+#: start's pre-ramp meets a storage at 90 % SoC); refining the blocks or groups may then still
+#: narrow the bracket. [-]
+RESISTOR_STEPS_FRAC = 0.02
+#: Overlap of a relaxation solved to :data:`BOUND_IPM_OPTIONS` that counts as a resistor, not
+#: as the interior point's noise (12,000 start/stop steps: 3,546 above 1e-4 MW, 607 above
+#: 1e-2, the same 607 above 1 MW). [MW]
+RESISTOR_MW = 1e-2
 #: A repair round runs while realizing the latest plan cost at least this share of
 #: ``optimize.max_gap_frac`` × the plan's cost above its LP optimum (and more than the bound's
 #: side of the bracket, when that can still be narrowed).
@@ -115,6 +128,8 @@ class InteriorStats:
     n_spectral_bins: int = 0
     n_spectral_rounds: int = 0
     fine_blocks: int = FINE_BLOCKS_PER_WINDOW  # long-lag blocks per window at transients (the run uses it)
+    n_forced: int = 0  # directions the window limits force (the bound's fixes, :mod:`.directions`)
+    rating_upper_mw: float = float("nan")  # the P̂^max they come from [MW]
 
 
 def _overreach_steps(pb: Problem, g: int) -> int:
@@ -156,19 +171,43 @@ MAX_FINE_BLOCKS = 2 * FINE_BLOCKS_PER_WINDOW
 # ----------------------------------------------------------------------------- solves
 def _solve_job(pb: Problem, mode: str, g: int, zero_ub: dict | None, drop_blocks: bool,
                spectral_dirs: dict | None = None, ipm_options: dict | None = None,
-               fine_blocks: int | None = None) -> dict:
+               fine_blocks: int | None = None, forced: dict | None = None,
+               max_rating: tuple | None = None) -> dict:
     """Build one bracketing LP (with the band rows of ``spectral_dirs``, long-lag blocks of
     k / ``fine_blocks`` steps at transients), solve it (PIQP with ``ipm_options`` over
-    :data:`~facility.optimize.ipm.IPM_OPTIONS`), and return what the parent needs (picklable)."""
+    :data:`~facility.optimize.ipm.IPM_OPTIONS`), and return what the parent needs (picklable).
+
+    ``zero_ub`` and ``forced`` (``{storage: {"ch"|"dis": mask on the model's axis}}``) set
+    column upper bounds to 0: ``zero_ub`` a repair's direction fixes (a restriction: the
+    bound's column boxes keep their width), ``forced`` the directions every realizable plan
+    has (:mod:`facility.optimize.directions`: the boxes get them too).
+
+    ``max_rating = (storage, upper_usd)``: instead of the cost, maximize that storage's power
+    rating over the LP with the row cost ≤ ``upper_usd`` (the ``"rating"`` piece: its
+    Lagrangian bound is an upper bound of P̂ in every plan of the LP that costs no more,
+    :func:`rating_bound_at`)."""
     t0 = time.perf_counter()
     gm = build_grid_model(pb, g, mode, spectral_dirs, fine_blocks=fine_blocks)
     A, c, lb, ub, rlo, rhi = gm.m.lp.assemble()
-    for name, steps in (zero_ub or {}).items():
-        for side, idx in steps.items():
-            ub[gm.m.cols[name][side][idx]] = 0.0
+    fixed_cols = []
+    for fixes, boxed in ((zero_ub, False), (forced, True)):
+        for name, steps in (fixes or {}).items():
+            for side, idx in steps.items():
+                cols = gm.m.cols[name][side][idx]
+                ub[cols] = 0.0
+                if boxed:
+                    fixed_cols.append(cols)
+    off = float(gm.m.objective_offset_kusd)  # the levers' constant costs (0 without them)
+    if max_rating is not None:
+        import scipy.sparse as sp
+
+        name, upper_usd = max_rating
+        A = sp.vstack([sp.csr_matrix(A), sp.csr_matrix(c.reshape(1, -1))]).tocsr()
+        rlo, rhi = np.append(rlo, -np.inf), np.append(rhi, upper_usd / 1000.0 - off)
+        c = np.zeros(c.size)
+        c[gm.m.cols[name]["p_rated"][0]] = -1.0
     build_s = time.perf_counter() - t0
     sol = solve_assembled(A, c, lb, ub, rlo, rhi, options=ipm_options)
-    off = float(gm.m.objective_offset_kusd)  # the levers' constant costs (0 without them)
     out = {"mode": mode, "g": g, "status": sol.status, "termination": sol.termination,
            "iterations": sol.iterations, "solve_s": sol.solve_s, "build_s": build_s,
            "objective_kusd": sol.objective + off, "n_variables": int(A.shape[1]),
@@ -176,6 +215,18 @@ def _solve_job(pb: Problem, mode: str, g: int, zero_ub: dict | None, drop_blocks
     if sol.status in ("infeasible", "failed"):
         return out
     x = sol.x
+    boxes = box_template(gm)
+    if fixed_cols:
+        boxes["hi"][np.concatenate(fixed_cols)] = 0.0
+    if max_rating is not None:
+        out["objective_kusd"] = float("nan")
+        out["rating"] = {"A": A, "c": c, "y": sol.y, "rlo": rlo, "rhi": rhi, "keep": None,
+                         "boxes": boxes, "upper_usd": float(max_rating[1]),
+                         "value_mw": -float(sol.objective)}
+        return out
+    if mode == "relax":  # where the relaxation still charges and discharges at once
+        out["overlap_steps"] = {n: int(np.sum(np.minimum(x[cc["ch"]], x[cc["dis"]]) > RESISTOR_MW))
+                                for n, cc in gm.m.cols.items()}
     if mode == "restrict":
         out["plan"] = {n: (float(x[cc["p_rated"][0]]), float(x[cc["e_rated"][0]]),
                            x[cc["ch"]].copy(), x[cc["dis"]].copy(), x[cc["e"]].copy())
@@ -194,7 +245,7 @@ def _solve_job(pb: Problem, mode: str, g: int, zero_ub: dict | None, drop_blocks
     elif mode == "restrict" and gm.block_rows:
         return out  # a restriction's block rows are not valid rows of the full LP
     out["bound"] = {"A": A, "c": c, "y": sol.y, "rlo": rlo, "rhi": rhi, "keep": keep,
-                    "boxes": box_template(gm), "rows": gm.m.lp.row_index()}
+                    "boxes": boxes, "rows": gm.m.lp.row_index()}
     return out
 
 
@@ -207,6 +258,36 @@ def bound_at(piece: dict, pb: Problem, upper_usd: float) -> float:
     return 1000.0 * (lagrangian_bound(piece["A"], piece["c"], piece["y"], piece["rlo"],
                                       piece["rhi"], lo, hi, piece["keep"])
                      + piece["boxes"]["offset_kusd"])
+
+
+def rating_bound_at(piece: dict, pb: Problem) -> float:
+    """The upper bound of a storage's power rating from a ``"rating"`` piece of
+    :func:`_solve_job` (weak duality on min −P̂ with the cost row; the column boxes from the
+    cost cap, which every point of that LP meets). [MW]"""
+    lo, hi = column_boxes(piece["boxes"], pb.storages, pb.load_mw, piece["upper_usd"], pb.levers)
+    low = lagrangian_bound(piece["A"], piece["c"], piece["y"], piece["rlo"], piece["rhi"], lo, hi,
+                           piece["keep"])
+    return -low if np.isfinite(low) else np.inf
+
+
+def direction_lower_bound_usd(pb: Problem, upper_usd: float) -> tuple[float, dict | None]:
+    """A lower bound of the problem with complementarity from the directions the window
+    limits force (:mod:`facility.optimize.directions`), given a realizable plan of cost
+    ``upper_usd``: the relaxation on steps of one (its long-lag block rows within the window)
+    bounds P̂ within that cost, and again with the directions that P̂^max forces; both solved
+    in this process to :data:`BOUND_IPM_OPTIONS`, priced by weak duality. For the full LP's
+    plan (:func:`facility.optimize.api.solve_on_grid`), whose own bound, the LP optimum, has
+    the resistor in it. -inf where the
+    directions do not apply or a solve did not give duals. Returns (bound [USD], the
+    directions: ``{storage: {"ch"|"dis": bool (T,)}}`` or None)."""
+    if not (applies(pb) and directions_apply(pb)) or not np.isfinite(upper_usd):
+        return -np.inf, None
+    st = InteriorStats()
+    run = _Search(pb, st, True)
+    run.cost = float(upper_usd)
+    run.plan = {}  # a plan exists (its cost is all the bound needs)
+    found = run.direction_bound(1)
+    return (max(run.lows) if found else -np.inf), run.forced
 
 
 #: PIQP's tolerances for a bound alone (:func:`lp_lower_bound_usd`): weak duality holds at any
@@ -333,99 +414,6 @@ def _worker_main(src: str, dst: str) -> None:
         pickle.dump(res, f, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-# ----------------------------------------------------------------------------- the plan
-def _netted(s, p: np.ndarray, e_r: float, h: float, delta: float):
-    """Net power p − δ split into charge and discharge, the stored energy it gives from
-    s₀Ê, and the energy growth ΔÊ that puts it back inside the SoC band (σ = 0: the whole
-    trajectory moves by s₀ΔÊ, the band by s_min ΔÊ and s_max ΔÊ). ΔÊ = inf: impossible."""
-    q = p - delta
-    ch, dis = np.maximum(q, 0.0), np.maximum(-q, 0.0)
-    e = s.soc0 * e_r + np.concatenate([[0.0], np.cumsum(h * (s.eta_c * ch - dis / s.eta_d))])
-    over = float(np.max(e - s.soc_max * e_r))
-    under = float(np.max(s.soc_min * e_r - e))
-    need = [0.0]
-    if over > 0:
-        need.append(over / (s.soc_max - s.soc0) if s.soc_max > s.soc0 else np.inf)
-    if under > 0:
-        need.append(under / (s.soc0 - s.soc_min) if s.soc0 > s.soc_min else np.inf)
-    return ch, dis, e, max(need) * (1.0 + 1e-9)
-
-
-def _realize_storage(s, p: np.ndarray, e_r: float, dt_s: float, price_kusd: float):
-    """The cheapest realizable plan of one storage whose net power is p − δ for a constant
-    δ (module text): (p_rated, e_rated, ch, dis, e) or None."""
-    h = dt_s / 3600.0
-    c_ch, c_dis = op_cost_coefficients(s, dt_s, price_kusd)
-
-    def plan_at(delta, netted=None):
-        ch, dis, e, de = netted if netted is not None else _netted(s, p, e_r, h, delta)
-        e_r2 = max(e_r + de, s.e_lo)
-        e = e + s.soc0 * (e_r2 - e_r)
-        p_r2 = max(float(np.max(ch + dis)), s.p_lo)
-        ok = (np.isfinite(de) and e_r2 <= s.e_hi * (1 + 1e-9) and p_r2 <= s.p_hi * (1 + 1e-9)
-              and e[-1] >= s.soc0 * e_r2 - 1e-9 * max(e_r2, 1.0)
-              and (s.terminal != "equal_initial" or abs(e[-1] - e[0]) <= 1e-7 * max(e_r2, 1.0)))
-        cost = (s.c_p * p_r2 + s.c_e * e_r2 + c_ch * float(np.sum(ch)) + c_dis * float(np.sum(dis))
-                if ok else np.inf)
-        return cost, (p_r2, e_r2, ch, dis, e)
-
-    plain = _netted(s, p, e_r, h, 0.0)
-    # the netting surplus per hour, as a constant power: the scale of a useful shift
-    scale = max(abs(float(plain[2][-1] - s.soc0 * e_r)) / max(p.size * h, 1e-12), 1e-9)
-    best = plan_at(0.0, plain)
-    for k in (-4, -2, -1, -0.5, 0.25, 0.5, 0.75, 1.0, 1.5, 2, 4):
-        c = plan_at(k * scale)
-        if c[0] < best[0]:
-            best = c
-    return best[1] if np.isfinite(best[0]) else None
-
-
-def realize(pb: Problem, raw: dict, lever_plan: dict | None = None) -> tuple[dict | None, dict, str]:
-    """A realizable plan from an interior point of the restriction (module text): per storage
-    the net power less a constant δ (the cheapest of a few; δ = 0 is the plain netting), split
-    into charge or discharge, with the energy growth that keeps it in the SoC band.
-
-    A constant shift of the PCC power changes no difference between two of its samples, so no
-    window limit nor the dynamic range; the plan is checked on every row of the full LP.
-
-    Returns
-    -------
-    (plan or None, grown_e_mwh per storage, why not)
-    """
-    plan, grown = {}, {}
-    for n, (_, e_r, ch, dis, _) in raw.items():
-        s = pb.storages[n]
-        got = _realize_storage(s, ch - dis, e_r, pb.dt_s, pb.price_usd_per_mwh / 1000.0)
-        if got is None:
-            return None, grown, f"{n}: netting the plan leaves its rating or SoC bounds"
-        plan[n] = got
-        grown[n] = got[1] - e_r
-    bad = verify_plan(pb.load_mw, pb.dt_s, pb.storages, pb.spec, plan, pb.margin_frac,
-                      levers=pb.levers, lever_plan=lever_plan)
-    return (None, grown, bad) if bad else (plan, grown, "")
-
-
-def _overlap_fix(raw: dict, zero: dict | None) -> tuple[dict, int]:
-    """Direction fixes of the overlapping steps (added to ``zero``): the smaller side of
-    every step with min(p_ch, p_dis) above the noise gets upper bound 0."""
-    zero = {n: {k: v.copy() for k, v in d.items()} for n, d in (zero or {}).items()}
-    n_fixed = 0
-    for n, (_, _, ch, dis, _) in raw.items():
-        ov = np.minimum(ch, dis) > OVERLAP_NOISE_MW
-        d = zero.setdefault(n, {"ch": np.zeros(ch.size, bool), "dis": np.zeros(ch.size, bool)})
-        d["dis"] |= ov & (ch >= dis)
-        d["ch"] |= ov & (ch < dis)
-        n_fixed += int(ov.sum())
-    return zero, n_fixed
-
-
-def _cost_usd(pb: Problem, plan: dict, lever_plan: dict | None = None) -> float:
-    c = plan_cost_kusd(pb.storages, plan, pb.dt_s, pb.price_usd_per_mwh)
-    if pb.levers is not None and lever_plan is not None:
-        c += sum(lever_cost_kusd(pb.levers, lever_plan, pb.dt_s, pb.price_usd_per_mwh).values())
-    return 1000.0 * c
-
-
 # ----------------------------------------------------------------------------- strategy
 class _Search:
     """State of one strategy run: the best verified plan, every lower bound found, the clock."""
@@ -442,6 +430,8 @@ class _Search:
         self.lows = [1000.0 * sum(s.c_p * s.p_lo + s.c_e * s.e_lo for s in pb.storages.values())
                      if pb.levers is None else -np.inf]
         self.n_rep = 0
+        # directions every plan at most as costly as the best one has (:meth:`direction_bound`)
+        self.forced, self.dir_tried, self.dir_overlap, self.dir_overlap_frac = None, False, None, 0.0
         # band limits: the directions the restriction carries (``cutter.cuts``, bin -> set of
         # directions), seeded with the worst bins the load alone puts above their limit (as
         # the full LP's lazy rows, :mod:`.spectral`)
@@ -506,11 +496,55 @@ class _Search:
                 pieces.append(r["bound"])
         return results, pieces
 
-    def job(self, mode: str, g: int, zero: dict | None = None, drop_blocks: bool = False) -> tuple:
-        """A solve job of :func:`run_solves` for a bracketing LP of this run (its band rows and
-        long-lag blocks)."""
+    def job(self, mode: str, g: int, zero: dict | None = None, drop_blocks: bool = False, *,
+            max_rating: tuple | None = None, forced: dict | None = None) -> tuple:
+        """A solve job of :func:`run_solves` for a bracketing LP of this run (its band rows,
+        long-lag blocks and, in a relaxation, the directions the limits force,
+        :meth:`direction_bound`). A relaxation with those directions is solved to PIQP's
+        tolerances for a bound alone, :data:`BOUND_IPM_OPTIONS`: at 1e-8 the 5-min
+        start/stop load's stopped at the iteration cap, at 1e-6 it converges in 75 iterations
+        to a bound 30 USD higher. The restriction does not carry them: with them it stopped at
+        the cap too (150 iterations, where it converges in 57 without), which blocks the
+        refinement of its long-lag blocks, and its plan was no cheaper (1,680 start/stop
+        steps: 9,216,982 against 9,216,783 USD)."""
         dirs = self.band_dirs() if mode == "restrict" or g == 1 else None
-        return (_solve_job, (self.pb, mode, g, zero, drop_blocks, dirs, None, self.st.fine_blocks))
+        fixed, options = None, None
+        if mode == "relax":  # a bound alone: weak duality holds at any accuracy
+            fixed = on_groups(self.forced if forced is None else forced, g)
+            options = BOUND_IPM_OPTIONS if fixed else None
+        return (_solve_job, (self.pb, mode, g, zero, drop_blocks, dirs, options, self.st.fine_blocks,
+                             fixed, max_rating))
+
+    def direction_bound(self, g: int) -> bool:
+        """Raise the bound with the directions the window limits force
+        (:mod:`facility.optimize.directions`): P̂^max first from the plan's cost alone, then
+        the relaxation's largest P̂ within that cost (with the first directions fixed), then
+        the relaxation with the directions that P̂^max forces; its Lagrangian bound joins the
+        lows. Later restrictions carry the directions too (every plan at most as costly as
+        the best has them). Returns whether a bound was added."""
+        pb, st = self.pb, self.st
+        (name, s), = pb.storages.items()
+        p_max = min(s.p_hi, self.cost / 1000.0 / s.c_p) if s.c_p > 0 else s.p_hi
+        fixed = forced_directions(pb, p_max)
+        if n_forced(fixed) == 0:
+            return False
+        res = self.solve([self.job("relax", g, max_rating=(name, self.cost), forced=fixed)])[0]
+        if res is not None and "rating" in res:
+            p_max = min(p_max, rating_bound_at(res["rating"], pb))
+            fixed = forced_directions(pb, p_max)
+        st.rating_upper_mw, st.n_forced = float(p_max), n_forced(fixed)
+        self.forced = merge_directions(self.forced, fixed)
+        if self.left() <= 0:
+            return False
+        res = self.solve([self.job("relax", g)])[0]
+        if res is None or "bound" not in res:
+            return False
+        self.lows.append(bound_at(res["bound"], pb, self.cost))
+        self.dir_overlap = int(sum(res.get("overlap_steps", {}).values()))
+        self.dir_overlap_frac = self.dir_overlap / max(pb.n_steps // g, 1)
+        st.lower_from = (f"relaxation on groups of {g}" if g > 1 else "relaxation") + (
+            f", {st.n_forced} directions forced by the limits (P̂ ≤ {p_max:.4g} MW)")
+        return True
 
     def left(self) -> float:
         return self.limit - (time.perf_counter() - self.t0)
@@ -536,7 +570,7 @@ class _Search:
         if cand is None:
             self.why = bad
             return res["plan"], np.inf
-        c = _cost_usd(self.pb, cand, lever_plan)
+        c = cost_usd(self.pb, cand, lever_plan)
         if c < self.cost:
             self.plan, self.cost, self.st.grown_e_mwh = cand, c, grown
             self.lever_plan = lever_plan
@@ -544,15 +578,20 @@ class _Search:
 
     def bracket(self, g: int) -> float:
         """Restriction and relaxation on groups of g, repaired and bounded while the gap is
-        above the target and time is left (module text). Returns the restriction's LP
-        optimum [USD] (inf when it did not solve)."""
+        above the target and time is left (module text); the directions the limits force
+        (:meth:`direction_bound`) once the LP's resistor showed. Returns the restriction's LP
+        optimum [USD] (inf when it did not solve): the first one's, or with those directions
+        in the bound, the latest (repaired or directed) one's."""
         pb, st = self.pb, self.st
         also = [self.job("relax", g)] if g > 1 else []
         results, pieces = self.restrict(g, None, g == 1, also)
         raw, loss = self.absorb(results[0])
+        first_loss = loss
         lp_upper = 1000.0 * results[0]["objective_kusd"] if raw is not None else np.inf
-        st.lower_from = ("restriction duals, long-lag block rows left out" if g == 1
-                         else f"relaxation on groups of {g}")
+        lp_latest = lp_upper
+        if self.dir_overlap is None:
+            st.lower_from = ("restriction duals, long-lag block rows left out" if g == 1
+                             else f"relaxation on groups of {g}")
         can_relax = g == 1 and results[0] is not None and results[0].get("has_blocks", False)
         zero = None
         while self.plan is not None:
@@ -566,16 +605,32 @@ class _Search:
             # while the latest plan spent half the target or more on it, else the bound
             # (no relaxation raises the bound above the restriction's LP optimum: its solve
             # pays only while the bound lies half the target or more below that)
-            relax_pays = can_relax and lp_upper - low >= REPAIR_GAP_SHARE * self.target * cost
+            # (with the forced directions in the bound it may pass the first restriction's
+            # optimum: then the latest, repaired one's is what a relaxation can reach)
+            ref = lp_latest if self.dir_overlap is not None else lp_upper
+            relax_pays = can_relax and ref - low >= REPAIR_GAP_SHARE * self.target * cost
             repair_pays = loss >= REPAIR_GAP_SHARE * self.target * cost and (
-                loss >= lp_upper - low or not relax_pays)
+                loss >= ref - low or not relax_pays)
+            # the resistor keeps the bracket open where the realized plan costs more than the
+            # LP's optimum by more than the bound lies below it: the forced directions next
+            # (after the repair rounds that pay: each lowers the plan's cost, and P̂^max with it)
+            directions_pay = (not self.dir_tried and directions_apply(pb)
+                              and first_loss >= REPAIR_GAP_SHARE * self.target * cost)
+            if directions_pay and not (can_repair and repair_pays):
+                self.dir_tried = True
+                if self.direction_bound(g):
+                    can_relax = False  # the relaxation just solved carries its block rows
+                continue
             if can_repair and repair_pays:
-                zero, n_fixed = _overlap_fix(raw, zero)
+                zero, n_fixed = overlap_fix(raw, zero)
                 if n_fixed == 0:
                     raw = None
                     continue
                 self.n_rep, st.n_repair_rounds = n_fixed, st.n_repair_rounds + 1
-                raw, loss = self.absorb(self.restrict(g, zero, False)[0][0])
+                r = self.restrict(g, zero, False)[0][0]
+                raw, loss = self.absorb(r)
+                if raw is not None:
+                    lp_latest = 1000.0 * r["objective_kusd"]
             elif relax_pays:
                 can_relax = False
                 res = self.solve([self.job("relax", 1)])[0]
@@ -584,7 +639,20 @@ class _Search:
                     st.lower_from = "relaxation (long-lag block rows within the window)"
             else:
                 break
-        return lp_upper
+        # with the forced directions in the bound, the resistor is (mostly) out of it: what is
+        # left lies between the latest (repaired) restriction and the bound
+        return lp_latest if self.dir_overlap is not None else lp_upper
+
+    def resistor_open(self, lp_upper: float) -> bool:
+        """Whether the LP's resistor, not the groups or blocks, keeps the bracket open: the
+        plan's realization costs more than the bound lies below ``lp_upper`` (what
+        :meth:`bracket` returns) or, with the forced directions in the bound, their
+        relaxation still charges and discharges at once on more than
+        :data:`RESISTOR_STEPS_FRAC` of its steps."""
+        low = max(self.lows)
+        if self.dir_overlap is not None and self.dir_overlap_frac > RESISTOR_STEPS_FRAC:
+            return True
+        return self.cost - lp_upper >= lp_upper - low
 
 
 def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: bool | None = None,
@@ -626,7 +694,7 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
         lp_upper = run.bracket(g)
         if run.plan is None or run.gap() <= run.target:
             break
-        if run.cost - lp_upper >= lp_upper - max(run.lows):
+        if run.resistor_open(lp_upper):
             break  # the plan's realization, not the groups, keeps the bracket open
         if g <= MIN_REFINED_GROUP:
             # on steps of one a long window limit's blocks keep it open: halve the blocks at
@@ -663,7 +731,7 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
     reason = ""
     if gap > run.target:
         reason = ("time" if run.left() <= 0 else "dispatch" if not sizing else
-                  "complementarity" if cost - lp_upper >= lp_upper - low else
+                  "complementarity" if run.resistor_open(lp_upper) else
                   ("spectral" if run.bands_bind() else "groups") if g > 1 else "long_lag")
     first = st.solves[0]
     info = SolveInfo(status="optimal" if gap <= run.target else "gap",
@@ -673,7 +741,8 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
                      n_constraints=first.get("n_constraints", 0), n_repaired_steps=run.n_rep,
                      relaxed_objective_usd=1000.0 * first.get("objective_kusd", np.nan),
                      method="interior", lower_bound_usd=low, gap_frac=gap, step_factor=1,
-                     gap_reason=reason, n_spectral_bins=st.n_spectral_bins,
+                     gap_reason=reason, n_forced_steps=st.n_forced if run.dir_overlap is not None else 0,
+                     n_spectral_bins=st.n_spectral_bins,
                      n_spectral_rounds=st.n_spectral_rounds)
     return pack_result(pb.load_mw, pb.storages, plan, info, levers=pb.levers,
                        lever_plan=run.lever_plan, dt_s=pb.dt_s)

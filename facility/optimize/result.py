@@ -83,6 +83,10 @@ class SolveInfo:
         ``"dispatch"`` (fixed ratings: the objective is the losses alone, against which the
         bound's dual-accuracy term is loose); empty otherwise
         (:data:`facility.optimize.api.GAP_REASONS` has the sentence of each).
+    n_forced_steps : int
+        (storage, step) directions that the window limits force on every plan at most as
+        costly as the returned one, fixed in the relaxation that gave ``lower_bound_usd``
+        (:mod:`facility.optimize.directions`; 0 = none used).
     """
 
     status: str
@@ -106,6 +110,7 @@ class SolveInfo:
     n_lever_pieces: int = 0
     n_lever_carried: int = 0
     gap_reason: str = ""
+    n_forced_steps: int = 0
 
 
 @dataclass
@@ -220,7 +225,8 @@ def sizing_to_json(result: SizingResult) -> dict:
     ``p_rated_mw_opt``/``e_rated_mwh_opt``, then ``objective_usd``, ``solver_status``,
     ``build_s``, ``solve_s``, ``n_variables``, ``n_constraints``; extended with ``method``,
     ``lower_bound_usd``, ``gap_frac``, ``period_steps``, ``step_factor``,
-    ``n_repaired_steps``, ``n_spectral_bins``, ``n_spectral_rounds``, ``gap_reason`` (see
+    ``n_repaired_steps``, ``n_spectral_bins``, ``n_spectral_rounds``, ``gap_reason``,
+    ``n_forced_steps`` (see
     :class:`SolveInfo`)
     and, with GPU levers, ``levers`` (per job ``floor_frac``, ``cap_frac``, ``extra_s``,
     ``planned_burn_mwh`` over the horizon, GPU side), ``lever_piece``, ``n_lever_pieces``,
@@ -238,7 +244,7 @@ def sizing_to_json(result: SizingResult) -> dict:
                period_steps=int(i.period_steps), step_factor=int(i.step_factor),
                n_repaired_steps=int(i.n_repaired_steps),
                n_spectral_bins=int(i.n_spectral_bins), n_spectral_rounds=int(i.n_spectral_rounds),
-               gap_reason=i.gap_reason)
+               gap_reason=i.gap_reason, n_forced_steps=int(i.n_forced_steps))
     if result.levers:
         out["levers"] = {j: {"floor_frac": d["floor_frac"], "cap_frac": d["cap_frac"],
                              "extra_s": float(d["extra_s"]),
