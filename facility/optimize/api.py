@@ -106,10 +106,12 @@ def solve_on_grid(pb: Problem) -> SizingResult:
 
 def _bounded_full(pb: Problem) -> SizingResult:
     """The full LP's plan; where its complementarity repair leaves it further than
-    ``optimize.max_gap_frac`` above the LP optimum (its bound), the bound of the directions
-    the window limits force (:func:`facility.optimize.interior.direction_lower_bound_usd`,
-    then the full LP with them, :func:`facility.optimize.full.lp_bound_usd`) joins it. A bracket still wider is reported (``status = "gap"``, ``gap_reason =
-    "complementarity"``) with a warning."""
+    ``optimize.max_gap_frac`` above the LP optimum (its bound), the directions the window
+    limits force (:func:`facility.optimize.interior.direction_lower_bound_usd`) are fixed and
+    the full LP is solved again: its optimum is a bound of the realizable one, its repaired
+    plan replaces the first where cheaper. A bracket still wider is reported (``status =
+    "gap"``, ``gap_reason = "complementarity"``) with a warning. Each solve has
+    ``optimize.time_limit_s`` of its own."""
     res = solve_full(pb)
     i = res.info
     target = float(pb.optimize.max_gap_frac)

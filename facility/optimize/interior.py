@@ -520,8 +520,8 @@ class _Search:
         (:mod:`facility.optimize.directions`): P̂^max first from the plan's cost alone, then
         the relaxation's largest P̂ within that cost (with the first directions fixed), then
         the relaxation with the directions that P̂^max forces; its Lagrangian bound joins the
-        lows. Later restrictions carry the directions too (every plan at most as costly as
-        the best has them). Returns whether a bound was added."""
+        lows. Later relaxations carry the directions too (every plan at most as costly as the
+        best has them). Returns whether a bound was added."""
         pb, st = self.pb, self.st
         (name, s), = pb.storages.items()
         p_max = min(s.p_hi, self.cost / 1000.0 / s.c_p) if s.c_p > 0 else s.p_hi
