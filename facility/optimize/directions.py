@@ -27,14 +27,14 @@ steps" chains to ⌈n/k⌉ B over n steps, and bounds of several windows combine
 20 MW and then a second's 2 MW): D(n) = min_f (B_f + D(n − k_f)), D(n ≤ 0) = 0, the least
 cost of covering n steps with hops of the windows' lengths; a dynamic range caps it.
 
-*P̂^max* (:func:`rating_upper_mw`): c_P P̂ ≤ the plan's cost (every other cost ≥ 0) at
-first; tighter, the largest P̂ of the LP relaxation (with the directions that bound forces)
-whose cost is at most the plan's (an LP of its own, bounded by weak duality in
-:mod:`facility.optimize.interior`). On the benchmark's 5-min start/stop load at 0.1 s
-(3,000 steps, full LP): P̂^max 56.7 MW from the cost alone fixes 2,615 directions and lifts
-the LP bound from 8,425,096 to 8,491,614 USD (plan 8,510,041: gap 1.0e-2 → 2.2e-3); the
-relaxation's largest P̂ within the plan's cost, 43.25 MW, fixes 2,958 and lifts it to
-8,509,574 (gap 5.5e-5).
+*P̂^max*: c_P P̂ ≤ the plan's cost (every other cost ≥ 0) at first; tighter, the largest P̂
+of the LP relaxation (with the directions that bound forces) whose cost is at most the plan's
+(an LP of its own, bounded by weak duality: :func:`facility.optimize.interior.rating_bound_at`).
+On the benchmark's 5-min start/stop load at 0.1 s (3,000 steps, the full LP in a scratch
+run, D as ⌈n/k⌉ B without the chaining): P̂^max 56.7 MW from the cost alone fixed 2,615
+directions and lifted the LP bound from 8,425,096 to 8,491,614 USD (plan 8,510,041: gap
+1.0e-2 → 2.2e-3); the relaxation's largest P̂ within the plan's cost, 43.25 MW, fixed 2,958
+and lifted it to 8,509,574 (gap 5.5e-5). With the chained D: 2,791 and 2,970 directions.
 
 *Where it does not apply* (:func:`applies`): several storages (one may charge while another
 discharges: a resistor a real site can build), GPU levers (the burn lever realizes the
