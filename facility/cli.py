@@ -12,10 +12,12 @@ import logging
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 
 from facility import __version__
-from facility.errors import EXIT_ERROR, EXIT_OK, FacilityError, ScenarioError, exit_code_for
+from facility.errors import (EXIT_ERROR, EXIT_OK, FacilityError, GapWarning, ScenarioError,
+                             exit_code_for)
 
 __all__ = ["main", "build_parser"]
 
@@ -335,11 +337,34 @@ _COMMANDS = {"validate": _cmd_validate, "trace": _cmd_trace, "run": _cmd_run, "s
              "record": _cmd_record}
 
 
+def _warning_lines():
+    """A ``warnings.showwarning`` that prints each message once as a ``warning:`` line on
+    stderr, as the CLI's own warnings read (not Python's ``file:line: UserWarning`` with the
+    source line; a size-and-verify loop would repeat them round after round)."""
+    shown: set[str] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = str(message)
+        if text not in shown:
+            shown.add(text)
+            print(f"warning: {text}", file=sys.stderr)
+
+    return show
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``facility`` command; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
     _setup_logging(args)
+    with warnings.catch_warnings():
+        warnings.showwarning = _warning_lines()
+        if args.command == "size":  # it prints its own line for a gap (_cmd_size)
+            warnings.simplefilter("ignore", GapWarning)
+        return _run_command(args)
+
+
+def _run_command(args) -> int:
     try:
         return _COMMANDS[args.command](args)
     except FacilityError as exc:

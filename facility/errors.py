@@ -29,6 +29,7 @@ __all__ = [
     "EXIT_POWER_FLOW",
     "EXIT_CASES_FAILED",
     "exit_code_for",
+    "GapWarning",
 ]
 
 EXIT_OK = 0
@@ -92,3 +93,9 @@ def exit_code_for(exc: BaseException) -> int:
     if isinstance(exc, FacilityError):
         return exc.exit_code
     return EXIT_ERROR
+
+
+class GapWarning(UserWarning):
+    """A plan is returned verified but proven only within a gap wider than
+    ``optimize.max_gap_frac`` (the message says why: ``SolveInfo.gap_reason``). ``facility
+    size`` prints its own line for it; the other commands print the message once."""

@@ -184,3 +184,27 @@ def test_library_run_refuses_a_foreign_folder_before_simulating(tmp_path):
     s = load_scenario(SCENARIOS / "default.toml", ["time.horizon_s=10"])
     with pytest.raises(ScenarioError, match="did not write"):
         run_scenario(s, out_dir=out, plots=False)
+
+
+def test_warnings_read_as_warning_lines_once_each(monkeypatch, capsys):
+    """What the library warns (a plan's gap, a fallback) reaches the CLI user as `warning:`
+    lines, each message once, not as Python's `file:line: UserWarning` with a source line;
+    `size` prints its own line for a gap, so the library's is dropped there."""
+    import warnings
+
+    from facility import cli
+    from facility.errors import GapWarning
+
+    def noisy(args):
+        for _ in range(3):
+            warnings.warn("the plan is only proven within 2 %", GapWarning)
+            warnings.warn("a fallback plan was used", UserWarning)
+        return 0
+
+    for cmd in ("validate", "size"):
+        monkeypatch.setitem(cli._COMMANDS, cmd, noisy)
+        assert cli.main([cmd, str(SCENARIOS / "default.toml")] + (["--out", "x"] if cmd == "size" else [])) == 0
+        err = capsys.readouterr().err
+        assert "UserWarning" not in err and "warnings.warn" not in err
+        assert err.count("warning: a fallback plan was used") == 1
+        assert err.count("warning: the plan is only proven within 2 %") == (0 if cmd == "size" else 1)

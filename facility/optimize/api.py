@@ -28,7 +28,7 @@ from typing import Mapping
 
 import numpy as np
 
-from facility.errors import InfeasibleError, ScenarioError
+from facility.errors import GapWarning, InfeasibleError, ScenarioError
 from facility.optimize.coarsen import coarsen, expand_result
 from facility.optimize.formulation import S_PER_H, resolve_storage
 from facility.optimize.box_bounds import BoxBounds
@@ -176,7 +176,7 @@ def _warn_bracket(pb: Problem, res: SizingResult) -> None:
     warnings.warn(f"{gap_reason_text(res.info.gap_reason, pb.optimize)}: returning the "
                   f"verified {res.info.method} plan of {res.info.objective_usd:,.0f} USD, proven within "
                   f"gap_frac = {res.info.gap_frac:.3g} of the optimum (lower bound "
-                  f"{res.info.lower_bound_usd:,.0f} USD)", stacklevel=4)
+                  f"{res.info.lower_bound_usd:,.0f} USD)", GapWarning, stacklevel=4)
 
 
 def solve(pb: Problem) -> SizingResult:
