@@ -80,18 +80,14 @@ def solve_full(pb: Problem, forced: dict | None = None) -> SizingResult:
                        levers=pb.levers, lever_plan=lever_plan_from_columns(m, x), dt_s=pb.dt_s)
 
 
-def lp_bound_usd(pb: Problem, forced: dict | None = None) -> float:
+def lp_bound_usd(pb: Problem) -> float:
     """The full LP's optimum without the complementarity repair, band rows added lazily as in
     :func:`solve_full` (a subset of them keeps a relaxation): a lower bound of the problem. [USD]
-
-    ``forced``: directions that every plan at most as costly as the optimum has
-    (``{storage: {"ch"|"dis": bool (T,)}}``, :mod:`facility.optimize.directions`), whose
-    columns get upper bound 0: still a relaxation of the problem with complementarity.
 
     Raises :class:`facility.errors.InfeasibleError` when the LP is infeasible and
     :class:`~facility.optimize.fallback.SolverTimeLimit` at the time limit."""
     t0 = time.perf_counter()
-    m = _with_forced(build_full(pb), forced)
+    m = build_full(pb)
     lazy = full_spectral(pb.spec, pb.load_mw, pb.dt_s, pb.margin_frac)
     _, info = solve_model(m, lambda: build_full(pb), pb.optimize, pb.dt_s, time.perf_counter() - t0,
                           spectral=lazy, repair=False)

@@ -221,8 +221,7 @@ def _solve_job(pb: Problem, mode: str, g: int, zero_ub: dict | None, drop_blocks
     if max_rating is not None:
         out["objective_kusd"] = float("nan")
         out["rating"] = {"A": A, "c": c, "y": sol.y, "rlo": rlo, "rhi": rhi, "keep": None,
-                         "boxes": boxes, "upper_usd": float(max_rating[1]),
-                         "value_mw": -float(sol.objective)}
+                         "boxes": boxes, "upper_usd": float(max_rating[1])}
         return out
     if mode == "relax":  # where the relaxation still charges and discharges at once
         out["overlap_steps"] = {n: int(np.sum(np.minimum(x[cc["ch"]], x[cc["dis"]]) > RESISTOR_MW))
@@ -249,24 +248,28 @@ def _solve_job(pb: Problem, mode: str, g: int, zero_ub: dict | None, drop_blocks
     return out
 
 
+def _piece_lagrangian(piece: dict, pb: Problem, upper_usd: float) -> float:
+    """Weak duality on a piece of :func:`_solve_job` (its matrix, costs, duals and rows) with
+    the column boxes that a plan of cost ``upper_usd`` gives (:func:`column_boxes`): a lower
+    bound of the piece's own objective, without its constant offset."""
+    lo, hi = column_boxes(piece["boxes"], pb.storages, pb.load_mw, upper_usd, pb.levers)
+    return lagrangian_bound(piece["A"], piece["c"], piece["y"], piece["rlo"], piece["rhi"], lo, hi,
+                            piece["keep"])
+
+
 def bound_at(piece: dict, pb: Problem, upper_usd: float) -> float:
     """The Lagrangian bound of an LP (``piece``: what :func:`_solve_job` returns as its
     ``"bound"``, or the same for another LP with carried duals,
     :func:`facility.optimize.box_bounds.bound_with_duals`) with column boxes from a plan of
     cost ``upper_usd``. [USD]"""
-    lo, hi = column_boxes(piece["boxes"], pb.storages, pb.load_mw, upper_usd, pb.levers)
-    return 1000.0 * (lagrangian_bound(piece["A"], piece["c"], piece["y"], piece["rlo"],
-                                      piece["rhi"], lo, hi, piece["keep"])
-                     + piece["boxes"]["offset_kusd"])
+    return 1000.0 * (_piece_lagrangian(piece, pb, upper_usd) + piece["boxes"]["offset_kusd"])
 
 
 def rating_bound_at(piece: dict, pb: Problem) -> float:
     """The upper bound of a storage's power rating from a ``"rating"`` piece of
     :func:`_solve_job` (weak duality on min −P̂ with the cost row; the column boxes from the
     cost cap, which every point of that LP meets). [MW]"""
-    lo, hi = column_boxes(piece["boxes"], pb.storages, pb.load_mw, piece["upper_usd"], pb.levers)
-    low = lagrangian_bound(piece["A"], piece["c"], piece["y"], piece["rlo"], piece["rhi"], lo, hi,
-                           piece["keep"])
+    low = _piece_lagrangian(piece, pb, piece["upper_usd"])
     return -low if np.isfinite(low) else np.inf
 
 
@@ -282,10 +285,8 @@ def direction_lower_bound_usd(pb: Problem, upper_usd: float) -> tuple[float, dic
     directions: ``{storage: {"ch"|"dis": bool (T,)}}`` or None)."""
     if not (applies(pb) and directions_apply(pb)) or not np.isfinite(upper_usd):
         return -np.inf, None
-    st = InteriorStats()
-    run = _Search(pb, st, True)
-    run.cost = float(upper_usd)
-    run.plan = {}  # a plan exists (its cost is all the bound needs)
+    run = _Search(pb, InteriorStats(), True)
+    run.cost = float(upper_usd)  # the plan's cost is all the bound needs
     found = run.direction_bound(1)
     return (max(run.lows) if found else -np.inf), run.forced
 
@@ -431,7 +432,8 @@ class _Search:
                      if pb.levers is None else -np.inf]
         self.n_rep = 0
         # directions every plan at most as costly as the best one has (:meth:`direction_bound`)
-        self.forced, self.dir_tried, self.dir_overlap, self.dir_overlap_frac = None, False, None, 0.0
+        # and the share of its steps where their relaxation still overlaps (None: not solved)
+        self.forced, self.dir_tried, self.dir_overlap_frac = None, False, None
         # band limits: the directions the restriction carries (``cutter.cuts``, bin -> set of
         # directions), seeded with the worst bins the load alone puts above their limit (as
         # the full LP's lazy rows, :mod:`.spectral`)
@@ -540,8 +542,7 @@ class _Search:
         if res is None or "bound" not in res:
             return False
         self.lows.append(bound_at(res["bound"], pb, self.cost))
-        self.dir_overlap = int(sum(res.get("overlap_steps", {}).values()))
-        self.dir_overlap_frac = self.dir_overlap / max(pb.n_steps // g, 1)
+        self.dir_overlap_frac = sum(res.get("overlap_steps", {}).values()) / max(pb.n_steps // g, 1)
         st.lower_from = (f"relaxation on groups of {g}" if g > 1 else "relaxation") + (
             f", {st.n_forced} directions forced by the limits (P̂ ≤ {p_max:.4g} MW)")
         return True
@@ -589,7 +590,13 @@ class _Search:
         first_loss = loss
         lp_upper = 1000.0 * results[0]["objective_kusd"] if raw is not None else np.inf
         lp_latest = lp_upper
-        if self.dir_overlap is None:
+
+        def reference() -> float:
+            # with the forced directions in the bound, the resistor is (mostly) out of it: what
+            # is left lies between the latest (repaired) restriction and the bound
+            return lp_latest if self.dir_overlap_frac is not None else lp_upper
+
+        if self.dir_overlap_frac is None:
             st.lower_from = ("restriction duals, long-lag block rows left out" if g == 1
                              else f"relaxation on groups of {g}")
         can_relax = g == 1 and results[0] is not None and results[0].get("has_blocks", False)
@@ -607,7 +614,7 @@ class _Search:
             # pays only while the bound lies half the target or more below that)
             # (with the forced directions in the bound it may pass the first restriction's
             # optimum: then the latest, repaired one's is what a relaxation can reach)
-            ref = lp_latest if self.dir_overlap is not None else lp_upper
+            ref = reference()
             relax_pays = can_relax and ref - low >= REPAIR_GAP_SHARE * self.target * cost
             repair_pays = loss >= REPAIR_GAP_SHARE * self.target * cost and (
                 loss >= ref - low or not relax_pays)
@@ -639,9 +646,7 @@ class _Search:
                     st.lower_from = "relaxation (long-lag block rows within the window)"
             else:
                 break
-        # with the forced directions in the bound, the resistor is (mostly) out of it: what is
-        # left lies between the latest (repaired) restriction and the bound
-        return lp_latest if self.dir_overlap is not None else lp_upper
+        return reference()
 
     def resistor_open(self, lp_upper: float) -> bool:
         """Whether the LP's resistor, not the groups or blocks, keeps the bracket open: the
@@ -650,7 +655,7 @@ class _Search:
         relaxation still charges and discharges at once on more than
         :data:`RESISTOR_STEPS_FRAC` of its steps."""
         low = max(self.lows)
-        if self.dir_overlap is not None and self.dir_overlap_frac > RESISTOR_STEPS_FRAC:
+        if self.dir_overlap_frac is not None and self.dir_overlap_frac > RESISTOR_STEPS_FRAC:
             return True
         return self.cost - lp_upper >= lp_upper - low
 
@@ -741,7 +746,7 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
                      n_constraints=first.get("n_constraints", 0), n_repaired_steps=run.n_rep,
                      relaxed_objective_usd=1000.0 * first.get("objective_kusd", np.nan),
                      method="interior", lower_bound_usd=low, gap_frac=gap, step_factor=1,
-                     gap_reason=reason, n_forced_steps=st.n_forced if run.dir_overlap is not None else 0,
+                     gap_reason=reason, n_forced_steps=st.n_forced if run.dir_overlap_frac is not None else 0,
                      n_spectral_bins=st.n_spectral_bins,
                      n_spectral_rounds=st.n_spectral_rounds)
     return pack_result(pb.load_mw, pb.storages, plan, info, levers=pb.levers,
