@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from facility.optimize import interior
+from facility.optimize.bracket_jobs import bound_at
 from facility.optimize.full import LpBounds
 from facility.optimize.pcc_grid import box_template, build_grid_model
 from facility.optimize.problem import Problem
@@ -106,7 +107,7 @@ def bound_with_duals(pb: Problem, upper_usd: float, donor: dict) -> float:
         for a, b in gm.block_rows:
             keep[a:b] = False
     y = carry_duals(lp.row_index(), A.shape[0], donor["rows"], donor["y"])
-    return interior.bound_at({"A": A, "c": c, "y": y, "rlo": rlo, "rhi": rhi, "keep": keep,
+    return bound_at({"A": A, "c": c, "y": y, "rlo": rlo, "rhi": rhi, "keep": keep,
                               "boxes": box_template(gm)}, pb, float(upper_usd))
 
 

@@ -29,7 +29,7 @@ cost of covering n steps with hops of the windows' lengths; a dynamic range caps
 
 *P̂^max*: c_P P̂ ≤ the plan's cost (every other cost ≥ 0) at first; tighter, the largest P̂
 of the LP relaxation (with the directions that bound forces) whose cost is at most the plan's
-(an LP of its own, bounded by weak duality: :func:`facility.optimize.interior.rating_bound_at`).
+(an LP of its own, bounded by weak duality: :func:`facility.optimize.bracket_jobs.rating_bound_at`).
 On the benchmark's 5-min start/stop load at 0.1 s (3,000 steps, the full LP in a scratch
 run, D as ⌈n/k⌉ B without the chaining): P̂^max 56.7 MW from the cost alone fixed 2,615
 directions and lifted the LP bound from 8,425,096 to 8,491,614 USD (plan 8,510,041: gap

@@ -34,19 +34,14 @@ directions the window limits force on every plan at most as costly as the best o
 (:mod:`facility.optimize.directions`): a bound of the realizable optimum, above the LP's.
 
 *Processes.* PIQP holds the GIL and has no time limit: from :data:`PROCESS_MIN_STEPS` on, the
-solves run in fresh interpreters (:func:`run_solves`, both LPs at once at g > 1) that are
+solves run in fresh interpreters (:func:`~facility.optimize.bracket_jobs.run_solves`, both
+LPs at once at g > 1) that are
 stopped at ``optimize.time_limit_s``; inside a worker process (a sweep's process pool or Dask
 workers, which fill the cores already) or on one core they run in the calling process.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
-import pickle
-import subprocess
-import sys
-import tempfile
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -54,13 +49,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from facility.errors import InfeasibleError
+from facility.optimize.bracket_jobs import (BOUND_IPM_OPTIONS, bound_at, processes_allowed,
+                                            rating_bound_at, run_solves, solve_job)
 from facility.optimize.directions import (applies as directions_apply, forced_directions,
                                           merge_directions, n_forced, on_groups)
 from facility.optimize.fallback import SolverTimeLimit, stopped_strategy
-from facility.optimize.ipm import lagrangian_bound, solve_assembled
-from facility.optimize.lever_columns import lever_plan_from_columns
-from facility.optimize.pcc_grid import (FINE_BLOCKS_PER_WINDOW, box_template, build_grid_model,
-                                        column_boxes, group_for, short_lag_steps)
+from facility.optimize.pcc_grid import FINE_BLOCKS_PER_WINDOW, group_for, short_lag_steps
 from facility.optimize.problem import Problem
 from facility.optimize.realize import cost_usd, overlap_fix, realize
 from facility.optimize.result import SizingResult, SolveInfo, gap_frac, pack_result, plan_pcc_mw
@@ -87,15 +81,11 @@ REPAIR_ROUNDS = 2
 MIN_REFINED_GROUP = 2
 #: With the forced directions in the bound (:mod:`facility.optimize.directions`), its
 #: relaxation counts as free of the resistor while it overlaps by more than
-#: :data:`RESISTOR_MW` on at most this share of its steps (the benchmark's 5-min start/stop
-#: load: 30 of 3,000; its 20-min one: 607 of 12,000, all in the first minute, where the job
-#: start's pre-ramp meets a storage at 90 % SoC); refining the blocks or groups may then still
-#: narrow the bracket. [-]
+#: :data:`~facility.optimize.bracket_jobs.RESISTOR_MW` on at most this share of its steps (the
+#: benchmark's 5-min start/stop load: 30 of 3,000; its 20-min one: 607 of 12,000, all in the
+#: first minute, where the job start's pre-ramp meets a storage at 90 % SoC); refining the
+#: blocks or groups may then still narrow the bracket. [-]
 RESISTOR_STEPS_FRAC = 0.02
-#: Overlap of a relaxation solved to :data:`BOUND_IPM_OPTIONS` that counts as a resistor, not
-#: as the interior point's noise (12,000 start/stop steps: 3,546 above 1e-4 MW, 607 above
-#: 1e-2, the same 607 above 1 MW). [MW]
-RESISTOR_MW = 1e-2
 #: A repair round runs while realizing the latest plan cost at least this share of
 #: ``optimize.max_gap_frac`` × the plan's cost above its LP optimum (and more than the bound's
 #: side of the bracket, when that can still be narrowed).
@@ -169,110 +159,6 @@ MAX_FINE_BLOCKS = 2 * FINE_BLOCKS_PER_WINDOW
 
 
 # ----------------------------------------------------------------------------- solves
-def _solve_job(pb: Problem, mode: str, g: int, zero_ub: dict | None, drop_blocks: bool,
-               spectral_dirs: dict | None = None, ipm_options: dict | None = None,
-               fine_blocks: int | None = None, forced: dict | None = None,
-               max_rating: tuple | None = None) -> dict:
-    """Build one bracketing LP (with the band rows of ``spectral_dirs``, long-lag blocks of
-    k / ``fine_blocks`` steps at transients), solve it (PIQP with ``ipm_options`` over
-    :data:`~facility.optimize.ipm.IPM_OPTIONS`), and return what the parent needs (picklable).
-
-    ``zero_ub`` and ``forced`` (``{storage: {"ch"|"dis": mask on the model's axis}}``) set
-    column upper bounds to 0: ``zero_ub`` a repair's direction fixes (a restriction: the
-    bound's column boxes keep their width), ``forced`` the directions every realizable plan
-    has (:mod:`facility.optimize.directions`: the boxes get them too).
-
-    ``max_rating = (storage, upper_usd)``: instead of the cost, maximize that storage's power
-    rating over the LP with the row cost ≤ ``upper_usd`` (the ``"rating"`` piece: its
-    Lagrangian bound is an upper bound of P̂ in every plan of the LP that costs no more,
-    :func:`rating_bound_at`)."""
-    t0 = time.perf_counter()
-    gm = build_grid_model(pb, g, mode, spectral_dirs, fine_blocks=fine_blocks)
-    A, c, lb, ub, rlo, rhi = gm.m.lp.assemble()
-    fixed_cols = []
-    for fixes, boxed in ((zero_ub, False), (forced, True)):
-        for name, steps in (fixes or {}).items():
-            for side, idx in steps.items():
-                cols = gm.m.cols[name][side][idx]
-                ub[cols] = 0.0
-                if boxed:
-                    fixed_cols.append(cols)
-    off = float(gm.m.objective_offset_kusd)  # the levers' constant costs (0 without them)
-    if max_rating is not None:
-        import scipy.sparse as sp
-
-        name, upper_usd = max_rating
-        A = sp.vstack([sp.csr_matrix(A), sp.csr_matrix(c.reshape(1, -1))]).tocsr()
-        rlo, rhi = np.append(rlo, -np.inf), np.append(rhi, upper_usd / 1000.0 - off)
-        c = np.zeros(c.size)
-        c[gm.m.cols[name]["p_rated"][0]] = -1.0
-    build_s = time.perf_counter() - t0
-    sol = solve_assembled(A, c, lb, ub, rlo, rhi, options=ipm_options)
-    out = {"mode": mode, "g": g, "status": sol.status, "termination": sol.termination,
-           "iterations": sol.iterations, "solve_s": sol.solve_s, "build_s": build_s,
-           "objective_kusd": sol.objective + off, "n_variables": int(A.shape[1]),
-           "n_constraints": int(A.shape[0]), "has_blocks": bool(gm.block_rows)}
-    if sol.status in ("infeasible", "failed"):
-        return out
-    x = sol.x
-    boxes = box_template(gm)
-    if fixed_cols:
-        boxes["hi"][np.concatenate(fixed_cols)] = 0.0
-    if max_rating is not None:
-        out["objective_kusd"] = float("nan")
-        out["rating"] = {"A": A, "c": c, "y": sol.y, "rlo": rlo, "rhi": rhi, "keep": None,
-                         "boxes": boxes, "upper_usd": float(max_rating[1])}
-        return out
-    if mode == "relax":  # where the relaxation still charges and discharges at once
-        out["overlap_steps"] = {n: int(np.sum(np.minimum(x[cc["ch"]], x[cc["dis"]]) > RESISTOR_MW))
-                                for n, cc in gm.m.cols.items()}
-    if mode == "restrict":
-        out["plan"] = {n: (float(x[cc["p_rated"][0]]), float(x[cc["e_rated"][0]]),
-                           x[cc["ch"]].copy(), x[cc["dis"]].copy(), x[cc["e"]].copy())
-                       for n, cc in gm.m.cols.items()}
-        if gm.m.lever_cols:
-            out["lever_plan"] = lever_plan_from_columns(gm.m, x)
-    if mode == "restrict" and g > 1:
-        # on groups the restriction is another LP (Q held over g steps): its duals bound its
-        # own optimum, which lies above the full LP's, so they prove nothing about it
-        return out
-    keep = None
-    if drop_blocks and gm.block_rows:
-        keep = np.ones(A.shape[0], dtype=bool)
-        for a, b in gm.block_rows:
-            keep[a:b] = False
-    elif mode == "restrict" and gm.block_rows:
-        return out  # a restriction's block rows are not valid rows of the full LP
-    out["bound"] = {"A": A, "c": c, "y": sol.y, "rlo": rlo, "rhi": rhi, "keep": keep,
-                    "boxes": boxes, "rows": gm.m.lp.row_index()}
-    return out
-
-
-def _piece_lagrangian(piece: dict, pb: Problem, upper_usd: float) -> float:
-    """Weak duality on a piece of :func:`_solve_job` (its matrix, costs, duals and rows) with
-    the column boxes that a plan of cost ``upper_usd`` gives (:func:`column_boxes`): a lower
-    bound of the piece's own objective, without its constant offset."""
-    lo, hi = column_boxes(piece["boxes"], pb.storages, pb.load_mw, upper_usd, pb.levers)
-    return lagrangian_bound(piece["A"], piece["c"], piece["y"], piece["rlo"], piece["rhi"], lo, hi,
-                            piece["keep"])
-
-
-def bound_at(piece: dict, pb: Problem, upper_usd: float) -> float:
-    """The Lagrangian bound of an LP (``piece``: what :func:`_solve_job` returns as its
-    ``"bound"``, or the same for another LP with carried duals,
-    :func:`facility.optimize.box_bounds.bound_with_duals`) with column boxes from a plan of
-    cost ``upper_usd``. [USD]"""
-    return 1000.0 * (_piece_lagrangian(piece, pb, upper_usd) + piece["boxes"]["offset_kusd"])
-
-
-def rating_bound_at(piece: dict, pb: Problem) -> float:
-    """The upper bound of a storage's power rating from a ``"rating"`` piece of
-    :func:`_solve_job` (weak duality on min −P̂ with the cost row; the column boxes from the
-    cost cap, which every point of that LP meets). [MW]"""
-    low = _piece_lagrangian(piece, pb, piece["upper_usd"])
-    return -low if np.isfinite(low) else np.inf
-
-
 def direction_lower_bound_usd(pb: Problem, upper_usd: float) -> tuple[float, dict | None]:
     """A lower bound of the problem with complementarity from the directions the window
     limits force (:mod:`facility.optimize.directions`), given a realizable plan of cost
@@ -291,12 +177,6 @@ def direction_lower_bound_usd(pb: Problem, upper_usd: float) -> tuple[float, dic
     return (max(run.lows) if found else -np.inf), run.forced
 
 
-#: PIQP's tolerances for a bound alone (:func:`lp_lower_bound_usd`): weak duality holds at any
-#: accuracy, and at 1e-8 the widest relaxed lever box of a jittered 10-minute load stalls (150
-#: iterations, a bound of −1,762 USD against an optimum of 24.0) where 1e-6 ends in 64 with a
-#: bound of 23.98 USD.
-BOUND_IPM_OPTIONS = {"eps_abs": 1e-6, "eps_rel": 1e-6, "eps_duality_gap_abs": 1e-6,
-                     "eps_duality_gap_rel": 1e-6}
 
 #: Without a plan's cost, the column boxes of :func:`lp_lower_bound_usd` take the restriction's
 #: LP optimum this much higher (the interior point meets it to ~1e-8). [-]
@@ -335,9 +215,9 @@ def lp_lower_bound_usd(pb: Problem, upper_usd: float = np.inf, donors: list | No
     """
     if not applies(pb):
         raise ValueError("lp_lower_bound_usd: the interior strategy does not apply to this problem")
-    local = not _processes_allowed() or pb.n_steps < PROCESS_MIN_STEPS
+    local = not processes_allowed() or pb.n_steps < PROCESS_MIN_STEPS
     mode = "relax" if np.isfinite(upper_usd) else "restrict"
-    res = run_solves([(_solve_job, (pb, mode, 1, None, mode == "restrict", None, BOUND_IPM_OPTIONS))],
+    res = run_solves([(solve_job, (pb, mode, 1, None, mode == "restrict", None, BOUND_IPM_OPTIONS))],
                      float(pb.optimize.time_limit_s), in_process=local)[0]
     if res is None or res["status"] == "failed":
         raise SolverTimeLimit(f"the {mode} LP for a lower bound did not end",
@@ -351,68 +231,6 @@ def lp_lower_bound_usd(pb: Problem, upper_usd: float = np.inf, donors: list | No
     if donors is not None:
         donors.append(dict(res["bound"], mode=mode))
     return bound_at(res["bound"], pb, float(upper_usd))
-
-
-def _processes_allowed() -> bool:
-    """Subprocesses only from a main process on several cores: a sweep's workers (process
-    pool, Dask) already fill the cores, so their solves run in place."""
-    return mp.current_process().name == "MainProcess" and (os.cpu_count() or 1) > 1
-
-
-def run_solves(jobs: list, time_limit_s: float, *, in_process: bool = False) -> list:
-    """Run ``[(fn, args), ...]`` at once, each in a fresh interpreter stopped at ``time_limit_s``.
-
-    Each job is pickled to a file and run by ``python -m facility.optimize.interior`` (a
-    subprocess: no re-import of the caller's main module, no fork of a threaded process),
-    which pickles the result back. Returns each result, or None for a job that ran out of
-    time or failed. With ``in_process`` (or inside a worker process, or on one core) they run
-    one after the other in this process, without a time limit of their own.
-    """
-    if in_process or not _processes_allowed():
-        return [fn(*args) for fn, args in jobs]
-    import facility
-
-    root = os.path.dirname(os.path.dirname(os.path.abspath(facility.__file__)))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root] + [p for p in [os.environ.get("PYTHONPATH")] if p])}
-    with tempfile.TemporaryDirectory(prefix="facility-ipm-") as tmp:
-        procs = []
-        for i, job in enumerate(jobs):
-            src, dst = os.path.join(tmp, f"job{i}.pkl"), os.path.join(tmp, f"out{i}.pkl")
-            with open(src, "wb") as f:
-                pickle.dump(job, f, protocol=pickle.HIGHEST_PROTOCOL)
-            err = open(os.path.join(tmp, f"err{i}.txt"), "wb")
-            procs.append((subprocess.Popen([sys.executable, "-m", "facility.optimize.interior", src, dst],
-                                           stdout=subprocess.DEVNULL, stderr=err, env=env), dst, err))
-        deadline = time.perf_counter() + time_limit_s
-        out = []
-        for p, dst, err in procs:
-            killed = False
-            try:
-                p.wait(timeout=max(0.0, deadline - time.perf_counter()))
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-                killed = True
-            err.close()
-            res = None
-            if p.returncode == 0 and os.path.exists(dst):
-                with open(dst, "rb") as f:
-                    res = pickle.load(f)
-            elif not killed:
-                with open(err.name, "rb") as f:
-                    tail = f.read()[-400:].decode(errors="replace").strip()
-                warnings.warn(f"an interior-point solve failed in its subprocess: {tail}", stacklevel=3)
-            out.append(res)
-        return out
-
-
-def _worker_main(src: str, dst: str) -> None:
-    """Entry of the subprocess of :func:`run_solves`."""
-    with open(src, "rb") as f:
-        fn, args = pickle.load(f)
-    res = fn(*args)
-    with open(dst, "wb") as f:
-        pickle.dump(res, f, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 # ----------------------------------------------------------------------------- strategy
@@ -514,7 +332,7 @@ class _Search:
         if mode == "relax":  # a bound alone: weak duality holds at any accuracy
             fixed = on_groups(self.forced if forced is None else forced, g)
             options = BOUND_IPM_OPTIONS if fixed else None
-        return (_solve_job, (self.pb, mode, g, zero, drop_blocks, dirs, options, self.st.fine_blocks,
+        return (solve_job, (self.pb, mode, g, zero, drop_blocks, dirs, options, self.st.fine_blocks,
                              fixed, max_rating))
 
     def direction_bound(self, g: int) -> bool:
@@ -751,7 +569,3 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
                      n_spectral_rounds=st.n_spectral_rounds)
     return pack_result(pb.load_mw, pb.storages, plan, info, levers=pb.levers,
                        lever_plan=run.lever_plan, dt_s=pb.dt_s)
-
-
-if __name__ == "__main__":  # the subprocess of run_solves
-    _worker_main(sys.argv[1], sys.argv[2])

@@ -135,7 +135,7 @@ def solve_ipm(lp: LinearProgram, *, options: dict | None = None) -> IpmSolution:
     """Solve an assembled LP by PIQP's interior-point method (:data:`IPM_OPTIONS`).
 
     PIQP has no time limit of its own; callers that must stop run it in a child process
-    (:func:`facility.optimize.interior.run_solves`).
+    (:func:`facility.optimize.bracket_jobs.run_solves`).
     """
     A, c, lb, ub, rlo, rhi = lp.assemble()
     return solve_assembled(A, c, lb, ub, rlo, rhi, options=options)

@@ -16,7 +16,7 @@ from facility import metrics
 from facility.config.load import scenario_from_dict
 from facility.config.schema import BessConfig, OptimizeConfig, SpecConfig
 from facility.optimize import size_storage
-from facility.optimize import interior, pcc_grid
+from facility.optimize import bracket_jobs, interior, pcc_grid
 from facility.optimize.formulation import resolve_storage
 from facility.optimize.full import solve_full
 from facility.optimize.interior import InteriorStats, applies, realize, run_solves, solve_interior
@@ -216,7 +216,7 @@ def test_realize_nets_noise_and_keeps_the_pcc():
     """Overlapping charge and discharge of an interior point are netted; the plan verifies and
     its PCC power is the restriction's up to a constant shift."""
     pb = problem(site_load("stochastic"))
-    out = interior._solve_job(pb, "restrict", 1, None, True)
+    out = bracket_jobs.solve_job(pb, "restrict", 1, None, True)
     raw = out["plan"]
     ch, dis = raw["bess"][2], raw["bess"][3]
     assert np.all(np.minimum(ch, dis) > 0)  # an interior point: overlaps (tiny) everywhere
@@ -231,7 +231,7 @@ def test_realize_nets_noise_and_keeps_the_pcc():
 
 def test_subprocess_solves_match_and_stop_at_the_time_limit():
     pb = problem(site_load("stochastic", horizon_s=120.0))
-    job = (interior._solve_job, (pb, "restrict", 1, None, True))
+    job = (bracket_jobs.solve_job, (pb, "restrict", 1, None, True))
     here, there = run_solves([job], 60.0, in_process=True)[0], run_solves([job, job], 60.0)
     assert all(r is not None for r in there)
     assert there[0]["objective_kusd"] == pytest.approx(here["objective_kusd"], rel=1e-9)

@@ -10,7 +10,7 @@ import pytest
 
 from facility import metrics
 from facility.config.schema import SpecBand
-from facility.optimize import interior
+from facility.optimize import bracket_jobs, interior
 from facility.optimize.full import solve_full
 from facility.optimize.interior import InteriorStats, solve_interior
 from facility.optimize.pcc_grid import build_grid_model
@@ -115,8 +115,8 @@ def test_a_restriction_on_groups_proves_no_bound(load):
     above the full LP's (the bug this guards against reported ERCOT's 5 ms sizing with the
     restriction's own gap)."""
     pb = problem(load)
-    assert "bound" not in interior._solve_job(pb, "restrict", 3, None, False)
-    assert "bound" in interior._solve_job(pb, "restrict", 1, None, True)
+    assert "bound" not in bracket_jobs.solve_job(pb, "restrict", 3, None, False)
+    assert "bound" in bracket_jobs.solve_job(pb, "restrict", 1, None, True)
 
 
 def test_a_binding_band_limit_on_groups_is_named(load, monkeypatch):

@@ -9,7 +9,7 @@ import pytest
 
 from facility import metrics
 from facility.config.schema import BessConfig, OptimizeConfig
-from facility.optimize import interior, lever_columns, size_storage
+from facility.optimize import bracket_jobs, interior, lever_columns, pcc_grid, size_storage
 from facility.optimize.full import lp_bound_usd
 from facility.optimize.lever_boxes import box_levers
 from facility.optimize.levers import lever_pieces, piece_lists, single_job_inputs
@@ -76,11 +76,11 @@ def test_a_burn_without_headroom_is_fixed_at_zero_not_squeezed_by_its_row(load):
     room = lever_columns._burn_room_mw(jl)
     full_power = load * 1e6 / N >= TDP * (1 - 1e-12)
     assert full_power.any() and np.all(room[full_power] <= 1e-9)
-    gm = interior.build_grid_model(pb, 1, "restrict")
+    gm = pcc_grid.build_grid_model(pb, 1, "restrict")
     ub = np.concatenate(gm.m.lp.col_ub)[gm.m.lever_cols["job"]["burn"]]
     assert np.all(ub[full_power] == 0.0) and np.all(ub[~full_power] > 0.0)
     assert np.allclose(ub[~full_power], room[~full_power])
-    res = interior._solve_job(pb, "restrict", 1, None, True)
+    res = bracket_jobs.solve_job(pb, "restrict", 1, None, True)
     assert res["status"] == "ok" and res["iterations"] < 100
     assert 1000.0 * res["objective_kusd"] == pytest.approx(lp_bound_usd(pb), rel=1e-6)
 
