@@ -361,6 +361,39 @@ def test_the_start_stop_plan_is_the_realizable_optimum_and_the_forced_directions
     assert i.status == "optimal" and i.gap_reason == "" and i.gap_frac <= pb.optimize.max_gap_frac
 
 
+def test_restrictions_after_the_direction_bound_carry_the_forced_directions(monkeypatch):
+    """Once the bound has the directions the window limits force, every later restriction
+    carries them as direction fixes (solved to the bound's PIQP tolerances), and its plan
+    keeps them: no charge where a plan as cheap as the best cannot charge, no discharge where
+    it cannot discharge; a repair's own fixes stay beside them."""
+    pb = problem(site_load("start_stop", 240.0, 0.5), dt=0.5)
+    seen = []
+    real = interior.run_solves
+
+    def recording(jobs, limit_s, **kw):
+        seen.extend(a for _, a in jobs)
+        return real(jobs, limit_s, **kw)
+
+    monkeypatch.setattr(interior, "run_solves", recording)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = solve_interior(pb, min_steps=0, in_process=True)
+    assert res.info.n_forced_steps > 0
+    forced = next(a[8] for a in reversed(seen) if a[1] == "relax" and a[8])["bess"]
+    assert forced["ch"].any() and forced["dis"].any()
+    run = interior._Search(pb, interior.InteriorStats(), True)
+    assert run.job("restrict", 1)[1][3] is None  # before the bound: no fixes
+    run.forced = {"bess": forced}
+    repair = {"bess": {"ch": np.zeros(pb.n_steps, bool), "dis": np.arange(pb.n_steps) == 7}}
+    fn, args = run.job("restrict", 1, repair)
+    zero, options = args[3], args[6]
+    assert options == bracket_jobs.BOUND_IPM_OPTIONS and zero["bess"]["dis"][7]
+    for side in ("ch", "dis"):
+        assert np.all(zero["bess"][side][forced[side]])
+    _, _, ch, dis, _ = fn(*args)["plan"]["bess"]
+    assert np.all(ch[forced["ch"]] == 0.0) and np.all(dis[forced["dis"]] == 0.0) and dis[7] == 0.0
+
+
 def test_the_dynamic_range_binds_in_the_bracketing_lps():
     """``max_dynamic_range_mw`` is a row of both bracketing LPs (on their PCC columns): the
     plan keeps the PCC power within it, and it costs more storage than without it."""
