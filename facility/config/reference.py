@@ -68,7 +68,8 @@ def _rows(model: type[BaseModel]) -> list[str]:
 def render_reference() -> str:
     """Markdown reference of every scenario key, generated from :class:`Scenario`."""
     lines = ["# Scenario reference", "",
-             "Generated from `facility/config/schema.py` by `python -m facility.config.reference`; "
+             "Generated from `facility/config/schema.py` (its operation sections in `operation.py`) by "
+             "`python -m facility.config.reference`; "
              "do not edit by hand. Unknown keys are errors. Units are in the key names and in the unit "
              "column; GPU power fractions are fractions of the GPU's TDP.", "",
              "## Top level", ""]
