@@ -202,7 +202,7 @@ def _nonneg(x: float) -> float:
 
 def _cmd_size(args) -> int:
     from facility.report.outdir import check_out_dir
-    from facility.simulate import size_scenario
+    from facility.sizing import size_scenario
 
     t0 = time.perf_counter()
     check_out_dir(args.out, force=args.force, kinds=("run", "size"))
@@ -263,7 +263,7 @@ def _cmd_size(args) -> int:
               f"dispatch; the limits it breaks are the controller's (controller.kind = 'optimal' verifies the "
               f"sized design with its planned dispatch)")
     elif not res.compliant:
-        from facility.simulate import LP_LIMITS
+        from facility.sizing import LP_LIMITS
 
         other = [k for k, v in res.metrics["compliance"].items()
                  if k != "compliant" and not v and k not in LP_LIMITS]

@@ -2,7 +2,7 @@
 the simulator runs, and what the design costs per year.
 
 Three pure steps around :func:`facility.optimize.size_storage` (called by
-:func:`facility.simulate.size_scenario`):
+:func:`facility.sizing.size_scenario`):
 
 1. :func:`lever_inputs` — from the scenario and its load profile, the per-job data of the
    levers ``optimize.levers`` names (:class:`facility.optimize.levers.LeverInputs`) and the

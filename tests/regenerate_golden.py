@@ -41,7 +41,8 @@ COMPARED = {
 
 def run_case(name: str) -> dict:
     from facility.config import load_scenario
-    from facility.simulate import run_scenario, size_scenario
+    from facility.simulate import run_scenario
+    from facility.sizing import size_scenario
 
     file, overrides, mode = CASES[name]
     s = load_scenario(SCENARIOS / file, overrides)

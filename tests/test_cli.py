@@ -89,12 +89,13 @@ def test_size_requires_extendable(cmd, tmp_path, capsys):
 def no_simulation(monkeypatch):
     """Fail the test if a simulation, sizing or trace starts."""
     import facility.simulate as sim
+    import facility.sizing as sizing
 
     def forbidden(*a, **k):
         raise AssertionError("the simulation started although --out was refused")
 
-    for name in ("run_scenario", "size_scenario", "generate_trace"):
-        monkeypatch.setattr(sim, name, forbidden)
+    for mod, name in ((sim, "run_scenario"), (sizing, "size_scenario"), (sim, "generate_trace")):
+        monkeypatch.setattr(mod, name, forbidden)
 
 
 def _tree(folder):

@@ -10,7 +10,7 @@ from facility.cli import main
 from facility.config import load_scenario
 from facility.errors import ScenarioError
 from facility.mix import held_mask
-from facility.simulate import size_scenario
+from facility.sizing import size_scenario
 
 SCENARIO = """
 schema_version = 1

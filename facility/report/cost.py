@@ -1,6 +1,6 @@
 """The report's cost section for a sizing: what the design costs per year, its mix, and whether
 the realized site meets the limits (reads ``Results.sizing``: ``cost``, ``mix``,
-``verification`` of :func:`facility.simulate.size_scenario`)."""
+``verification`` of :func:`facility.sizing.size_scenario`)."""
 
 from __future__ import annotations
 

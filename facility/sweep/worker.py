@@ -49,11 +49,11 @@ def default_case_fn(scenario, out_dir: Path | None, mode: str = "run", plots: bo
     Returns the nested ``metrics.json`` dict; ``size`` adds the ``sizing`` block
     (sizing.json content).
     """
-    from facility import simulate
+    from facility import simulate, sizing
 
     if mode == "size":
-        kw = {"plots": plots} if _accepts(simulate.size_scenario, "plots") else {}
-        sol, res = simulate.size_scenario(scenario, out_dir=out_dir, **kw)
+        kw = {"plots": plots} if _accepts(sizing.size_scenario, "plots") else {}
+        sol, res = sizing.size_scenario(scenario, out_dir=out_dir, **kw)
         sizing = getattr(res, "sizing", None)
         if sizing is None:
             from facility.optimize import sizing_to_json
