@@ -149,8 +149,8 @@ GAP_REASONS = {
             "optimize.max_gap_frac = {target:g}",
     "complementarity": "the LP relaxation's optimum charges and discharges at once (a resistor "
                        "that burns energy instead of buying energy rating); the realizable plan "
-                       "costs more, by more than the LP bound, even with the directions the "
-                       "window limits force, can prove, so the bracket stays wider than "
+                       "costs more than the LP's optimum, and the bound, even with the "
+                       "directions the window limits force, stays below it by more than "
                        "optimize.max_gap_frac = {target:g}",
     "long_lag": "a long window limit (per minute) binds; its block rows bracket it by one block "
                 "of lag, wider than optimize.max_gap_frac = {target:g}",
