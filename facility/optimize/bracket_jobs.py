@@ -35,8 +35,10 @@ __all__ = ["RESISTOR_MW", "BOUND_IPM_OPTIONS", "solve_job", "bound_at", "rating_
            "processes_allowed", "run_solves"]
 
 #: Overlap of a relaxation solved to :data:`BOUND_IPM_OPTIONS` that counts as a resistor, not
-#: as the interior point's noise (12,000 start/stop steps: 3,546 above 1e-4 MW, 607 above
-#: 1e-2, the same 607 above 1 MW). [MW]
+#: as the interior point's noise. The bench's start/stop loads with the forced directions
+#: (6 Dec, rerun): 5 min, 30 steps above 1e-4 MW and the same 30 above 1e-2 (at most 0.23 MW,
+#: none above 1 MW); 20 min, 3,954 above 1e-4, 3,646 above 1e-2, 607 above 1 MW (up to 26.8 MW,
+#: all in t = 0-123 s, the pre-ramp into the storage at 90 % SoC). [MW]
 RESISTOR_MW = 1e-2
 
 #: PIQP's tolerances for a bound alone (:func:`lp_lower_bound_usd`): weak duality holds at any

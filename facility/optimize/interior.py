@@ -82,9 +82,9 @@ MIN_REFINED_GROUP = 2
 #: With the forced directions in the bound (:mod:`facility.optimize.directions`), its
 #: relaxation counts as free of the resistor while it overlaps by more than
 #: :data:`~facility.optimize.bracket_jobs.RESISTOR_MW` on at most this share of its steps (the
-#: benchmark's 5-min start/stop load: 30 of 3,000; its 20-min one: 607 of 12,000, all in the
-#: first minute, where the job start's pre-ramp meets a storage at 90 % SoC); refining the
-#: blocks or groups may then still narrow the bracket. [-]
+#: benchmark's 5-min start/stop load: 30 of 3,000; its 20-min one: 3,646 of 12,000, 607 of
+#: them by more than 1 MW in the first two minutes, where the job start's pre-ramp meets a
+#: storage at 90 % SoC); refining the blocks or groups may then still narrow the bracket. [-]
 RESISTOR_STEPS_FRAC = 0.02
 #: A repair round runs while realizing the latest plan cost at least this share of
 #: ``optimize.max_gap_frac`` × the plan's cost above its LP optimum (and more than the bound's
