@@ -30,10 +30,10 @@ import numpy as np
 
 from facility.errors import GapWarning, InfeasibleError, ScenarioError
 from facility.optimize.coarsen import coarsen, expand_result
-from facility.optimize.formulation import S_PER_H, resolve_storage
+from facility.optimize.formulation import S_PER_H, plan_cost_kusd, resolve_storage
 from facility.optimize.box_bounds import BoxBounds
 from facility.optimize.fallback import SolverTimeLimit
-from facility.optimize.directions import n_forced
+from facility.optimize.directions import applies as directions_apply, n_forced
 from facility.optimize.full import solve_full
 from facility.optimize.idle import solve_idle
 from facility.optimize import interior
@@ -55,6 +55,7 @@ from facility.optimize.result import (
     sizing_to_json,
 )
 from facility.optimize.solve import SLACK_PENALTY_KUSD, is_time_limit
+from facility.optimize.verify import verify_plan
 
 __all__ = ["SolveInfo", "SizingResult", "size_storage", "solve_dispatch", "sizing_to_json",
            "solve", "solve_levers", "SLACK_PENALTY_KUSD"]
@@ -100,7 +101,43 @@ def solve_on_grid(pb: Problem) -> SizingResult:
     if res is None:
         return _bounded_full(pb)
     if res.info.status == "gap":
+        res = _milp_bounded(pb, res)
+    if res.info.status == "gap":
         _warn_bracket(pb, res)
+    return res
+
+
+def _milp_bounded(pb: Problem, res: SizingResult) -> SizingResult:
+    """With ``optimize.milp_bound_s`` > 0, where the gap is the LP's resistor
+    (``gap_reason = "complementarity"``, one storage, no GPU levers): branch and bound on the
+    steps where the LP with the forced directions still charges and discharges at once
+    (:func:`facility.optimize.certify.milp_lower_bound_usd`); its bound replaces a smaller one,
+    and its plan, verified on the full horizon, the returned one where cheaper. The status
+    becomes ``"optimal"`` when the gap then meets ``optimize.max_gap_frac``."""
+    i = res.info
+    budget = float(pb.optimize.milp_bound_s)
+    if (budget <= 0 or i.gap_reason != "complementarity" or pb.optimize.allow_slack
+            or not directions_apply(pb)):
+        return res
+    from facility.optimize.certify import milp_lower_bound_usd
+
+    t0 = time.perf_counter()
+    _, forced = interior.direction_lower_bound_usd(pb, i.objective_usd)
+    mb = milp_lower_bound_usd(pb, i.objective_usd, forced, budget)
+    if mb.plan is not None and verify_plan(pb.load_mw, pb.dt_s, pb.storages, pb.spec, mb.plan,
+                                           pb.margin_frac) is None:
+        cost = 1000.0 * plan_cost_kusd(pb.storages, mb.plan, pb.dt_s, pb.price_usd_per_mwh)
+        if cost < i.objective_usd:
+            res = pack_result(pb.load_mw, pb.storages, mb.plan, replace(i, objective_usd=cost),
+                              dt_s=pb.dt_s)
+            i = res.info
+    i.solve_s += time.perf_counter() - t0
+    i.n_binary_steps = mb.n_binary_steps
+    if mb.lower_bound_usd > i.lower_bound_usd:
+        i.lower_bound_usd = min(mb.lower_bound_usd, i.objective_usd)
+    i.gap_frac = gap_frac(i.objective_usd, i.lower_bound_usd)
+    if i.gap_frac <= pb.optimize.max_gap_frac:
+        i.status, i.gap_reason = "optimal", ""
     return res
 
 
@@ -139,6 +176,8 @@ def _bounded_full(pb: Problem) -> SizingResult:
         i.n_forced_steps = n_forced(forced)
     if i.gap_frac > target:
         i.status, i.gap_reason = "gap", "complementarity"
+        res = _milp_bounded(pb, res)
+    if res.info.status == "gap":
         _warn_bracket(pb, res)
     return res
 
@@ -168,8 +207,14 @@ GAP_REASONS = {
 def gap_reason_text(reason: str, optimize) -> str:
     """The sentence of :data:`GAP_REASONS` for a ``SolveInfo.gap_reason`` (the time limit when
     empty or unknown), with the limits of ``optimize`` (an ``OptimizeConfig``)."""
-    return GAP_REASONS.get(reason or "time", GAP_REASONS["time"]).format(
+    text = GAP_REASONS.get(reason or "time", GAP_REASONS["time"]).format(
         limit=float(optimize.time_limit_s), target=float(optimize.max_gap_frac))
+    if reason == "complementarity":
+        budget = float(getattr(optimize, "milp_bound_s", 0.0))
+        text += (f" (also after optimize.milp_bound_s = {budget:g} s of branch and bound)" if budget > 0
+                 else " (--set optimize.milp_bound_s=60 tries branch and bound on the steps where it "
+                      "burns, for a tighter bound: seconds to minutes up to a few thousand steps)")
+    return text
 
 
 def _warn_bracket(pb: Problem, res: SizingResult) -> None:

@@ -16,7 +16,7 @@ from facility.optimize.result import SizingResult, pack_result, plan_from_column
 from facility.optimize.solve import overlap_steps, solve_model
 from facility.optimize.spectral import full_spectral
 
-__all__ = ["build_full", "solve_full", "lp_bound_usd", "LpBounds"]
+__all__ = ["build_full", "with_forced", "solve_full", "lp_bound_usd", "LpBounds"]
 
 
 def build_full(pb: Problem) -> Model:
@@ -28,7 +28,7 @@ def build_full(pb: Problem) -> Model:
                        pcc_variation_lag_steps=pb.pcc_variation_lag_steps)
 
 
-def _with_forced(m: Model, forced: dict | None) -> Model:
+def with_forced(m: Model, forced: dict | None) -> Model:
     """The model with upper bound 0 on the columns of ``forced`` (``{storage: {"ch"|"dis":
     bool (T,)}}``: directions every plan at most as costly as a known one has,
     :mod:`facility.optimize.directions`)."""
@@ -41,7 +41,7 @@ def _with_forced(m: Model, forced: dict | None) -> Model:
 def solve_full(pb: Problem, forced: dict | None = None) -> SizingResult:
     """Solve the full LP (raises :class:`facility.errors.InfeasibleError` with a diagnosis).
 
-    ``forced``: directions fixed beforehand (:func:`_with_forced`); the LP optimum
+    ``forced``: directions fixed beforehand (:func:`with_forced`); the LP optimum
     (``relaxed_objective_usd``, ``lower_bound_usd``) then bounds the problem with
     complementarity among the plans at most as costly as the one they come from.
 
@@ -55,11 +55,11 @@ def solve_full(pb: Problem, forced: dict | None = None) -> SizingResult:
     check. Slack mode (``allow_slack``) keeps raising: its callers have their own fallback.
     """
     t0 = time.perf_counter()
-    m = _with_forced(build_full(pb), forced)
+    m = with_forced(build_full(pb), forced)
     lazy = full_spectral(pb.spec, pb.load_mw, pb.dt_s, pb.margin_frac)
     build_s = time.perf_counter() - t0
     try:
-        x, info = solve_model(m, lambda: _with_forced(build_full(pb), forced), pb.optimize, pb.dt_s,
+        x, info = solve_model(m, lambda: with_forced(build_full(pb), forced), pb.optimize, pb.dt_s,
                               build_s, spectral=lazy)
     except SolverTimeLimit as stop:
         if pb.optimize.allow_slack:

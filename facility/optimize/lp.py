@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["LinearProgram", "RowBlock", "LpSolution", "solve_highs", "extend_highs", "resolve_same_matrix",
-           "resolve_with_zero_upper", "restore_upper", "resolve_with_cost"]
+           "resolve_with_zero_upper", "restore_upper", "resolve_with_cost", "new_highs", "highs_lp"]
 
 
 @dataclass
@@ -216,7 +216,7 @@ def objective_scale_exponent(cost: np.ndarray) -> int:
     return int(min(max(k, 0), MAX_OBJECTIVE_SCALE_EXPONENT))
 
 
-def _new_highs():
+def new_highs():
     """A silent ``highspy.Highs`` (its constructor prints a banner on the C-level stdout)."""
     import os
     import sys
@@ -241,7 +241,7 @@ def _new_highs():
     return h
 
 
-def _highs_lp(A, c, lb, ub, rlo, rhi):
+def highs_lp(A, c, lb, ub, rlo, rhi):
     """A ``highspy.HighsLp`` of an assembled matrix and its bounds."""
     import highspy
 
@@ -267,13 +267,13 @@ def solve_highs(lp: LinearProgram, *, time_limit_s: float = 600.0, options: dict
     import highspy
 
     A, c, lb, ub, rlo, rhi = lp.assemble() if assembled is None else assembled
-    h = _new_highs()
+    h = new_highs()
     h.setOptionValue("output_flag", bool(verbose))
     h.setOptionValue("time_limit", float(time_limit_s))
     opts = {**HIGHS_OPTIONS, "user_objective_scale": objective_scale_exponent(c), **(options or {})}
     for k, v in opts.items():
         h.setOptionValue(k, v)
-    h.passModel(_highs_lp(A, c, lb, ub, rlo, rhi))
+    h.passModel(highs_lp(A, c, lb, ub, rlo, rhi))
     t0 = time.perf_counter()
     h.run()
     solve_s = time.perf_counter() - t0

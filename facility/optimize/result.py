@@ -87,6 +87,9 @@ class SolveInfo:
         (storage, step) directions that the window limits force on every plan at most as
         costly as the returned one, fixed in the relaxation that gave ``lower_bound_usd``
         (:mod:`facility.optimize.directions`; 0 = none used).
+    n_binary_steps : int
+        Steps with a binary in the branch and bound of ``optimize.milp_bound_s``
+        (:mod:`facility.optimize.certify`; 0 = not run).
     """
 
     status: str
@@ -111,6 +114,7 @@ class SolveInfo:
     n_lever_carried: int = 0
     gap_reason: str = ""
     n_forced_steps: int = 0
+    n_binary_steps: int = 0
 
 
 @dataclass
@@ -226,7 +230,7 @@ def sizing_to_json(result: SizingResult) -> dict:
     ``build_s``, ``solve_s``, ``n_variables``, ``n_constraints``; extended with ``method``,
     ``lower_bound_usd``, ``gap_frac``, ``period_steps``, ``step_factor``,
     ``n_repaired_steps``, ``n_spectral_bins``, ``n_spectral_rounds``, ``gap_reason``,
-    ``n_forced_steps`` (see
+    ``n_forced_steps``, ``n_binary_steps`` (see
     :class:`SolveInfo`)
     and, with GPU levers, ``levers`` (per job ``floor_frac``, ``cap_frac``, ``extra_s``,
     ``planned_burn_mwh`` over the horizon, GPU side), ``lever_piece``, ``n_lever_pieces``,
@@ -244,7 +248,8 @@ def sizing_to_json(result: SizingResult) -> dict:
                period_steps=int(i.period_steps), step_factor=int(i.step_factor),
                n_repaired_steps=int(i.n_repaired_steps),
                n_spectral_bins=int(i.n_spectral_bins), n_spectral_rounds=int(i.n_spectral_rounds),
-               gap_reason=i.gap_reason, n_forced_steps=int(i.n_forced_steps))
+               gap_reason=i.gap_reason, n_forced_steps=int(i.n_forced_steps),
+               n_binary_steps=int(i.n_binary_steps))
     if result.levers:
         out["levers"] = {j: {"floor_frac": d["floor_frac"], "cap_frac": d["cap_frac"],
                              "extra_s": float(d["extra_s"]),

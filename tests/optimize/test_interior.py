@@ -319,7 +319,7 @@ def _realizable_optimum_usd(pb: Problem) -> tuple[float, float]:
     import scipy.sparse as sp
 
     from facility.optimize.formulation import build_model
-    from facility.optimize.lp import _highs_lp, _new_highs
+    from facility.optimize.lp import highs_lp, new_highs
 
     m = build_model(pb.load_mw, pb.dt_s, pb.storages, pb.spec, pb.price_usd_per_mwh)
     A, c, lb, ub, rlo, rhi = m.lp.assemble()
@@ -329,10 +329,10 @@ def _realizable_optimum_usd(pb: Problem) -> tuple[float, float]:
     rows = [sp.coo_matrix((np.r_[one, s * big * one], (np.r_[r, r], np.r_[x, u])), shape=(T, n0 + T))
             for x, s in ((ch, -1.0), (dis, 1.0))]
     A2 = sp.vstack([sp.hstack([A, sp.csc_matrix((A.shape[0], T))])] + rows).tocsc()
-    h = _new_highs()
+    h = new_highs()
     h.setOptionValue("mip_rel_gap", 1e-6)
     h.setOptionValue("time_limit", 300.0)
-    h.passModel(_highs_lp(A2, np.r_[c, np.zeros(T)], np.r_[lb, np.zeros(T)], np.r_[ub, one],
+    h.passModel(highs_lp(A2, np.r_[c, np.zeros(T)], np.r_[lb, np.zeros(T)], np.r_[ub, one],
                           np.r_[rlo, np.full(2 * T, -np.inf)], np.r_[rhi, np.zeros(T), big * one]))
     h.changeColsIntegrality(T, u.astype(np.int32), np.full(T, highspy.HighsVarType.kInteger, np.uint8))
     h.run()
