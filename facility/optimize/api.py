@@ -212,8 +212,9 @@ def gap_reason_text(reason: str, optimize) -> str:
     if reason == "complementarity":
         budget = float(getattr(optimize, "milp_bound_s", 0.0))
         text += (f" (also after optimize.milp_bound_s = {budget:g} s of branch and bound)" if budget > 0
-                 else " (--set optimize.milp_bound_s=60 tries branch and bound on the steps where it "
-                      "burns, for a tighter bound: seconds to minutes up to a few thousand steps)")
+                 else " (with one storage and no GPU levers, --set optimize.milp_bound_s=60 tries "
+                      "branch and bound on the steps where it burns, for a tighter bound: seconds to "
+                      "minutes up to a few thousand steps)")
     return text
 
 
