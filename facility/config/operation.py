@@ -161,7 +161,7 @@ class OptimizeConfig(StrictModel):
         "one storage at once (gap_reason 'complementarity'), spend up to this long on branch and "
         "bound (HiGHS) with a binary on each step where the LP with the forced directions still "
         "does, for a tighter lower bound (and its plan, where cheaper); 0 = off. Minutes at a few "
-        "thousand steps (sizing_start_ramp: 2.0 % -> 0.21 % in 33 s), out of reach at ~10,000."))
+        "thousand steps (sizing_start_ramp: 2.0 % -> 0.21 % in 33 s); not tried above 12,000 steps."))
     allow_slack: bool = F(False, description="Solve with penalized slacks instead of hard limits (diagnosis mode).")
     limit_margin_frac: float = F(0.0, unit="frac", ge=0, lt=1, description=(
         "Tighten every window / dynamic-range / band peak limit by this share in the optimizer, so "

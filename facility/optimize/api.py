@@ -119,8 +119,13 @@ def _milp_bounded(pb: Problem, res: SizingResult) -> SizingResult:
     if (budget <= 0 or i.gap_reason != "complementarity" or pb.optimize.allow_slack
             or not directions_apply(pb)):
         return res
-    from facility.optimize.certify import milp_lower_bound_usd
+    from facility.optimize.certify import MAX_STEPS, milp_lower_bound_usd
 
+    if pb.n_steps > MAX_STEPS:
+        warnings.warn(f"optimize.milp_bound_s is not tried above {MAX_STEPS:,} steps (this grid has "
+                      f"{pb.n_steps:,}): the branch and bound's root LP alone would outlast it",
+                      stacklevel=4)
+        return res
     t0 = time.perf_counter()
     _, forced = interior.direction_lower_bound_usd(pb, i.objective_usd)
     mb = milp_lower_bound_usd(pb, i.objective_usd, forced, budget)

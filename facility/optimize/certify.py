@@ -44,10 +44,15 @@ from facility.optimize.problem import Problem
 from facility.optimize.realize import OVERLAP_NOISE_MW
 from facility.optimize.result import plan_from_columns
 
-__all__ = ["MAX_ROUNDS", "MilpBound", "milp_lower_bound_usd"]
+__all__ = ["MAX_ROUNDS", "MAX_STEPS", "MilpBound", "milp_lower_bound_usd"]
 
 #: MILPs solved at most, each with the overlap steps of the last one's incumbent added.
 MAX_ROUNDS = 3
+#: Longest horizon it is tried on: the MILP's root LP is solved from scratch, and on the
+#: bench's 12,000-step start/stop load HiGHS' LP alone did not finish in 600 s (the direction
+#: bound before it, two interior-point solves in the calling process, is not stoppable
+#: either). [steps]
+MAX_STEPS = 12000
 
 
 class MilpBound:

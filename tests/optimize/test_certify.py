@@ -95,3 +95,15 @@ def test_the_warning_points_at_the_option():
     assert "optimize.milp_bound_s=60" in gap_reason_text("complementarity", OptimizeConfig())
     assert "after optimize.milp_bound_s = 5 s" in gap_reason_text("complementarity",
                                                                   OptimizeConfig(milp_bound_s=5.0))
+
+
+def test_not_tried_on_horizons_it_cannot_finish(load, both, monkeypatch):
+    """Above certify.MAX_STEPS the option is skipped with a warning, not left to run past its
+    budget (its root LP and the direction bound before it are not stoppable)."""
+    from facility.optimize import certify
+
+    monkeypatch.setattr(certify, "MAX_STEPS", load.size - 1)
+    with pytest.warns(UserWarning, match="not tried above"):
+        res = size_storage(load, DT, {"bess": BESS}, SPEC, OptimizeConfig(milp_bound_s=8.0))
+    assert res.info.n_binary_steps == 0
+    assert res.info.lower_bound_usd == pytest.approx(both[0].info.lower_bound_usd, rel=1e-9)
