@@ -30,7 +30,7 @@ import numpy as np
 
 from facility.errors import GapWarning, InfeasibleError, ScenarioError
 from facility.optimize.coarsen import coarsen, expand_result
-from facility.optimize.formulation import S_PER_H, plan_cost_kusd, resolve_storage
+from facility.optimize.formulation import S_PER_H, resolve_storage
 from facility.optimize.box_bounds import BoxBounds
 from facility.optimize.fallback import SolverTimeLimit
 from facility.optimize.directions import applies as directions_apply, n_forced
@@ -55,6 +55,7 @@ from facility.optimize.result import (
     sizing_to_json,
 )
 from facility.optimize.solve import SLACK_PENALTY_KUSD, is_time_limit
+from facility.optimize.realize import cost_usd
 from facility.optimize.verify import verify_plan
 
 __all__ = ["SolveInfo", "SizingResult", "size_storage", "solve_dispatch", "sizing_to_json",
@@ -107,13 +108,15 @@ def solve_on_grid(pb: Problem) -> SizingResult:
     return res
 
 
-def _milp_bounded(pb: Problem, res: SizingResult) -> SizingResult:
+def _milp_bounded(pb: Problem, res: SizingResult, forced: dict | None = None) -> SizingResult:
     """With ``optimize.milp_bound_s`` > 0, where the gap is the LP's resistor
     (``gap_reason = "complementarity"``, one storage, no GPU levers): branch and bound on the
     steps where the LP with the forced directions still charges and discharges at once
     (:func:`facility.optimize.certify.milp_lower_bound_usd`); its bound replaces a smaller one,
     and its plan, verified on the full horizon, the returned one where cheaper. The status
-    becomes ``"optimal"`` when the gap then meets ``optimize.max_gap_frac``."""
+    becomes ``"optimal"`` when the gap then meets ``optimize.max_gap_frac``. ``forced``: the
+    directions the window limits force, where the caller has them already (else computed
+    here, :func:`facility.optimize.interior.direction_lower_bound_usd`)."""
     i = res.info
     budget = float(pb.optimize.milp_bound_s)
     if (budget <= 0 or i.gap_reason != "complementarity" or pb.optimize.allow_slack
@@ -127,11 +130,12 @@ def _milp_bounded(pb: Problem, res: SizingResult) -> SizingResult:
                       stacklevel=4)
         return res
     t0 = time.perf_counter()
-    _, forced = interior.direction_lower_bound_usd(pb, i.objective_usd)
+    if forced is None:
+        _, forced = interior.direction_lower_bound_usd(pb, i.objective_usd)
     mb = milp_lower_bound_usd(pb, i.objective_usd, forced, budget)
     if mb.plan is not None and verify_plan(pb.load_mw, pb.dt_s, pb.storages, pb.spec, mb.plan,
                                            pb.margin_frac) is None:
-        cost = 1000.0 * plan_cost_kusd(pb.storages, mb.plan, pb.dt_s, pb.price_usd_per_mwh)
+        cost = cost_usd(pb, mb.plan)
         if cost < i.objective_usd:
             res = pack_result(pb.load_mw, pb.storages, mb.plan, replace(i, objective_usd=cost),
                               dt_s=pb.dt_s)
@@ -181,7 +185,7 @@ def _bounded_full(pb: Problem) -> SizingResult:
         i.n_forced_steps = n_forced(forced)
     if i.gap_frac > target:
         i.status, i.gap_reason = "gap", "complementarity"
-        res = _milp_bounded(pb, res)
+        res = _milp_bounded(pb, res, forced)
     if res.info.status == "gap":
         _warn_bracket(pb, res)
     return res
@@ -215,7 +219,7 @@ def gap_reason_text(reason: str, optimize) -> str:
     text = GAP_REASONS.get(reason or "time", GAP_REASONS["time"]).format(
         limit=float(optimize.time_limit_s), target=float(optimize.max_gap_frac))
     if reason == "complementarity":
-        budget = float(getattr(optimize, "milp_bound_s", 0.0))
+        budget = float(optimize.milp_bound_s)
         text += (f" (also after optimize.milp_bound_s = {budget:g} s of branch and bound)" if budget > 0
                  else " (with one storage and no GPU levers, --set optimize.milp_bound_s=60 tries "
                       "branch and bound on the steps where it burns, for a tighter bound: seconds to "

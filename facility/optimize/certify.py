@@ -13,8 +13,8 @@ a set S where the LP's optimum still charges and discharges at once:
 .. math::
     p^{ch}_t \le M z_t,\qquad p^{dis}_t \le M (1 - z_t),\qquad z_t \in \{0, 1\}\quad (t \in S)
 
-with M = min(P̂_hi, the cost bound of :func:`facility.optimize.directions`'s first P̂^max): every
-plan at most as costly as the best one has P̂ ≤ M. Complementarity holds on S; the other steps
+with M = :func:`facility.optimize.directions.cost_rating_bound_mw` (within the BESS's own
+cap): every plan at most as costly as the best one has P̂ ≤ M. Complementarity holds on S; the other steps
 keep the LP's freedom, so the MILP is still a relaxation of the problem among those plans,
 and HiGHS' dual bound of it (at any point of its search) a lower bound of the realizable
 optimum. When its incumbent overlaps on steps outside S, S grows by them and the MILP is
@@ -39,7 +39,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from facility.optimize.full import with_forced, build_full
-from facility.optimize.lp import HIGHS_OPTIONS, highs_lp, new_highs, objective_scale_exponent
+from facility.optimize.directions import cost_rating_bound_mw
+from facility.optimize.lp import (HIGHS_OPTIONS, highs_lp, new_highs, objective_scale_exponent,
+                                  solve_highs)
 from facility.optimize.problem import Problem
 from facility.optimize.realize import OVERLAP_NOISE_MW
 from facility.optimize.result import plan_from_columns
@@ -81,35 +83,27 @@ def _overlap(x: np.ndarray, ch: np.ndarray, dis: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.minimum(x[ch], x[dis]) > OVERLAP_NOISE_MW)
 
 
-def _run(A, c, lb, ub, rlo, rhi, integer: np.ndarray | None, time_limit_s: float):
-    """Solve an LP (``integer`` None) or a MILP with HiGHS; returns (dual bound, solution x or
-    None, status text). The bound is -inf when HiGHS has none."""
+def _branch_and_bound(A, c, lb, ub, rlo, rhi, integer: np.ndarray, time_limit_s: float):
+    """HiGHS' branch and bound on a MILP (``integer``: the integer columns) within
+    ``time_limit_s``; returns (its dual bound, -inf when it has none; an incumbent x or None)."""
     import highspy
 
     h = new_highs()
     h.setOptionValue("time_limit", float(max(time_limit_s, 1e-3)))
     opts = {**HIGHS_OPTIONS, "user_objective_scale": objective_scale_exponent(c)}
-    if integer is not None:
-        opts.pop("solver")  # branch and bound picks its own LP solver
+    opts.pop("solver")  # branch and bound picks its own LP solver
     for k, v in opts.items():
         h.setOptionValue(k, v)
     model = highs_lp(sp.csc_matrix(A), c, lb, ub, rlo, rhi)
-    if integer is not None:
-        kinds = np.full(A.shape[1], highspy.HighsVarType.kContinuous)
-        kinds[integer] = highspy.HighsVarType.kInteger
-        model.integrality_ = list(kinds)
+    kinds = np.full(A.shape[1], highspy.HighsVarType.kContinuous)
+    kinds[integer] = highspy.HighsVarType.kInteger
+    model.integrality_ = list(kinds)
     h.passModel(model)
     h.run()
-    ms = h.getModelStatus()
-    info = h.getInfo()
-    sol = h.getSolution()
+    info, sol = h.getInfo(), h.getSolution()
     has_x = bool(sol.value_valid) and info.primal_solution_status == 2  # kSolutionStatusFeasible
-    x = np.asarray(sol.col_value, dtype=float) if has_x else None
-    if integer is None:
-        ok = ms == highspy.HighsModelStatus.kOptimal
-        return (float(info.objective_function_value) if ok else -np.inf), (x if ok else None), h.modelStatusToString(ms)
     bound = float(info.mip_dual_bound)
-    return (bound if np.isfinite(bound) else -np.inf), x, h.modelStatusToString(ms)
+    return (bound if np.isfinite(bound) else -np.inf), (np.asarray(sol.col_value, float) if has_x else None)
 
 
 def milp_lower_bound_usd(pb: Problem, upper_usd: float, forced: dict | None,
@@ -129,14 +123,14 @@ def milp_lower_bound_usd(pb: Problem, upper_usd: float, forced: dict | None,
     (name, cols), = m.cols.items()
     s = pb.storages[name]
     ch, dis = np.asarray(cols["ch"]), np.asarray(cols["dis"])
-    big_m = min(s.p_hi, s.max_own_p_mw, upper_usd / 1000.0 / s.c_p if s.c_p > 0 else np.inf)
-    if not np.isfinite(big_m):
-        big_m = float(np.max(np.minimum(ub[ch], ub[dis])))
-    lp_bound, x, _ = _run(A, c, lb, ub, rlo, rhi, None, deadline - time.perf_counter())
-    if x is None:
+    big_m = min(cost_rating_bound_mw(s, upper_usd), s.max_own_p_mw)
+    lp = solve_highs(m.lp, time_limit_s=max(deadline - time.perf_counter(), 1e-3),
+                     assembled=(A, c, lb, ub, rlo, rhi))
+    if lp.status != "ok":
         return out
-    out.lower_bound_usd = 1000.0 * (lp_bound + off)
-    steps = _overlap(x, ch, dis)
+    out.lower_bound_usd = 1000.0 * (lp.objective + off)
+    # without a finite bound of P̂ there is no big-M: the LP's bound stands
+    steps = _overlap(lp.x, ch, dis) if np.isfinite(big_m) else np.zeros(0, dtype=np.int64)
     n = A.shape[1]
     while steps.size and out.rounds < MAX_ROUNDS and time.perf_counter() < deadline:
         nb = steps.size
@@ -149,11 +143,11 @@ def milp_lower_bound_usd(pb: Problem, upper_usd: float, forced: dict | None,
         vals[4 * k], vals[4 * k + 1], vals[4 * k + 2], vals[4 * k + 3] = 1.0, -big_m, 1.0, big_m
         B = sp.csr_matrix((vals, (rows, cidx)), shape=(2 * nb, n + nb))
         AA = sp.vstack([sp.hstack([sp.csr_matrix(A), sp.csr_matrix((A.shape[0], nb))]), B])
-        bound, xm, _ = _run(AA, np.concatenate([c, np.zeros(nb)]), np.concatenate([lb, np.zeros(nb)]),
-                            np.concatenate([ub, np.ones(nb)]),
-                            np.concatenate([rlo, np.full(2 * nb, -np.inf)]),
-                            np.concatenate([rhi, np.tile([0.0, big_m], nb)]),
-                            np.arange(n, n + nb), deadline - time.perf_counter())
+        bound, xm = _branch_and_bound(
+            AA, np.concatenate([c, np.zeros(nb)]), np.concatenate([lb, np.zeros(nb)]),
+            np.concatenate([ub, np.ones(nb)]), np.concatenate([rlo, np.full(2 * nb, -np.inf)]),
+            np.concatenate([rhi, np.tile([0.0, big_m], nb)]), np.arange(n, n + nb),
+            deadline - time.perf_counter())
         out.rounds += 1
         out.n_binary_steps = nb
         if np.isfinite(bound):

@@ -47,7 +47,8 @@ import numpy as np
 
 from facility.optimize.windows import lag_bounds
 
-__all__ = ["applies", "lag_reach_mw", "window_extreme", "pcc_reach_mw", "forced_directions",
+__all__ = ["applies", "lag_reach_mw", "window_extreme", "pcc_reach_mw", "cost_rating_bound_mw",
+           "forced_directions",
            "merge_directions", "on_groups", "n_forced"]
 
 
@@ -163,6 +164,13 @@ def pcc_reach_mw(load_mw: np.ndarray, dt_s: float, spec, margin_frac: float, p_m
             a, b = (n_a, n_b) if sign > 0 else (-n_b, -n_a)
             hi = np.minimum(hi, window_extreme(load, a, b, "min") + v)
     return lo - p_max_mw, hi + p_max_mw
+
+
+def cost_rating_bound_mw(s, upper_usd: float) -> float:
+    """P̂^max from a plan's cost alone (module text): c_P P̂ ≤ ``upper_usd`` (every other cost
+    is ≥ 0, so every plan at most as costly has it), within the rating's own bound P̂_hi of
+    storage ``s`` (a :class:`~facility.optimize.storage_data.StorageData`). [MW]"""
+    return min(s.p_hi, upper_usd / 1000.0 / s.c_p) if s.c_p > 0 else s.p_hi
 
 
 def forced_directions(pb, p_max_mw: float) -> dict:

@@ -51,8 +51,9 @@ import numpy as np
 from facility.errors import InfeasibleError
 from facility.optimize.bracket_jobs import (BOUND_IPM_OPTIONS, bound_at, processes_allowed,
                                             rating_bound_at, run_solves, solve_job)
-from facility.optimize.directions import (applies as directions_apply, forced_directions,
-                                          merge_directions, n_forced, on_groups)
+from facility.optimize.directions import (applies as directions_apply, cost_rating_bound_mw,
+                                          forced_directions, merge_directions, n_forced,
+                                          on_groups)
 from facility.optimize.fallback import SolverTimeLimit, stopped_strategy
 from facility.optimize.pcc_grid import FINE_BLOCKS_PER_WINDOW, group_for, short_lag_steps
 from facility.optimize.problem import Problem
@@ -349,7 +350,7 @@ class _Search:
         as costly as the best has them, :meth:`job`). Returns whether a bound was added."""
         pb, st = self.pb, self.st
         (name, s), = pb.storages.items()
-        p_max = min(s.p_hi, self.cost / 1000.0 / s.c_p) if s.c_p > 0 else s.p_hi
+        p_max = cost_rating_bound_mw(s, self.cost)
         fixed = forced_directions(pb, p_max)
         if n_forced(fixed) == 0:
             return False
