@@ -21,21 +21,25 @@ to slow the job.
 *How it is used* (:class:`BoxBounds`): a box is first bounded with the duals of the last few
 boxes solved; if one of those bounds reaches the best plan's cost (to within
 ``optimize.max_gap_frac``), that is its bound; else its LP is solved
-(:func:`facility.optimize.interior.lp_lower_bound_usd`) and its duals join the donors.
+(:func:`lp_lower_bound_usd`) and its duals join the donors.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from facility.errors import InfeasibleError
 from facility.optimize import interior
-from facility.optimize.bracket_jobs import bound_at
+from facility.optimize.bracket_jobs import (BOUND_IPM_OPTIONS, bound_at, processes_allowed,
+                                            run_solves, solve_job)
+from facility.optimize.fallback import SolverTimeLimit
 from facility.optimize.full import LpBounds
 from facility.optimize.pcc_grid import box_template, build_grid_model
 from facility.optimize.problem import Problem
 from facility.optimize.result import gap_frac
 
-__all__ = ["BoxBounds", "carry_duals", "bound_with_duals", "N_DONORS"]
+__all__ = ["BoxBounds", "carry_duals", "bound_with_duals", "lp_lower_bound_usd", "N_DONORS",
+           "UPPER_SLACK_FRAC"]
 
 #: How many solved boxes lend their duals to the next boxes (each try costs one LP build and
 #: one product with its matrix, ~1 s on an hour at 0.1 s against ~100 s for a solve).
@@ -94,7 +98,7 @@ def carry_duals(rows_to: list, n_rows_to: int, rows_from: list, y_from: np.ndarr
 
 def bound_with_duals(pb: Problem, upper_usd: float, donor: dict) -> float:
     """The Lagrangian bound of ``pb``'s LP with the duals of another box's
-    (:func:`facility.optimize.interior.lp_lower_bound_usd` with ``donors``): the same LP as that
+    (:func:`lp_lower_bound_usd` with ``donors``): the same LP as that
     bound (on steps of one: the relaxation with its long-lag block rows, or the restriction with
     them left out; either is a relaxation of the problem's LP), the same column boxes from
     ``upper_usd``. [USD]"""
@@ -121,7 +125,7 @@ class BoxBounds:
     on long horizons, where the interior strategy applies (:data:`~facility.optimize.interior.MIN_STEPS`
     steps and more), first the bounds with the duals of the last :data:`N_DONORS` boxes solved
     (module text), then, when none reaches the best plan, the Lagrangian bound of one
-    interior-point restriction (:func:`~facility.optimize.interior.lp_lower_bound_usd`; the
+    interior-point restriction (:func:`lp_lower_bound_usd`; the
     simplex grows as T² there and does not finish an hour); on shorter ones the LP's optimum,
     warm from the last box's basis (:class:`~facility.optimize.full.LpBounds`).
 
@@ -156,6 +160,61 @@ class BoxBounds:
             self.n_carried += 1
             return carried
         donors: list = []
-        solved = interior.lp_lower_bound_usd(pb, upper_usd, donors=donors)
+        solved = lp_lower_bound_usd(pb, upper_usd, donors=donors)
         self._donors = (donors + self._donors)[:N_DONORS]
         return max(solved, carried)
+
+
+#: Without a plan's cost, the column boxes of :func:`lp_lower_bound_usd` take the restriction's
+#: LP optimum this much higher (the interior point meets it to ~1e-8). [-]
+UPPER_SLACK_FRAC = 1e-3
+
+
+def lp_lower_bound_usd(pb: Problem, upper_usd: float = np.inf, donors: list | None = None) -> float:
+    """A lower bound of the problem's LP without a plan: one interior-point solve on steps of
+    one, its duals priced by weak duality (:func:`~facility.optimize.ipm.lagrangian_bound`)
+    with the band rows left out (leaving rows out only relaxes). With ``upper_usd`` the LP
+    solved is the relaxation (``mode="relax"``: its long-lag block rows are implied by the
+    lag bounds, so they stay and the bound sees a per-minute limit); without it the
+    restriction, whose optimum is a plan's cost for the column boxes, its block rows left out
+    (they restrict). A job start or stop under a per-minute limit is where this matters: the
+    restriction's duals without its block rows bounded the relaxed lever boxes of a 5-min
+    start/stop load at −114 to −83 USD against a plan of 34.3 USD.
+
+    This is what a relaxed lever box needs on a long horizon
+    (:func:`facility.optimize.lever_search.search_boxes`): the full LP does not finish there.
+    The column boxes come from ``upper_usd``, the cost of a plan of the problem or the best
+    plan of a search the box competes with. Where the box's optimum costs more than that,
+    the boxes may cut its optimum off and the bound may lie above it, but then it lies above
+    ``upper_usd`` too and the box is dropped rightly (the search's bound is the least of its
+    boxes' and that plan's). Without ``upper_usd``, the restriction's own optimum (a plan of
+    the LP, as it restricts it) with :data:`UPPER_SLACK_FRAC`.
+
+    ``donors``: a list the solve's duals and row index are appended to, for the bounds of other
+    boxes without a solve (:mod:`facility.optimize.box_bounds`).
+
+    Raises
+    ------
+    SolverTimeLimit
+        The solve did not end within ``optimize.time_limit_s`` or did not converge.
+    InfeasibleError
+        The restriction is infeasible (it is a restriction: the LP may not be).
+    """
+    if not interior.applies(pb):
+        raise ValueError("lp_lower_bound_usd: the interior strategy does not apply to this problem")
+    local = not processes_allowed() or pb.n_steps < interior.PROCESS_MIN_STEPS
+    mode = "relax" if np.isfinite(upper_usd) else "restrict"
+    res = run_solves([(solve_job, (pb, mode, 1, None, mode == "restrict", None, BOUND_IPM_OPTIONS))],
+                     float(pb.optimize.time_limit_s), in_process=local)[0]
+    if res is None or res["status"] == "failed":
+        raise SolverTimeLimit(f"the {mode} LP for a lower bound did not end",
+                              {"termination": "time limit" if res is None else res["termination"]})
+    if res["status"] == "infeasible":
+        raise InfeasibleError(f"the {mode} LP for a lower bound: {res['termination']}")
+    if "bound" not in res:
+        raise SolverTimeLimit(f"the {mode} LP gave no duals", {"termination": res["termination"]})
+    if not np.isfinite(upper_usd):
+        upper_usd = 1000.0 * (res["objective_kusd"] + UPPER_SLACK_FRAC * abs(res["objective_kusd"]))
+    if donors is not None:
+        donors.append(dict(res["bound"], mode=mode))
+    return bound_at(res["bound"], pb, float(upper_usd))

@@ -41,7 +41,7 @@ __all__ = ["RESISTOR_MW", "BOUND_IPM_OPTIONS", "solve_job", "bound_at", "rating_
 #: all in t = 0-123 s, the pre-ramp into the storage at 90 % SoC). [MW]
 RESISTOR_MW = 1e-2
 
-#: PIQP's tolerances for a bound alone (:func:`lp_lower_bound_usd`): weak duality holds at any
+#: PIQP's tolerances for a bound alone (:func:`facility.optimize.box_bounds.lp_lower_bound_usd`): weak duality holds at any
 #: accuracy, and at 1e-8 the widest relaxed lever box of a jittered 10-minute load stalls (150
 #: iterations, a bound of −1,762 USD against an optimum of 24.0) where 1e-6 ends in 64 with a
 #: bound of 23.98 USD.

@@ -48,23 +48,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from facility.errors import InfeasibleError
-from facility.optimize.bracket_jobs import (BOUND_IPM_OPTIONS, bound_at, processes_allowed,
-                                            rating_bound_at, run_solves, solve_job)
+from facility.optimize.bracket_jobs import BOUND_IPM_OPTIONS, bound_at, rating_bound_at, run_solves, solve_job
 from facility.optimize.directions import (applies as directions_apply, cost_rating_bound_mw,
                                           forced_directions, merge_directions, n_forced,
                                           on_groups)
 from facility.optimize.fallback import SolverTimeLimit, stopped_strategy
+from facility.optimize.interior_bands import BandCuts
 from facility.optimize.pcc_grid import FINE_BLOCKS_PER_WINDOW, group_for, short_lag_steps
 from facility.optimize.problem import Problem
 from facility.optimize.realize import cost_usd, overlap_fix, realize
-from facility.optimize.result import SizingResult, SolveInfo, gap_frac, pack_result, plan_pcc_mw
-from facility.optimize.spectral import (BINS_PER_ROUND, NEAR, SEED_BINS, SIDES, SpectralRows,
-                                        bin_limits, near_limit, spectral_violations)
+from facility.optimize.result import SizingResult, SolveInfo, gap_frac, pack_result
 from facility.optimize.windows import lag_bounds
 
 __all__ = ["bound_at", "rating_bound_at", "direction_lower_bound_usd", "MIN_STEPS", "REPAIR_ROUNDS", "applies", "realize", "run_solves", "solve_interior",
-           "lp_lower_bound_usd",
            "InteriorStats"]
 
 #: Shorter horizons go to the full LP (HiGHS' simplex: a vertex, fast there).
@@ -179,61 +175,6 @@ def direction_lower_bound_usd(pb: Problem, upper_usd: float) -> tuple[float, dic
 
 
 
-#: Without a plan's cost, the column boxes of :func:`lp_lower_bound_usd` take the restriction's
-#: LP optimum this much higher (the interior point meets it to ~1e-8). [-]
-UPPER_SLACK_FRAC = 1e-3
-
-
-def lp_lower_bound_usd(pb: Problem, upper_usd: float = np.inf, donors: list | None = None) -> float:
-    """A lower bound of the problem's LP without a plan: one interior-point solve on steps of
-    one, its duals priced by weak duality (:func:`~facility.optimize.ipm.lagrangian_bound`)
-    with the band rows left out (leaving rows out only relaxes). With ``upper_usd`` the LP
-    solved is the relaxation (``mode="relax"``: its long-lag block rows are implied by the
-    lag bounds, so they stay and the bound sees a per-minute limit); without it the
-    restriction, whose optimum is a plan's cost for the column boxes, its block rows left out
-    (they restrict). A job start or stop under a per-minute limit is where this matters: the
-    restriction's duals without its block rows bounded the relaxed lever boxes of a 5-min
-    start/stop load at −114 to −83 USD against a plan of 34.3 USD.
-
-    This is what a relaxed lever box needs on a long horizon
-    (:func:`facility.optimize.lever_search.search_boxes`): the full LP does not finish there.
-    The column boxes come from ``upper_usd``, the cost of a plan of the problem or the best
-    plan of a search the box competes with. Where the box's optimum costs more than that,
-    the boxes may cut its optimum off and the bound may lie above it, but then it lies above
-    ``upper_usd`` too and the box is dropped rightly (the search's bound is the least of its
-    boxes' and that plan's). Without ``upper_usd``, the restriction's own optimum (a plan of
-    the LP, as it restricts it) with :data:`UPPER_SLACK_FRAC`.
-
-    ``donors``: a list the solve's duals and row index are appended to, for the bounds of other
-    boxes without a solve (:mod:`facility.optimize.box_bounds`).
-
-    Raises
-    ------
-    SolverTimeLimit
-        The solve did not end within ``optimize.time_limit_s`` or did not converge.
-    InfeasibleError
-        The restriction is infeasible (it is a restriction: the LP may not be).
-    """
-    if not applies(pb):
-        raise ValueError("lp_lower_bound_usd: the interior strategy does not apply to this problem")
-    local = not processes_allowed() or pb.n_steps < PROCESS_MIN_STEPS
-    mode = "relax" if np.isfinite(upper_usd) else "restrict"
-    res = run_solves([(solve_job, (pb, mode, 1, None, mode == "restrict", None, BOUND_IPM_OPTIONS))],
-                     float(pb.optimize.time_limit_s), in_process=local)[0]
-    if res is None or res["status"] == "failed":
-        raise SolverTimeLimit(f"the {mode} LP for a lower bound did not end",
-                              {"termination": "time limit" if res is None else res["termination"]})
-    if res["status"] == "infeasible":
-        raise InfeasibleError(f"the {mode} LP for a lower bound: {res['termination']}")
-    if "bound" not in res:
-        raise SolverTimeLimit(f"the {mode} LP gave no duals", {"termination": res["termination"]})
-    if not np.isfinite(upper_usd):
-        upper_usd = 1000.0 * (res["objective_kusd"] + UPPER_SLACK_FRAC * abs(res["objective_kusd"]))
-    if donors is not None:
-        donors.append(dict(res["bound"], mode=mode))
-    return bound_at(res["bound"], pb, float(upper_usd))
-
-
 # ----------------------------------------------------------------------------- strategy
 class _Search:
     """State of one strategy run: the best verified plan, every lower bound found, the clock."""
@@ -253,54 +194,20 @@ class _Search:
         # directions every plan at most as costly as the best one has (:meth:`direction_bound`)
         # and the share of its steps where their relaxation still overlaps (None: not solved)
         self.forced, self.dir_tried, self.dir_overlap_frac = None, False, None
-        # band limits: the directions the restriction carries (``cutter.cuts``, bin -> set of
-        # directions), seeded with the worst bins the load alone puts above their limit (as
-        # the full LP's lazy rows, :mod:`.spectral`)
-        self.limits = self.cutter = None
-        if pb.has_spectral:
-            self.limits = bin_limits(pb.spec, pb.n_steps, pb.dt_s, pb.margin_frac)
-            self.cutter = SpectralRows(self.limits, None, None, [])
-            k, amp, ang = spectral_violations(pb.load_mw, self.limits, SIDES)
-            self._take(self.cutter.directions_for(k, ang, amp, SEED_BINS))
-
-    def _take(self, new: dict) -> None:
-        for k, ms in new.items():
-            self.cutter.cuts.setdefault(int(k), set()).update(int(m) for m in ms)
-        self.st.n_spectral_bins = len(self.cutter.cuts)
-
-    def _pcc_mw(self, plan: dict, lever_plan: dict | None = None) -> np.ndarray:
-        """Fine-grid PCC power of a storage plan and, with GPU levers, of their plan. [MW]"""
-        return plan_pcc_mw(self.pb.load_mw, plan, self.pb.dt_s, self.pb.levers, lever_plan)
+        # band limits: the bins and directions the restrictions carry (:mod:`.interior_bands`)
+        self.bands = BandCuts(pb, st) if pb.has_spectral else None
 
     def more_band_rows(self, res) -> bool:
-        """After a restriction's solve: add the directions its plan's PCC power needs (the
-        violated bins and those above NEAR × their limit, as the full LP's lazy rows); False
-        when it meets every band row of the full polygon LP."""
-        if self.limits is None or res is None or "plan" not in res:
-            return False
-        p = self._pcc_mw(res["plan"], res.get("lever_plan"))
-        k, _, _ = spectral_violations(p, self.limits, SIDES)
-        if k.size == 0:
-            return False
-        k, amp, ang = near_limit(p, self.limits, NEAR)
-        new = self.cutter.directions_for(k, ang, amp, BINS_PER_ROUND)
-        if not new:
-            return False
-        self._take(new)
-        self.st.n_spectral_rounds += 1
-        return True
+        """After a restriction's solve: whether its plan needs more band rows (added)."""
+        return self.bands is not None and self.bands.more_rows(res)
 
     def bands_bind(self) -> bool:
-        """Whether a band limit binds the best plan (a bin at 0.99 of its limit or above)."""
-        if self.limits is None or self.plan is None:
-            return False
-        return near_limit(self._pcc_mw(self.plan, self.lever_plan), self.limits, 0.99)[0].size > 0
+        """Whether a band limit binds the best plan."""
+        return self.bands is not None and self.plan is not None and self.bands.bind(self.plan, self.lever_plan)
 
     def band_dirs(self) -> dict | None:
         """The band rows' directions for a solve job (picklable; None without any)."""
-        if self.cutter is None:
-            return None
-        return {k: sorted(v) for k, v in self.cutter.cuts.items()} or None
+        return None if self.bands is None else self.bands.directions()
 
     def restrict(self, g: int, zero: dict | None, drop_blocks: bool,
                  also: list = ()) -> tuple[list, list]:

@@ -51,7 +51,7 @@ def boxes(load):
     try:
         donors = []
         parent = box(k // 3, k)
-        solved = interior.lp_lower_bound_usd(parent, donors=donors)
+        solved = box_bounds.lp_lower_bound_usd(parent, donors=donors)
     finally:
         interior.MIN_STEPS = floor
     return box, k, parent, solved, donors[0]
@@ -74,16 +74,16 @@ def test_another_boxs_duals_bound_each_box_below_its_optimum(boxes):
 
 def _count_solves(monkeypatch) -> list:
     """The interior strategy forced on the test's short load, and a list that records each box
-    LP solved for a bound (:func:`facility.optimize.interior.lp_lower_bound_usd`)."""
+    LP solved for a bound (:func:`facility.optimize.box_bounds.lp_lower_bound_usd`)."""
     monkeypatch.setattr(interior, "MIN_STEPS", 0)
     calls = []
-    real = interior.lp_lower_bound_usd
+    real = box_bounds.lp_lower_bound_usd
 
     def counted(pb, upper_usd=np.inf, donors=None):
         calls.append(upper_usd)
         return real(pb, upper_usd, donors=donors)
 
-    monkeypatch.setattr(interior, "lp_lower_bound_usd", counted)
+    monkeypatch.setattr(box_bounds, "lp_lower_bound_usd", counted)
     return calls
 
 

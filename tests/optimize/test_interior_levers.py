@@ -9,7 +9,7 @@ import pytest
 
 from facility import metrics
 from facility.config.schema import BessConfig, OptimizeConfig
-from facility.optimize import bracket_jobs, interior, lever_columns, pcc_grid, size_storage
+from facility.optimize import box_bounds, bracket_jobs, interior, lever_columns, pcc_grid, size_storage
 from facility.optimize.full import lp_bound_usd
 from facility.optimize.lever_boxes import box_levers
 from facility.optimize.levers import lever_pieces, piece_lists, single_job_inputs
@@ -97,8 +97,8 @@ def test_a_relaxed_box_is_bounded_by_one_interior_restriction(load, monkeypatch)
     sub = pb.on_piece(*box_levers(levers, per_job, (((0, 0), (k // 3, k)),), DT, opt.slowdown_usd_per_gpu_h))
     monkeypatch.setattr(interior, "MIN_STEPS", 0)
     exact = lp_bound_usd(sub)
-    tight = interior.lp_lower_bound_usd(sub)
-    loose = interior.lp_lower_bound_usd(sub, upper_usd=100.0 * exact)
+    tight = box_bounds.lp_lower_bound_usd(sub)
+    loose = box_bounds.lp_lower_bound_usd(sub, upper_usd=100.0 * exact)
     assert tight <= exact * (1 + 1e-9) and tight >= exact * (1 - 1e-3)
     assert loose <= tight * (1 + 1e-9)
 
@@ -116,9 +116,9 @@ def test_a_relaxed_box_bound_sees_the_per_minute_limit_across_a_start_and_stop(m
     box = pb.on_piece(*box_levers(levers, per_job, (((0, 0), (0, k)),), DT, opt.slowdown_usd_per_gpu_h))
     monkeypatch.setattr(interior, "MIN_STEPS", 0)
     exact = lp_bound_usd(box)
-    relaxed = interior.lp_lower_bound_usd(box, exact * 1.05)
+    relaxed = box_bounds.lp_lower_bound_usd(box, exact * 1.05)
     assert exact * (1 - 1e-2) <= relaxed <= exact * (1 + 1e-9)
-    assert interior.lp_lower_bound_usd(box) < 0.5 * exact
+    assert box_bounds.lp_lower_bound_usd(box) < 0.5 * exact
 
 
 @pytest.mark.parametrize("refine", [True, False])
@@ -168,6 +168,6 @@ def test_band_rounds_see_the_pcc_with_the_levers_site_power(load):
     lever_plan = {"job": {"floor": 0.2, "cap": None, "burn": burn}}
     pcc = load + net + lever_columns.lever_site_mw(pb.levers, lever_plan, DT)
     assert metrics.band_peak_mw(load + net, DT, F_LO, F_HI) <= 1e-6
-    assert metrics.band_peak_mw(pcc, DT, F_LO, F_HI) > a and k not in search.cutter.cuts
+    assert metrics.band_peak_mw(pcc, DT, F_LO, F_HI) > a and k not in search.bands.cutter.cuts
     assert search.more_band_rows({"plan": plan, "lever_plan": lever_plan})
-    assert k in search.cutter.cuts
+    assert k in search.bands.cutter.cuts
