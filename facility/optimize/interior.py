@@ -54,7 +54,7 @@ from facility.optimize.directions import (applies as directions_apply, cost_rati
                                           on_groups)
 from facility.optimize.fallback import SolverTimeLimit, stopped_strategy
 from facility.optimize.interior_bands import BandCuts
-from facility.optimize.pcc_grid import FINE_BLOCKS_PER_WINDOW, group_for, short_lag_steps
+from facility.optimize.pcc_grid import FINE_BLOCKS_PER_WINDOW, MIN_REFINED_GROUP, finer_group, group_for
 from facility.optimize.problem import Problem
 from facility.optimize.realize import cost_usd, overlap_fix, realize
 from facility.optimize.result import SizingResult, SolveInfo, gap_frac, pack_result
@@ -73,9 +73,6 @@ DISPATCH_MIN_STEPS = 6000
 PROCESS_MIN_STEPS = 20000
 #: Direction-fixing re-solves of the restriction for simultaneous charge and discharge.
 REPAIR_ROUNDS = 2
-#: Groups are refined (g − 1) down to this size at the finest: below it the short windows'
-#: exact rows grow too long (k/g steps) to factor quickly.
-MIN_REFINED_GROUP = 2
 #: With the forced directions in the bound (:mod:`facility.optimize.directions`), its
 #: relaxation counts as free of the resistor while it overlaps by more than
 #: :data:`~facility.optimize.bracket_jobs.RESISTOR_MW` on at most this share of its steps (the
@@ -117,28 +114,6 @@ class InteriorStats:
     fine_blocks: int = FINE_BLOCKS_PER_WINDOW  # long-lag blocks per window at transients (the run uses it)
     n_forced: int = 0  # directions the window limits force (the bound's fixes, :mod:`.directions`)
     rating_upper_mw: float = float("nan")  # the P̂^max they come from [MW]
-
-
-def _overreach_steps(pb: Problem, g: int) -> int:
-    """How many steps past its window the restriction on groups of g constrains a short lag
-    bound of k steps, at most: held over groups, a lag of ⌈k/g⌉ groups spans pairs up to
-    (⌈k/g⌉ + 1) g − 1 steps apart. g − 1 where g divides k. [steps]"""
-    ks = short_lag_steps(pb)
-    return max(((-(-k // g)) + 1) * g - 1 - k for k in ks) if ks else 0
-
-
-def _finer_group(pb: Problem, g: int) -> int:
-    """The group the refinement takes after g: the largest g' < g (at least
-    :data:`MIN_REFINED_GROUP`) whose restriction reaches less far past the short windows than
-    g's. At 10 ms (windows of 100 and 500 steps) 4 goes to 2, not 3: on groups of 3 the ramp
-    window runs 4 steps long against 3 on groups of 4, and on 300 s of the measured-format
-    trace that bracket's plan cost more than the one on groups of 4 (7,084.5 against 7,082.3
-    kUSD), a bracket's time spent for nothing."""
-    here = _overreach_steps(pb, g)
-    for h in range(g - 1, MIN_REFINED_GROUP - 1, -1):
-        if _overreach_steps(pb, h) < here:
-            return h
-    return max(g - 1, MIN_REFINED_GROUP)
 
 
 def _longest_lag_steps(pb: Problem) -> int:
@@ -250,11 +225,17 @@ class _Search:
 
     def direction_bound(self, g: int) -> bool:
         """Raise the bound with the directions the window limits force
-        (:mod:`facility.optimize.directions`): P̂^max first from the plan's cost alone, then
-        the relaxation's largest P̂ within that cost (with the first directions fixed), then
-        the relaxation with the directions that P̂^max forces; its Lagrangian bound joins the
-        lows. Later relaxations and restrictions carry the directions too (every plan at most
-        as costly as the best has them, :meth:`job`). Returns whether a bound was added."""
+        (:mod:`facility.optimize.directions`): :meth:`direction_fixes`, then the relaxation
+        with them (:meth:`take_direction_bound`). Later relaxations and restrictions carry the
+        directions too (every plan at most as costly as the best has them, :meth:`job`).
+        Returns whether a bound was added."""
+        return self.direction_fixes(g) and self.take_direction_bound(self.solve([self.job("relax", g)])[0], g)
+
+    def direction_fixes(self, g: int) -> bool:
+        """The directions the window limits force on every plan at most as costly as the best
+        one: P̂^max first from the plan's cost alone, then the relaxation's largest P̂ within
+        that cost (with the first directions fixed); the directions that P̂^max forces join
+        ``self.forced``. Returns whether any is forced and time is left for their bound."""
         pb, st = self.pb, self.st
         (name, s), = pb.storages.items()
         p_max = cost_rating_bound_mw(s, self.cost)
@@ -267,15 +248,18 @@ class _Search:
             fixed = forced_directions(pb, p_max)
         st.rating_upper_mw, st.n_forced = float(p_max), n_forced(fixed)
         self.forced = merge_directions(self.forced, fixed)
-        if self.left() <= 0:
-            return False
-        res = self.solve([self.job("relax", g)])[0]
+        return self.left() > 0
+
+    def take_direction_bound(self, res, g: int) -> bool:
+        """The Lagrangian bound of a solved relaxation with the forced directions joins the
+        lows (``res`` None or without duals: nothing). Returns whether it did."""
         if res is None or "bound" not in res:
             return False
+        pb, st = self.pb, self.st
         self.lows.append(bound_at(res["bound"], pb, self.cost))
         self.dir_overlap_frac = sum(res.get("overlap_steps", {}).values()) / max(pb.n_steps // g, 1)
         st.lower_from = (f"relaxation on groups of {g}" if g > 1 else "relaxation") + (
-            f", {st.n_forced} directions forced by the limits (P̂ ≤ {p_max:.4g} MW)")
+            f", {st.n_forced} directions forced by the limits (P̂ ≤ {st.rating_upper_mw:.4g} MW)")
         return True
 
     def left(self) -> float:
@@ -356,8 +340,25 @@ class _Search:
                               and first_loss >= REPAIR_GAP_SHARE * self.target * cost)
             if directions_pay and not (can_repair and repair_pays):
                 self.dir_tried = True
-                if self.direction_bound(g):
-                    can_relax = False  # the relaxation just solved carries its block rows
+                if not self.direction_fixes(g):
+                    continue
+                # after the bound no relaxation pays (the one it solves carries its block
+                # rows), so a repair round follows where the plan's realization costs half the
+                # target or more: with the solves in processes it runs beside the bound's
+                # relaxation (the same two jobs as one after the other, at once)
+                fix, n_fixed = (overlap_fix(raw, zero) if not self.local and can_repair and
+                                loss >= REPAIR_GAP_SHARE * self.target * cost else (None, 0))
+                if n_fixed == 0:
+                    if self.take_direction_bound(self.solve([self.job("relax", g)])[0], g):
+                        can_relax = False
+                    continue
+                results, _ = self.restrict(g, fix, False, also=[self.job("relax", g)])
+                if self.take_direction_bound(results[1], g):
+                    can_relax = False
+                zero, self.n_rep, st.n_repair_rounds = fix, n_fixed, st.n_repair_rounds + 1
+                raw, loss = self.absorb(results[0])
+                if raw is not None:
+                    lp_latest = 1000.0 * results[0]["objective_kusd"]
                 continue
             if can_repair and repair_pays:
                 zero, n_fixed = overlap_fix(raw, zero)
@@ -396,7 +397,7 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
     """Strategy ``interior`` (module text).
 
     On groups (a fine step) whose bracket stays wider than ``optimize.max_gap_frac``, the
-    groups shrink (:func:`_finer_group`) while the time left covers the next bracket (its cost
+    groups shrink (:func:`~facility.optimize.pcc_grid.finer_group`) while the time left covers the next bracket (its cost
     grows about as g⁻³); every plan and bound found counts. On steps of one, where the
     per-minute limit's blocks alone keep it open, those blocks are halved once at transients.
 
@@ -445,7 +446,7 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
                 break
             st.fine_blocks *= 2
             continue
-        finer = _finer_group(pb, g)
+        finer = finer_group(pb, g)
         if run.left() < (time.perf_counter() - t_g) * (g / finer) ** 3:
             break
         g = finer

@@ -191,12 +191,10 @@ def test_groups_are_refined_to_a_size_that_reaches_less_past_the_windows():
     """At 10 ms (ramp window 100 steps, swing window 500) the refinement after groups of 4 takes
     groups of 2: on groups of 3 a held PCC power constrains pairs up to 104 steps apart for the
     100-step window, past the 103 of groups of 4, so that bracket cannot tighten the plan."""
-    from facility.optimize import interior
-
     pb = problem(np.full(100, 50.0), dt=0.01)
-    assert [interior._overreach_steps(pb, g) for g in (5, 4, 3, 2)] == [4, 3, 4, 1]
-    assert interior._finer_group(pb, 5) == 4 and interior._finer_group(pb, 4) == 2
-    assert interior._finer_group(pb, 3) == 2
+    assert [pcc_grid.overreach_steps(pb, g) for g in (5, 4, 3, 2)] == [4, 3, 4, 1]
+    assert pcc_grid.finer_group(pb, 5) == 4 and pcc_grid.finer_group(pb, 4) == 2
+    assert pcc_grid.finer_group(pb, 3) == 2
 
 
 def test_restriction_and_relaxation_bracket_the_full_lp_on_groups():
@@ -392,6 +390,35 @@ def test_restrictions_after_the_direction_bound_carry_the_forced_directions(monk
         assert np.all(zero["bess"][side][forced[side]])
     _, _, ch, dis, _ = fn(*args)["plan"]["bess"]
     assert np.all(ch[forced["ch"]] == 0.0) and np.all(dis[forced["dis"]] == 0.0) and dis[7] == 0.0
+
+
+def test_with_processes_the_repair_after_the_direction_bound_runs_beside_its_relaxation(monkeypatch):
+    """With the solves in processes, the repair round that follows the direction bound is
+    solved at once with the bound's relaxation (one batch of two jobs, one batch fewer), and
+    the bracket is the one of the solves one after the other, or tighter."""
+    pb = problem(site_load("start_stop", 240.0, 0.25), dt=0.25)
+    real = interior.run_solves
+
+    def run(in_process):
+        batches = []
+
+        def recording(jobs, limit_s, **kw):
+            batches.append([(a[1], a[3] is not None, a[8] is not None) for _, a in jobs])
+            return real(jobs, limit_s, in_process=True)  # here: the same jobs, one by one
+
+        monkeypatch.setattr(interior, "run_solves", recording)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = solve_interior(pb, min_steps=0, in_process=in_process)
+        return res.info, batches
+
+    one, seq = run(True)
+    both, par = run(False)
+    assert all(len(b) == 1 for b in seq) and one.n_forced_steps > 0
+    assert [("restrict", True, False), ("relax", False, True)] in par
+    assert len(par) == len(seq) - 1
+    assert both.objective_usd <= one.objective_usd * (1 + 1e-9)
+    assert both.lower_bound_usd >= one.lower_bound_usd * (1 - 1e-9)
 
 
 def test_the_dynamic_range_binds_in_the_bracketing_lps():
