@@ -48,13 +48,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from facility.optimize.bracket_jobs import BOUND_IPM_OPTIONS, bound_at, rating_bound_at, run_solves, solve_job
+from facility.optimize.bracket_jobs import (BOUND_IPM_OPTIONS, bound_at, rating_bound_at, run_solves,
+                                            solve_job)
 from facility.optimize.directions import (applies as directions_apply, cost_rating_bound_mw,
                                           forced_directions, merge_directions, n_forced,
                                           on_groups)
 from facility.optimize.fallback import SolverTimeLimit, stopped_strategy
 from facility.optimize.interior_bands import BandCuts
-from facility.optimize.pcc_grid import FINE_BLOCKS_PER_WINDOW, MIN_REFINED_GROUP, finer_group, group_for
+from facility.optimize.pcc_grid import (FINE_BLOCKS_PER_WINDOW, MIN_REFINED_GROUP, finer_group,
+                                        group_for)
 from facility.optimize.problem import Problem
 from facility.optimize.realize import cost_usd, overlap_fix, realize
 from facility.optimize.result import SizingResult, SolveInfo, gap_frac, pack_result
@@ -147,7 +149,6 @@ def direction_lower_bound_usd(pb: Problem, upper_usd: float) -> tuple[float, dic
     run.cost = float(upper_usd)  # the plan's cost is all the bound needs
     found = run.direction_bound(1)
     return (max(run.lows) if found else -np.inf), run.forced
-
 
 
 # ----------------------------------------------------------------------------- strategy
@@ -397,8 +398,8 @@ def solve_interior(pb: Problem, *, min_steps: int | None = None, in_process: boo
     """Strategy ``interior`` (module text).
 
     On groups (a fine step) whose bracket stays wider than ``optimize.max_gap_frac``, the
-    groups shrink (:func:`~facility.optimize.pcc_grid.finer_group`) while the time left covers the next bracket (its cost
-    grows about as g⁻³); every plan and bound found counts. On steps of one, where the
+    groups shrink (:func:`~facility.optimize.pcc_grid.finer_group`) while the time left
+    covers the next bracket (its cost grows about as g⁻³); every plan and bound found counts. On steps of one, where the
     per-minute limit's blocks alone keep it open, those blocks are halved once at transients.
 
     Returns
