@@ -228,7 +228,8 @@ def _cmd_size(args) -> int:
         if sol.info.gap_reason:
             from facility.optimize.api import gap_reason_text
 
-            why = gap_reason_text(sol.info.gap_reason, s.optimize)
+            why = gap_reason_text(sol.info.gap_reason, s.optimize,
+                                  sol.p_pcc_mw.size // max(sol.info.step_factor, 1))
             hint = hint if sol.info.gap_reason == "time" else ""
         elif is_time_limit(sol.info.termination):
             why = (f"the solver stopped at optimize.time_limit_s = {s.optimize.time_limit_s:g} s before "

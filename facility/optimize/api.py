@@ -213,13 +213,22 @@ GAP_REASONS = {
 }
 
 
-def gap_reason_text(reason: str, optimize) -> str:
+def gap_reason_text(reason: str, optimize, n_steps: int | None = None) -> str:
     """The sentence of :data:`GAP_REASONS` for a ``SolveInfo.gap_reason`` (the time limit when
-    empty or unknown), with the limits of ``optimize`` (an ``OptimizeConfig``)."""
+    empty or unknown), with the limits of ``optimize`` (an ``OptimizeConfig``). ``n_steps``:
+    the steps of the grid solved, where known; above :data:`facility.optimize.certify.MAX_STEPS`
+    the complementarity sentence says the branch and bound is not tried, instead of offering
+    it."""
+    from facility.optimize.certify import MAX_STEPS
+
     text = GAP_REASONS.get(reason or "time", GAP_REASONS["time"]).format(
         limit=float(optimize.time_limit_s), target=float(optimize.max_gap_frac))
     if reason == "complementarity":
         budget = float(optimize.milp_bound_s)
+        if n_steps is not None and n_steps > MAX_STEPS:
+            return text + (f" (the branch and bound of optimize.milp_bound_s is not tried above "
+                           f"{MAX_STEPS:,} steps, this grid has {n_steps:,}: its root LP alone "
+                           f"would outlast any budget)")
         text += (f" (also after optimize.milp_bound_s = {budget:g} s of branch and bound)" if budget > 0
                  else " (with one storage and no GPU levers, --set optimize.milp_bound_s=60 tries "
                       "branch and bound on the steps where it burns, for a tighter bound: seconds to "
@@ -228,7 +237,7 @@ def gap_reason_text(reason: str, optimize) -> str:
 
 
 def _warn_bracket(pb: Problem, res: SizingResult) -> None:
-    warnings.warn(f"{gap_reason_text(res.info.gap_reason, pb.optimize)}: returning the "
+    warnings.warn(f"{gap_reason_text(res.info.gap_reason, pb.optimize, pb.n_steps)}: returning the "
                   f"verified {res.info.method} plan of {res.info.objective_usd:,.0f} USD, proven within "
                   f"gap_frac = {res.info.gap_frac:.3g} of the optimum (lower bound "
                   f"{res.info.lower_bound_usd:,.0f} USD)", GapWarning, stacklevel=4)

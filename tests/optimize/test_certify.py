@@ -95,6 +95,11 @@ def test_the_warning_points_at_the_option():
     assert "optimize.milp_bound_s=60" in gap_reason_text("complementarity", OptimizeConfig())
     assert "after optimize.milp_bound_s = 5 s" in gap_reason_text("complementarity",
                                                                   OptimizeConfig(milp_bound_s=5.0))
+    # where it would be skipped, the sentence says so instead of offering it
+    for opt in (OptimizeConfig(), OptimizeConfig(milp_bound_s=5.0)):
+        text = gap_reason_text("complementarity", opt, 36_000)
+        assert "not tried above 12,000 steps" in text and "=60" not in text and "after" not in text
+    assert "optimize.milp_bound_s=60" in gap_reason_text("complementarity", OptimizeConfig(), 3_600)
 
 
 def test_not_tried_on_horizons_it_cannot_finish(load, both, monkeypatch):
