@@ -45,6 +45,7 @@ from facility.optimize.lp import (HIGHS_OPTIONS, highs_lp, new_highs, objective_
 from facility.optimize.problem import Problem
 from facility.optimize.realize import OVERLAP_NOISE_MW
 from facility.optimize.result import plan_from_columns
+from facility.optimize.solve import overlap_steps
 
 __all__ = ["MAX_ROUNDS", "MAX_STEPS", "MilpBound", "milp_lower_bound_usd"]
 
@@ -77,10 +78,6 @@ class MilpBound:
         self.plan = None
         self.n_binary_steps = 0
         self.rounds = 0
-
-
-def _overlap(x: np.ndarray, ch: np.ndarray, dis: np.ndarray) -> np.ndarray:
-    return np.flatnonzero(np.minimum(x[ch], x[dis]) > OVERLAP_NOISE_MW)
 
 
 def _branch_and_bound(A, c, lb, ub, rlo, rhi, integer: np.ndarray, time_limit_s: float):
@@ -129,8 +126,12 @@ def milp_lower_bound_usd(pb: Problem, upper_usd: float, forced: dict | None,
     if lp.status != "ok":
         return out
     out.lower_bound_usd = 1000.0 * (lp.objective + off)
+
+    def overlap(x: np.ndarray) -> np.ndarray:
+        return np.flatnonzero(overlap_steps(m, x, OVERLAP_NOISE_MW)[name])
+
     # without a finite bound of P̂ there is no big-M: the LP's bound stands
-    steps = _overlap(lp.x, ch, dis) if np.isfinite(big_m) else np.zeros(0, dtype=np.int64)
+    steps = overlap(lp.x) if np.isfinite(big_m) else np.zeros(0, dtype=np.int64)
     n = A.shape[1]
     while steps.size and out.rounds < MAX_ROUNDS and time.perf_counter() < deadline:
         nb = steps.size
@@ -154,7 +155,7 @@ def milp_lower_bound_usd(pb: Problem, upper_usd: float, forced: dict | None,
             out.lower_bound_usd = max(out.lower_bound_usd, 1000.0 * (bound + off))
         if xm is None:
             break
-        more = _overlap(xm[:n], ch, dis)
+        more = overlap(xm[:n])
         if more.size == 0:
             out.plan = plan_from_columns(m, xm[:n].copy())
             break

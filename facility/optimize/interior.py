@@ -317,10 +317,26 @@ class _Search:
                              else f"relaxation on groups of {g}")
         can_relax = g == 1 and results[0] is not None and results[0].get("has_blocks", False)
         zero = None
+
+        def repair(fix: dict, n_fixed: int, also: list = ()) -> list:
+            # one repair round: the restriction with the overlapping steps' directions fixed
+            # (``also``'s jobs beside it); the results, the restriction's first
+            nonlocal zero
+            zero, self.n_rep, st.n_repair_rounds = fix, n_fixed, st.n_repair_rounds + 1
+            return self.restrict(g, fix, False, also)[0]
+
+        def take(r) -> None:
+            # a repaired restriction's plan realized, its LP optimum the latest
+            nonlocal raw, loss, lp_latest
+            raw, loss = self.absorb(r)
+            if raw is not None:
+                lp_latest = 1000.0 * r["objective_kusd"]
+
         while self.plan is not None:
             self.lows += [bound_at(piece, pb, self.cost) for piece in pieces]
             pieces = []
             cost, low = self.cost, max(self.lows)
+            half_target_usd = REPAIR_GAP_SHARE * self.target * cost
             if self.gap() <= self.target or self.left() <= 0:
                 break
             can_repair = raw is not None and st.n_repair_rounds < REPAIR_ROUNDS
@@ -331,14 +347,13 @@ class _Search:
             # (with the forced directions in the bound it may pass the first restriction's
             # optimum: then the latest, repaired one's is what a relaxation can reach)
             ref = reference()
-            relax_pays = can_relax and ref - low >= REPAIR_GAP_SHARE * self.target * cost
-            repair_pays = loss >= REPAIR_GAP_SHARE * self.target * cost and (
-                loss >= ref - low or not relax_pays)
+            relax_pays = can_relax and ref - low >= half_target_usd
+            repair_pays = loss >= half_target_usd and (loss >= ref - low or not relax_pays)
             # the resistor keeps the bracket open where the realized plan costs more than the
             # LP's optimum by more than the bound lies below it: the forced directions next
             # (after the repair rounds that pay: each lowers the plan's cost, and P̂^max with it)
             directions_pay = (not self.dir_tried and directions_apply(pb)
-                              and first_loss >= REPAIR_GAP_SHARE * self.target * cost)
+                              and first_loss >= half_target_usd)
             if directions_pay and not (can_repair and repair_pays):
                 self.dir_tried = True
                 if not self.direction_fixes(g):
@@ -347,30 +362,23 @@ class _Search:
                 # rows), so a repair round follows where the plan's realization costs half the
                 # target or more: with the solves in processes it runs beside the bound's
                 # relaxation (the same two jobs as one after the other, at once)
-                fix, n_fixed = (overlap_fix(raw, zero) if not self.local and can_repair and
-                                loss >= REPAIR_GAP_SHARE * self.target * cost else (None, 0))
-                if n_fixed == 0:
-                    if self.take_direction_bound(self.solve([self.job("relax", g)])[0], g):
-                        can_relax = False
-                    continue
-                results, _ = self.restrict(g, fix, False, also=[self.job("relax", g)])
-                if self.take_direction_bound(results[1], g):
+                fix, n_fixed = (overlap_fix(raw, zero) if not self.local and can_repair
+                                and loss >= half_target_usd else (None, 0))
+                if n_fixed:
+                    repaired, bound = repair(fix, n_fixed, [self.job("relax", g)])
+                else:
+                    repaired, bound = None, self.solve([self.job("relax", g)])[0]
+                if self.take_direction_bound(bound, g):
                     can_relax = False
-                zero, self.n_rep, st.n_repair_rounds = fix, n_fixed, st.n_repair_rounds + 1
-                raw, loss = self.absorb(results[0])
-                if raw is not None:
-                    lp_latest = 1000.0 * results[0]["objective_kusd"]
+                if repaired is not None:
+                    take(repaired)
                 continue
             if can_repair and repair_pays:
-                zero, n_fixed = overlap_fix(raw, zero)
+                fix, n_fixed = overlap_fix(raw, zero)
                 if n_fixed == 0:
                     raw = None
                     continue
-                self.n_rep, st.n_repair_rounds = n_fixed, st.n_repair_rounds + 1
-                r = self.restrict(g, zero, False)[0][0]
-                raw, loss = self.absorb(r)
-                if raw is not None:
-                    lp_latest = 1000.0 * r["objective_kusd"]
+                take(repair(fix, n_fixed)[0])
             elif relax_pays:
                 can_relax = False
                 res = self.solve([self.job("relax", 1)])[0]
