@@ -212,15 +212,26 @@ def _cmd_size(args) -> int:
                             f"ups or bess, or name GPU levers in optimize.levers")
     sol, res = size_scenario(s, out_dir=args.out, progress=not args.no_progress and sys.stderr.isatty(),
                              plots=not args.no_plots)
-    sizes = ", ".join(f"{n}: {_nonneg(sol.p_rated_mw_opt[n]):.4g} MW / {_nonneg(sol.e_rated_mwh_opt[n]):.4g} MWh"
-                      for n in sol.p_rated_mw_opt)
+    z = res.sizing or {}
+    print(_design_line(sol, z))
     how = {"periodic": f"periodic reduction, period {sol.info.period_steps} steps",
            "follower": "fallback plan: PCC on a moving average of the load",
            "interior": "interior-point restriction, bracketed by a Lagrangian bound"}.get(sol.info.method, "full LP")
     if sol.info.step_factor > 1:
         how += f", on steps {sol.info.step_factor}x dt_s (exact)"
-    print(f"sized {sizes or 'no storage'}; objective {sol.info.objective_usd:,.0f} USD "
-          f"({how}; proven within {sol.info.gap_frac:.2g} of the optimum)")
+    fs = z.get("foresight", {})
+    fs_sizes = ", ".join(f"{n} {_nonneg(d['p_rated_mw_opt']):.4g} MW / {_nonneg(d['e_rated_mwh_opt']):.4g} MWh"
+                         for n, d in fs.items() if isinstance(d, dict))
+    loss = z.get("losses", {})
+    loss_txt = (f"; network losses inside the LP: {loss['rounds']} round(s), PCC within "
+                f"{loss['residuals_mw'][-1]:.2g} MW of the power flow's" if loss else "")
+    print(f"foresight design (LP): {fs_sizes or 'no storage'}, {fs.get('objective_usd_per_year', 0.0):,.0f} USD/yr "
+          f"({how}; proven within {sol.info.gap_frac:.2g} of the optimum{loss_txt})")
+    if z.get("verified_by", "optimal") != "optimal":
+        rz = z.get("resize", {})
+        print(f"no foresight costs {z.get('cost_of_no_foresight_usd_per_year', 0.0):,.0f} USD/yr: "
+              f"controller.kind = {z['verified_by']!r} needs {rz.get('scale', 1.0):.3g} x the foresight ratings "
+              f"({rz.get('runs', 0)} verification run(s))")
     if sol.info.status == "gap":
         from facility.optimize.solve import is_time_limit
 
@@ -240,38 +251,39 @@ def _cmd_size(args) -> int:
               f"{sol.info.gap_frac:.3g} of the optimum (lower bound {sol.info.lower_bound_usd:,.0f} USD, "
               f"optimize.max_gap_frac = {s.optimize.max_gap_frac:g}){hint}",
               file=sys.stderr)
-    cost = (res.sizing or {}).get("cost")
+    cost = z.get("cost")
     if cost is not None and sol.levers:
         jobs = "; ".join(
             f"{j}: floor {_frac(d['floor_frac'])}, cap {_frac(d['cap_frac'])}, "
             f"burn {d['burned_mwh_per_year']:,.0f} MWh/yr, slowdown {100 * d['slowdown_frac']:.2g} %"
-            for j, d in res.sizing["mix"]["jobs"].items())
+            for j, d in z["mix"]["jobs"].items())
         print(f"GPU levers: {jobs}")
     if cost is not None:
         print(f"cost {cost['total_usd_per_year']:,.0f} USD/yr (storage capex "
               f"{cost['storage_capex_usd_per_year']:,.0f}, losses {cost['loss_energy_usd_per_year']:,.0f}, "
               f"burn {cost['burn_energy_usd_per_year']:,.0f}, degradation {cost['degradation_usd_per_year']:,.0f}, "
               f"slowdown {cost['slowdown_usd_per_year']:,.0f})")
-    z = res.sizing or {}
     hist = z.get("limit_margin_history", [])
     if len(hist) > 1:
-        print(f"verified after {len(hist)} size-and-verify rounds: the network and UPS losses of the "
-              f"verification run called for optimize.limit_margin_frac "
-              f"{' -> '.join(f'{m:.3g}' for m in hist)}")
+        print(f"warning: last resort: verified after {len(hist)} size-and-verify rounds with a margin on the "
+              f"limits (optimize.limit_margin_frac {' -> '.join(f'{m:.3g}' for m in hist)}): the converged "
+              f"loss-aware plan still broke a limit through the network", file=sys.stderr)
     print(_summary(res, args.out, time.perf_counter() - t0))
-    if not z.get("verified", True) and res.scenario.controller.kind != "optimal":
-        print(f"note: the verification ran controller.kind = {res.scenario.controller.kind!r}, not the LP's "
-              f"dispatch; the limits it breaks are the controller's (controller.kind = 'optimal' verifies the "
-              f"sized design with its planned dispatch)")
-    elif not res.compliant:
-        from facility.sizing import LP_LIMITS
-
-        other = [k for k, v in res.metrics["compliance"].items()
-                 if k != "compliant" and not v and k not in LP_LIMITS]
-        if other:
-            print(f"note: the sizing LP does not hold {', '.join(other)} (not linear constraints of the "
-                  f"LP); the verification run breaks them; the limits it sized for hold")
     return EXIT_OK
+
+
+def _design_line(sol, z: dict) -> str:
+    """The answer first: each storage's P, E and duration, the annual cost, who verified it."""
+    parts = []
+    for n in sol.p_rated_mw_opt:
+        p, e = _nonneg(sol.p_rated_mw_opt[n]), _nonneg(sol.e_rated_mwh_opt[n])
+        dur = f", {e / p * 3600:.3g} s" if p > 0 and e / p < 0.1 else (f", {e / p:.3g} h" if p > 0 else "")
+        parts.append(f"{n} {p:.4g} MW / {e:.4g} MWh{dur}")
+    who = z.get("verified_by", "optimal")
+    by = ("perfect-foresight dispatch (controller.kind = 'optimal')" if who == "optimal"
+          else f"controller.kind = {who!r} (closed loop)")
+    return (f"design: {'; '.join(parts) or 'no storage'}; {z.get('objective_usd_per_year', 0.0):,.0f} USD/yr; "
+            f"verified by {by}")
 
 
 def _frac(v) -> str:

@@ -123,8 +123,12 @@ def lever_inputs(scenario, profile, p_base_w: np.ndarray):
     return LeverInputs(tuple(out), k_it, (site.pue - 1.0) * k_it, site.cooling_tau_s)
 
 
-def realize(scenario, sol):
+def realize(scenario, sol, *, closed_loop: bool = False):
     """The design a sizing result describes, as a scenario the simulator runs.
+
+    ``closed_loop``: the design is run by the scenario's own (deployable) controller, not by
+    the plan: the controller kind stays, and what only foresight can schedule (the planned
+    burn, a time series of the future load) is left out; static levers (floor, cap) stay.
 
     Returns
     -------
@@ -144,8 +148,9 @@ def realize(scenario, sol):
     if sol.levers:
         floors = {j: d["floor_frac"] for j, d in sol.levers.items() if d["floor_frac"] is not None}
         caps = {j: d["cap_frac"] for j, d in sol.levers.items() if d["cap_frac"] is not None}
-        burns = {j: d["burn_mw"] for j, d in sol.levers.items()
-                 if d["burn_mw"] is not None and float(np.max(d["burn_mw"], initial=0.0)) > 0}
+        burns = {} if closed_loop else {
+            j: d["burn_mw"] for j, d in sol.levers.items()
+            if d["burn_mw"] is not None and float(np.max(d["burn_mw"], initial=0.0)) > 0}
         gpu_plan = GpuPlan(floors, caps, burns)
         if floors:
             upd["gpu_smoothing"] = scenario.gpu_smoothing.model_copy(
@@ -154,9 +159,9 @@ def realize(scenario, sol):
             upd["power_cap"] = scenario.power_cap.model_copy(
                 update={"enabled": True, "cap_frac": float(next(iter(caps.values())))})
         # the plan fixes what every lever does at every step: no co-design switching
-        kind = "optimal" if scenario.storages() else "none"
+        kind = ctl.kind if closed_loop else ("optimal" if scenario.storages() else "none")
         upd["controller"] = ctl.model_copy(update={"kind": kind, "codesign": False})
-    elif ctl.kind == "none":
+    elif ctl.kind == "none" and not closed_loop:
         upd["controller"] = ctl.model_copy(update={"kind": "optimal"})
     sized = scenario.model_copy(update=upd)
     plan = sol.p_storage_mw if sized.controller.kind == "optimal" and sol.p_storage_mw else None

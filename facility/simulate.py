@@ -109,6 +109,31 @@ def generate_trace(scenario: Scenario) -> pd.DataFrame:
     return pd.DataFrame(data)
 
 
+def _metered_load(net, site_normal, site_full, storages: dict, kind: str):
+    """The load a closed-loop controller flattens, as it meters it at the PCC.
+
+    The controllers that follow the measured load (``moving_average``, ``filter``, ``mpc``) see
+    the PCC power without storage in units of storage power
+    (:func:`facility.electrical.pcc.referred_load_mw`): the UPS and transformer losses swing
+    with the load, and a controller blind to them leaves that swing at the PCC. ``optimal``
+    replays a plan, and without a network (``grid.enabled = false``) the PCC power is the site
+    power: both see the site power itself.
+
+    Returns
+    -------
+    (numpy.ndarray (T,), numpy.ndarray (T,) or None)
+        The plain and the GPU-engaged load (None without co-design). [MW]
+    """
+    if kind == "optimal" or not net.enabled or not storages:
+        return site_normal.p_site_mw, (site_full.p_site_mw if site_full is not None else None)
+    from facility.electrical.pcc import pcc_power_mw, referred_load_mw
+
+    reach = sum(float(st.p_rated_mw) for st in storages.values())
+    seen, g = referred_load_mw(net, site_normal.p_feeder_mw, storages, reach)
+    eng = pcc_power_mw(net, site_full.p_feeder_mw, None) / g if site_full is not None else None
+    return seen, eng
+
+
 def _storage_params(scenario: Scenario, ratings: Mapping[str, Mapping[str, float]] | None):
     from facility.storage import StorageParams
 
@@ -237,8 +262,10 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
             # what the site knows: its declared schedule (MPC forecast), its GPUs' ramps
             sched = (site_schedule(_storage_first(scenario) if codesign else scenario)
                      if controller.kind == "mpc" else None)
-            ctl = run_control(site_normal.p_site_mw, dt, sc_ctl, storages,
-                              p_site_gpu_engaged_mw=site_full.p_site_mw if codesign else None,
+            seen, seen_eng = _metered_load(net, site_normal, site_full if codesign else None, storages,
+                                           controller.kind)
+            ctl = run_control(seen, dt, sc_ctl, storages,
+                              p_site_gpu_engaged_mw=seen_eng,
                               plan=plan, network_limits=caps, schedule=sched,
                               gpu_ramp_mw_per_s=gpu_ramp_mw_per_s(scenario) if codesign else None)
             events.extend(ctl.events)
@@ -246,10 +273,12 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
             soc = ctl.soc_frac
             engaged = np.asarray(ctl.gpu_engaged, dtype=bool)
             saturation = ctl.saturation
-            # the controller decides what is drawn (co-design blend, monitor throttle/shed)
-            p_load = np.asarray(ctl.p_load_mw, dtype=float)
+            # the controller decides what is drawn (co-design blend, monitor throttle/shed);
+            # its feeder powers scale with it whatever frame it saw the load in
             p_feeder = ctl.feeder_power_mw(site_normal.p_feeder_mw,
                                            site_full.p_feeder_mw if codesign else None)
+            p_load = p_feeder.sum(axis=1) if seen is not site_normal.p_site_mw else np.asarray(ctl.p_load_mw,
+                                                                                                dtype=float)
         else:
             p_storage, saturation = {}, {}
             soc = {n: np.full(profile.n_steps, s.initial_soc_frac) for n, s in storages.items()}

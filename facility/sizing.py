@@ -1,11 +1,23 @@
-"""Size and verify: the optimizer's design run through the co-simulation until it holds.
+"""Size and verify: the design sized through the network, verified under the controller the
+site will run, re-sized until that controller keeps it compliant.
 
-:func:`size_scenario` sizes the storages (and, with ``optimize.levers``, the GPU levers) on the
-site power the optimizer sees (lossless, after the GPU controls that are not decisions, within
-the network's headroom), then runs the sized design through :func:`facility.simulate.run_scenario`
-and, while that verification run breaks a limit the LP holds, re-sizes with the margin the
-network and UPS losses call for (:func:`needed_margin_frac`). The orchestrator of ``facility
-size``, beside :mod:`facility.simulate` (``facility run``).
+:func:`size_scenario` is the orchestrator of ``facility size``, beside
+:mod:`facility.simulate` (``facility run``):
+
+1. **Foresight design, through the network** (:func:`facility.sizing_network.size_through_network`):
+   the perfect-foresight LP on the PCC power the network makes of the load and the plan (its
+   losses inside the LP by sequential LP), the least storage any controller could need.
+2. **Verification under the site's controller** (:func:`verification_controller`: the
+   scenario's ``controller.kind``; ``mpc`` where it names none). With ``optimal`` the run replays
+   the LP's dispatch (a perfect-foresight study, said so in the report). With a deployable
+   controller the run is closed-loop; where it breaks a limit the design is grown by a
+   bracketed search (:func:`facility.sizing_control.resize_for_controller`) until it holds.
+3. Only where a converged loss-aware plan still breaks a limit the LP holds (what the model
+   leaves out) the LP is solved again with a margin (:func:`needed_margin_frac`), at most
+   ``optimize.max_verify_runs`` rounds, reported as ``margin_loop`` in ``sizing.json``.
+
+``size`` never returns a design whose verification is not compliant: it raises
+:class:`~facility.errors.InfeasibleError` (exit 3) naming the limit and what was tried.
 """
 
 from __future__ import annotations
@@ -22,8 +34,8 @@ from facility.results import Results
 from facility.simulate import (feeder_peaks, gpu_controls_active, network_caps, run_scenario,
                                with_network_caps)
 
-__all__ = ["size_scenario", "needed_margin_frac", "LP_LIMITS", "VERIFY_HEADROOM_FRAC",
-           "MIN_MARGIN_STEP_FRAC", "MAX_MARGIN_FRAC"]
+__all__ = ["size_scenario", "needed_margin_frac", "verification_controller", "LP_LIMITS",
+           "VERIFY_HEADROOM_FRAC", "MIN_MARGIN_STEP_FRAC", "MAX_MARGIN_FRAC"]
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +53,14 @@ MIN_MARGIN_STEP_FRAC = 0.01
 MAX_MARGIN_FRAC = 0.9
 
 
+def verification_controller(scenario: Scenario) -> str:
+    """The controller ``facility size`` verifies a design under: the scenario's
+    ``controller.kind``, or ``mpc`` (what a site can run: it plans on measured history and the
+    declared schedule, never the future load) where that is ``none`` (no storage action)."""
+    kind = scenario.controller.kind
+    return "mpc" if kind == "none" else kind
+
+
 def _lp_limits(scenario: Scenario) -> list[str]:
     return ([k for k in LP_LIMITS if getattr(scenario.spec, k) is not None]
             + [f"band_{b.name}" for b in scenario.spec.bands])
@@ -55,19 +75,21 @@ def _limit_metric(spec, pcc: dict, key: str) -> tuple[float, float]:
 
 
 def _lossless_pcc_mw(res: Results) -> np.ndarray:
-    """Site load + storage: the PCC power as the lossless LP sees it. [MW]"""
+    """Site load + storage: the PCC power a lossless LP would see. [MW]"""
     ts = res.timeseries
     return ts["p_load_mw"].to_numpy() + sum((ts[f"p_{n}_mw"].to_numpy() for n in res.scenario.storages()),
                                             np.zeros(len(ts)))
 
 
-def needed_margin_frac(res: Results, margin_frac: float, limits: list[str]) -> tuple[float, dict]:
+def needed_margin_frac(res: Results, margin_frac: float, limits: list[str],
+                       p_lp_mw: np.ndarray | None = None) -> tuple[float, dict]:
     """The ``limit_margin_frac`` the next sizing needs so the verification meets ``limits``.
 
-    For each failing limit with value L, verified metric v (with losses) and lossless metric l
-    (site load + storage, what the LP holds at or below (1 - m) L), the network and UPS losses
-    add d = v - l to the metric; they mostly follow the site load, which the margin does not
-    change, so the next LP must aim at (1 - m') L with (1 - m') L + d <= (1 - h) L:
+    For each failing limit with value L, verified metric v and the metric l of the PCC power the
+    LP planned (``p_lp_mw``: the loss-aware LP's, mapped to the PCC; default the lossless site
+    load + storage), what the LP did not see adds d = v - l to the metric; it mostly follows the
+    site load, which the margin does not change, so the next LP must aim at (1 - m') L with
+    (1 - m') L + d <= (1 - h) L:
 
     .. math::  m' = \\max\\left(m + \\Delta m,\\ \\max_{\\text{failing}} \\frac{v - l}{L} + h\\right)
 
@@ -81,7 +103,8 @@ def needed_margin_frac(res: Results, margin_frac: float, limits: list[str]) -> t
     """
     spec = res.scenario.spec
     comp = res.metrics["compliance"]
-    lossless = fm.power_metrics(_lossless_pcc_mw(res), res.scenario.time.dt_s, spec)
+    lossless = fm.power_metrics(_lossless_pcc_mw(res) if p_lp_mw is None else p_lp_mw,
+                                res.scenario.time.dt_s, spec)
     need, failing = margin_frac + MIN_MARGIN_STEP_FRAC, {}
     for k in limits:
         if comp.get(k, True):
@@ -95,40 +118,48 @@ def needed_margin_frac(res: Results, margin_frac: float, limits: list[str]) -> t
 
 def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progress: bool = False,
                   plots: bool = True):
-    """Optimal sizing + dispatch (and GPU levers), verified by a simulation of the sized design,
-    re-sized until the verification meets the limits the LP sized for.
+    """Size through the network, verify under the site's controller, re-size until it holds.
 
-    The optimizer sees the site power after the GPU-side controls that are not decisions on a
-    lossless network, within the network's headroom (:func:`network_caps`); with GPU levers in
-    ``optimize.levers`` it decides them per job (:mod:`facility.mix`,
-    :mod:`facility.optimize.levers`). The verification run uses the sized ratings, with
-    ``controller.kind = "optimal"`` the optimizer's own dispatch as the plan, and the GPU plan
-    through the GPU controls. While the verification run breaks a limit the LP holds
-    (:data:`LP_LIMITS` and the band peak limits) — the network and UPS losses it adds are what
-    the LP does not see — the LP is solved again with the ``optimize.limit_margin_frac`` those
-    losses call for (:func:`needed_margin_frac`), at most ``optimize.max_verify_runs`` rounds.
-    With another ``controller.kind`` than ``optimal`` the verification runs that controller,
-    not the LP's dispatch: one round, ``verified`` false if it breaks a limit (the controller's
-    doing, not the sizing's). ``sizing.json`` reports ``verify_runs``, ``limit_margin_frac``
-    (the one of the design returned), ``limit_margin_history``, ``verified``, the cost per year
-    and the mix (:func:`facility.mix.annual_cost`) and ``verification`` (whether the realized
-    site meets each limit, and how the design was realized).
+    The optimizer sees the site power after the GPU-side controls that are not decisions, and
+    the PCC power the network makes of it and of the plan
+    (:func:`facility.sizing_network.size_through_network`), within the network's headroom
+    (:func:`network_caps`); with GPU levers in ``optimize.levers`` it decides them per job
+    (:mod:`facility.mix`, :mod:`facility.optimize.levers`). That is the foresight design.
+    It is verified under :func:`verification_controller` (written into the resolved scenario):
+
+    * ``optimal``: the run replays the LP's dispatch and GPU plan (a perfect-foresight study).
+      Where it still breaks a limit the LP holds, the LP is solved again with the margin the
+      excess calls for (:func:`needed_margin_frac`, the last resort, ``margin_loop``), at most
+      ``optimize.max_verify_runs`` rounds;
+    * a deployable controller (``mpc`` by default, ``filter``, ``moving_average``): the run is
+      closed-loop; where it breaks a limit the design grows
+      (:func:`facility.sizing_control.resize_for_controller`).
+
+    ``sizing.json``: per storage the delivered ``p_rated_mw_opt`` / ``e_rated_mwh_opt``;
+    ``foresight`` (the LP's ratings and annual cost); ``verified_by``; ``objective_usd_per_year``
+    (the delivered design's annual cost, :func:`facility.mix.annual_cost`, the headline);
+    ``cost_of_no_foresight_usd_per_year``; ``losses`` (the loss-aware LP's rounds); ``resize``
+    (the controller's search); ``verify_runs``, ``limit_margin_frac``, ``limit_margin_history``,
+    ``margin_loop``; ``verified``; ``cost``, ``mix``, ``verification``.
 
     Returns
     -------
     (SizingResult, Results)
+        The delivered design (ratings; the dispatch the verifying controller ran) and its
+        verification run.
 
     Raises
     ------
     InfeasibleError
-        No design within the bounds meets the limits, or the verification still breaks a limit
-        the LP holds after ``max_verify_runs`` rounds (the message gives the margin the next
-        round would use). The result of the last round is written to ``out_dir`` first.
+        No design within the bounds meets the limits, or the verification under the site's
+        controller is not compliant after the search (the message names the limits and what
+        was tried). The last design and its run are written to ``out_dir`` first.
     """
     from facility import mix
     from facility.electrical import build_network
     from facility.errors import InfeasibleError
-    from facility.optimize import size_storage, sizing_to_json
+    from facility.optimize import sizing_to_json
+    from facility.sizing_network import size_through_network
     from facility.workload import default_n_feeders, generate_load, site_power
 
     if out_dir is not None:  # refuse a target that may not be replaced before sizing
@@ -141,6 +172,10 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
         if ext:
             raise ScenarioError(f"optimize.levers = {scenario.optimize.levers} leaves storage out, but "
                                 f"{', '.join(ext)} has extendable = true; add 'storage' or fix the ratings")
+    verifier = verification_controller(scenario)
+    if verifier != scenario.controller.kind:
+        scenario = scenario.model_copy(update={"controller": scenario.controller.model_copy(
+            update={"kind": verifier})})
     profile = generate_load(scenario)
     n_f = default_n_feeders(scenario)
     raw = site_power(profile, profile.p_gpu_w, scenario.site, n_f)
@@ -156,43 +191,32 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
     p_load = ctl_site.p_site_mw
     net = build_network(scenario, feeder_peaks(raw, ctl_site))
     sc = with_network_caps(scenario, network_caps(scenario, net))
+    net_for = _design_network(scenario, feeder_peaks(raw, ctl_site))
     limits = _lp_limits(scenario)
     margin = float(scenario.optimize.limit_margin_frac)
-    if scenario.controller.kind == "mpc":
-        # the MPC plans with a margin of its own: the design must leave it that room
-        from facility.control.plan import mpc_margin_frac
-
-        margin = max(margin, mpc_margin_frac(scenario))
     history: list[float] = []
-    n_runs = scenario.optimize.max_verify_runs
-    controller_failing: dict = {}
+    n_runs = scenario.optimize.max_verify_runs if verifier == "optimal" else 1
+    failing: dict = {}
+    res = gpu_plan = None
     for run in range(1, n_runs + 1):
         history.append(margin)
         opt = sc.optimize.model_copy(update={"limit_margin_frac": margin})
         try:
-            sol = size_storage(p_load, scenario.time.dt_s, storages, scenario.spec, opt,
-                               t_s=profile.t_s, levers=inputs)
+            ns = size_through_network(scenario, net, ctl_site.p_feeder_mw, p_load, storages, opt,
+                                      t_s=profile.t_s, levers=inputs, net_for=net_for)
         except InfeasibleError as exc:
             if run == 1:
                 raise
             raise InfeasibleError(
                 f"size-and-verify round {run}: with optimize.limit_margin_frac = {margin:.3g} (what the "
-                f"network and UPS losses of round {run - 1} call for) no design within the bounds "
+                f"verification of round {run - 1} called for) no design within the bounds "
                 f"meets the limits: {exc}", getattr(exc, "diagnosis", None)) from exc
-        sized, plan, gpu_plan = mix.realize(scenario, sol)
-        if sized.controller.kind == "mpc":
-            # ... and plans with the margin it was sized for (controller.mpc_limit_margin_frac
-            # unset: optimize.limit_margin_frac)
-            sized = sized.model_copy(update={"optimize": sized.optimize.model_copy(
-                update={"limit_margin_frac": margin})})
-        res = run_scenario(sized, progress=progress, plan=plan, gpu_plan=gpu_plan)
-        if plan is None and storages:
-            # the verification runs the scenario's own controller, not the LP's dispatch: what
-            # it breaks is the controller's doing, which a margin on the LP does not fix
-            need, failing = needed_margin_frac(res, margin, limits)
-            controller_failing, failing = failing, {}
+        sol = ns.sol
+        if verifier != "optimal":
             break
-        need, failing = needed_margin_frac(res, margin, limits)
+        sized, plan, gpu_plan = mix.realize(scenario, sol)
+        res = run_scenario(sized, progress=progress, plan=plan, gpu_plan=gpu_plan)
+        need, failing = needed_margin_frac(res, margin, limits, p_lp_mw=ns.p_lp_mw)
         if not failing:
             break
         log.info("size-and-verify round %d (limit_margin_frac %.3g) breaks %s; next margin %.3g",
@@ -201,40 +225,112 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
             break
         margin = need
     sizing = sizing_to_json(sol)
+    sizing["losses"] = ns.as_json()
     sizing.update(verify_runs=len(history), limit_margin_frac=float(margin),
-                  limit_margin_history=[float(m) for m in history],
-                  verified=not failing and not controller_failing)
-    sizing.update(mix.annual_cost(scenario, sol))
+                  limit_margin_history=[float(m) for m in history], margin_loop=len(history) > 1)
+    foresight_cost = mix.annual_cost(scenario, sol)
+    sizing["foresight"] = {n: {"p_rated_mw_opt": float(sol.p_rated_mw_opt[n]),
+                               "e_rated_mwh_opt": float(sol.e_rated_mwh_opt[n])} for n in sol.p_rated_mw_opt}
+    sizing["foresight"]["objective_usd_per_year"] = foresight_cost["cost"]["total_usd_per_year"]
+    delivered, cost, resize = sol, foresight_cost, None
+    if verifier != "optimal":
+        from facility.sizing_control import realized_sizing, resize_for_controller
+
+        gpu_plan = mix.realize(scenario, sol, closed_loop=True)[2]
+        resize = resize_for_controller(scenario, sol, progress=progress)
+        res = resize.results
+        delivered = realized_sizing(scenario, sol, resize)
+        cost = mix.annual_cost(scenario, delivered)
+        sizing["resize"] = resize.as_json()
+        for n, (p, e) in resize.ratings.items():
+            sizing[n] = {**sizing.get(n, {}), "p_rated_mw_opt": float(p), "e_rated_mwh_opt": float(e)}
+    sizing.update(cost)
+    sizing["objective_usd_per_year"] = cost["cost"]["total_usd_per_year"]
+    sizing["cost_of_no_foresight_usd_per_year"] = (cost["cost"]["total_usd_per_year"]
+                                                   - foresight_cost["cost"]["total_usd_per_year"])
+    sizing["verified_by"] = verifier
+    sizing["perfect_foresight"] = verifier == "optimal"
     comp = res.metrics["compliance"]
+    sizing["verified"] = bool(comp["compliant"])
     sizing["verification"] = {"compliant": bool(comp["compliant"]),
                               "rows": {k: bool(v) for k, v in comp.items() if k != "compliant"},
-                              "realized_by": _realized_by(sized, gpu_plan)}
+                              "realized_by": _realized_by(res.scenario, verifier, resize, gpu_plan)}
     res.sizing = sizing
     if out_dir is not None:
         from facility.report import write_outputs
 
         write_outputs(res, Path(out_dir), plots=plots)
+    if not comp["compliant"]:
+        raise InfeasibleError(_not_compliant_message(res, verifier, history, failing, resize, out_dir),
+                              {"failing": [k for k, v in comp.items() if k != "compliant" and not v],
+                               "limit_margin_history": history, "verified_by": verifier,
+                               **({"resize": resize.as_json()} if resize is not None else {})})
+    return delivered, res
+
+
+def _design_network(scenario: Scenario, feeder_peak_mw: np.ndarray):
+    """``net_for(p_bess_mw)``: the network a design is verified on, where it depends on the design (an
+    extendable BESS whose transformer is rated from its power, ``grid.bess_trafo_sn_mva``
+    unset: 1.25 x the sized P̂ rather than the ``max_p_rated_mw`` the sizing's caps come from);
+    None where it does not. Built once per distinct rating."""
+    bess = scenario.bess
+    if not (bess.enabled and bess.extendable and scenario.grid.bess_trafo_sn_mva is None and scenario.grid.enabled):
+        return None
+    from facility.electrical import build_network
+
+    cache: dict = {}
+
+    def net_for(p_bess_mw: float):
+        p = round(float(p_bess_mw), 9)
+        if p not in cache:
+            cfg = bess.model_copy(update={"extendable": False, "p_rated_mw": p, "e_rated_mwh": 0.0})
+            cache.clear()
+            cache[p] = build_network(scenario.model_copy(update={"bess": cfg}), feeder_peak_mw)
+        return cache[p]
+
+    return net_for
+
+
+def _not_compliant_message(res, verifier, history, failing, resize, out_dir) -> str:
+    """Why ``size`` exits 3: which limits the verification breaks and what was tried."""
+    spec = res.scenario.spec
+    rows = [k for k, v in res.metrics["compliance"].items() if k != "compliant" and not v]
+    what = []
+    for k in rows:
+        try:
+            lim, v = _limit_metric(spec, res.metrics["pcc"], k)
+            what.append(f"{k} {v:.4g} vs {lim:g}")
+        except (KeyError, StopIteration, AttributeError):
+            what.append(k)
+    where = f"; the last design is in {out_dir}" if out_dir is not None else ""
+    if verifier != "optimal":
+        tried = ", ".join(f"{t['scale']:.3g}x" for t in resize.tried)
+        return (f"the verification run under controller.kind = {verifier!r} breaks {'; '.join(what)} for every "
+                f"design tried (the foresight design's ratings scaled by {tried}; bounded by the storages' "
+                f"max_p_rated_mw / max_e_rated_mwh and optimize.max_resize_runs = "
+                f"{res.scenario.optimize.max_resize_runs}): raise those bounds, give the controller more "
+                f"margin (controller.mpc_limit_margin_frac) or size for perfect foresight with "
+                f"controller.kind = 'optimal'{where}")
     if failing:
-        what = "; ".join(f"{k} {v:.4g} vs {lim:g} (lossless plan {lo:.4g})" for k, (lim, v, lo) in failing.items())
-        why = (f"the next round would need optimize.limit_margin_frac = {need:.3g}: rerun with "
-               f"--set optimize.limit_margin_frac={need:.3g} or --set optimize.max_verify_runs={n_runs + 1}"
-               if need < MAX_MARGIN_FRAC else
-               f"the losses would need optimize.limit_margin_frac = {need:.3g} (at least "
-               f"{MAX_MARGIN_FRAC:g} is not tried): the network's losses alone break the limits")
-        raise InfeasibleError(
-            f"after {len(history)} size-and-verify round(s) (optimize.limit_margin_frac "
-            f"{' -> '.join(f'{m:.3g}' for m in history)}) the verification run of the sized design still "
-            f"breaks {what}; {why}" + (f"; the last design is in {out_dir}" if out_dir is not None else ""),
-            {"failing": {k: list(v) for k, v in failing.items()}, "limit_margin_history": history,
-             "next_limit_margin_frac": need})
-    return sol, res
+        need = max((v - lo) / lim + VERIFY_HEADROOM_FRAC for lim, v, lo in failing.values())
+        detail = "; ".join(f"{k} {v:.4g} vs {lim:g} (LP plan {lo:.4g})" for k, (lim, v, lo) in failing.items())
+        return (f"after {len(history)} size-and-verify round(s) (optimize.limit_margin_frac "
+                f"{' -> '.join(f'{m:.3g}' for m in history)}) the verification run of the sized design still "
+                f"breaks {detail}; the next round would need optimize.limit_margin_frac = {need:.3g}: rerun with "
+                f"--set optimize.limit_margin_frac={need:.3g} or --set optimize.max_verify_runs="
+                f"{len(history) + 1}{where}")
+    return (f"the verification run of the sized design breaks {'; '.join(what)}, which the sizing LP does not "
+            f"hold (not a linear limit of the LP){where}")
 
-
-def _realized_by(sized: Scenario, gpu_plan) -> list[str]:
+def _realized_by(sized: Scenario, verifier: str, resize=None, gpu_plan=None) -> list[str]:
     """How the verification run realizes the design (for sizing.json)."""
     out = [f"{n} at its sized ratings" for n in sized.storages()]
-    if sized.controller.kind == "optimal":
-        out.append("optimal controller on the planned dispatch")
+    if verifier == "optimal":
+        out.append("perfect-foresight dispatch (controller.kind = 'optimal' replays the LP's plan)")
+    else:
+        out.append(f"controller.kind = {verifier!r} (closed loop, no knowledge of the future load)")
+        if resize is not None and resize.scale > 1.0:
+            out.append(f"extendable ratings {resize.scale:.3g} x the foresight design's")
     if gpu_plan is not None:
         out += [f"{j}: GPU floor {v:.4g} x TDP" for j, v in gpu_plan.floor_frac.items()]
         out += [f"{j}: GPU power cap {v:.4g} x TDP" for j, v in gpu_plan.cap_frac.items()]

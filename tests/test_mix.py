@@ -44,6 +44,8 @@ window_s = 5.0
 max_window_swing_mw = 10.0
 [grid]
 enabled = false
+[controller]
+kind = "optimal"   # the LP's lever plan replayed: these tests check its realization
 [optimize]
 annualize = true
 lifetime_years = 10

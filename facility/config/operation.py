@@ -132,8 +132,11 @@ class OptimizeConfig(StrictModel):
 
     lifetime_years: float = F(15.0, unit="year", gt=0, le=100.0, description="Economic lifetime of storage for the capex annuity.")
     discount_rate_frac: float = F(0.07, unit="frac/year", ge=0, le=1, description="Discount rate of the annuity.")
-    annualize: bool = F(False, description=(
-        "Scale the annualized capex to the horizon (true) or charge the full capex once (false)."))
+    annualize: bool = F(True, description=(
+        "Objective: the annualized cost (true: capex annuity scaled to the horizon beside the "
+        "horizon's energy, degradation and slowdown, i.e. USD/yr x horizon / 1 yr, the cost "
+        "facility size reports), or the horizon-only form (false: the full capex charged once "
+        "against one horizon's energy)."))
     energy_price_usd_per_mwh: float = F(60.0, unit="USD/MWh", ge=0, le=1e5, description="Price of energy lost in conversion or burned.")
     solver: str = F("highs", description=(
         "Solver: 'highs' (the LP matrix passed to HiGHS directly) or 'appsi_highs' (a Pyomo model, "
@@ -164,13 +167,26 @@ class OptimizeConfig(StrictModel):
         "thousand steps (sizing_start_ramp: 2.0 % -> 0.21 % in 33 s); not tried above 12,000 steps."))
     allow_slack: bool = F(False, description="Solve with penalized slacks instead of hard limits (diagnosis mode).")
     limit_margin_frac: float = F(0.0, unit="frac", ge=0, lt=1, description=(
-        "Tighten every window / dynamic-range / band peak limit by this share in the optimizer, so "
-        "that the network losses the lossless LP does not see keep the verification run compliant "
-        "(facility size raises it itself when the verification needs more, see max_verify_runs)."))
+        "Tighten every window / dynamic-range / band peak limit by this share in the optimizer: "
+        "room left for a controller's forecast and execution errors (the MPC's default margin) or "
+        "for what the model leaves out. facility size sizes through the network's losses itself "
+        "(loss_tol_frac) and raises this only as a last resort (max_verify_runs)."))
+    loss_tol_frac: float = F(1e-3, unit="frac", gt=0, le=0.05, description=(
+        "facility size: the loss-aware sizing (the LP on the PCC power through the network, "
+        "sequential LP) stops when the LP's PCC power and the power flow's agree within this "
+        "share of the smallest spec limit (as MW over its window); the LP holds every limit at "
+        "(1 - 2 x loss_tol_frac) of its value, so a converged plan meets them through the network."))
+    max_loss_rounds: int = F(5, unit="-", ge=1, le=20, description=(
+        "facility size: largest number of rounds (LP solves) of the loss-aware sizing."))
+    max_resize_runs: int = F(8, unit="-", ge=1, le=30, description=(
+        "facility size with a deployable controller (not 'optimal'): largest number of "
+        "verification runs of the bracketed search that grows the foresight design's ratings "
+        "until that controller keeps the site compliant."))
     max_verify_runs: int = F(5, unit="-", ge=1, le=20, description=(
-        "facility size: largest number of size-and-verify rounds; while the verification run (with "
-        "network and UPS losses) breaks a limit the LP sized for, the LP is solved again with the "
-        "limit_margin_frac the measured losses call for. 1 = size once."))
+        "facility size: largest number of size-and-verify rounds of the last resort: where the "
+        "verification run of a converged loss-aware design still breaks a limit the LP sized for, "
+        "the LP is solved again with the limit_margin_frac the excess calls for (reported in "
+        "sizing.json as margin_loop). 1 = no such round."))
     max_feeder_p_mw: float | None = F(None, unit="MW", gt=0, le=1e6, description=(
         "Largest active power of site load + rack storage + UPS battery at the UPS outputs, all "
         "feeders together (|P| <= this); none = no such row in the LP. facility run/size set it to "

@@ -8,7 +8,7 @@ import math
 from typing import TYPE_CHECKING
 
 from facility.metrics import _LIMITS
-from facility.report.cost import cost_section
+from facility.report.cost import cost_section, design_header
 
 if TYPE_CHECKING:
     from facility.results import Results
@@ -112,6 +112,24 @@ def electrical_rows(res: "Results") -> list[list]:
     return rows
 
 
+def _flat_rows(tree: dict, prefix: str = "") -> list[list]:
+    """``[dotted key, value]`` rows of a nested dict; a list of numbers joined, a list of
+    dicts one row per item (``key.i``)."""
+    rows = []
+    for k, v in tree.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            rows += _flat_rows(v, key + ".")
+        elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            for i, x in enumerate(v):
+                rows += _flat_rows(x, f"{key}.{i}.")
+        elif isinstance(v, list):
+            rows.append([key, ", ".join(fmt_number(x) if isinstance(x, (int, float)) else str(x) for x in v)])
+        else:
+            rows.append([key, v])
+    return rows
+
+
 def render_report(res: "Results", images: list[tuple[str, str]]) -> str:
     """The HTML text of ``report.html``."""
     m = res.metrics
@@ -125,6 +143,7 @@ def render_report(res: "Results", images: list[tuple[str, str]]) -> str:
              f"Compliant with the utility spec: <b>{'yes' if m['compliance']['compliant'] else 'no'}</b>; "
              f"electrical limits: <b>{'held' if m.get('electrical_compliance', {}).get('compliant', True) else 'violated'}"
              f"</b>.</p>"]
+    parts.append(design_header(res))
     el_comp = m.get("electrical_compliance", {})
     if not el_comp.get("compliant", True):
         from facility.electrical.limits import violation_lines
@@ -163,16 +182,9 @@ def render_report(res: "Results", images: list[tuple[str, str]]) -> str:
     parts.append(cost_section(res))
     if res.sizing:
         parts.append("<h2>Sizing</h2>")
-        flat = []
-        for k, v in res.sizing.items():
-            if k in ("cost", "mix", "verification"):
-                continue  # in the cost section
-            if isinstance(v, dict):
-                flat += [[f"{k}.{kk}", vv] for kk, vv in v.items()]
-            else:
-                flat.append([k, v])
-        parts.append(_table([[k, ", ".join(fmt_number(x) for x in v) if isinstance(v, list) else v]
-                             for k, v in flat], ["quantity", "value"], ok_col=False))
+        flat = _flat_rows({k: v for k, v in res.sizing.items()
+                           if k not in ("cost", "mix", "verification")})  # those: the cost section
+        parts.append(_table(flat, ["quantity", "value"], ok_col=False))
     for name, caption in images:
         parts.append(f"<figure><img src='{html.escape(name)}' alt='{html.escape(caption)}'>"
                      f"<figcaption>{html.escape(caption)}</figcaption></figure>")
