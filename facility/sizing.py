@@ -117,7 +117,7 @@ def needed_margin_frac(res: Results, margin_frac: float, limits: list[str],
 
 
 def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progress: bool = False,
-                  plots: bool = True):
+                  plots: bool = True, require_compliant: bool = True):
     """Size through the network, verify under the site's controller, re-size until it holds.
 
     The optimizer sees the site power after the GPU-side controls that are not decisions, and
@@ -141,6 +141,9 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
     ``cost_of_no_foresight_usd_per_year``; ``losses`` (the loss-aware LP's rounds); ``resize``
     (the controller's search); ``verify_runs``, ``limit_margin_frac``, ``limit_margin_history``,
     ``margin_loop``; ``verified``; ``cost``, ``mix``, ``verification``.
+
+    ``require_compliant`` false (``facility run`` on a scenario with extendable storage, where
+    compliance is a result): the last design is returned whatever its verification says.
 
     Returns
     -------
@@ -260,7 +263,7 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
         from facility.report import write_outputs
 
         write_outputs(res, Path(out_dir), plots=plots)
-    if not comp["compliant"]:
+    if not comp["compliant"] and require_compliant:
         raise InfeasibleError(_not_compliant_message(res, verifier, history, failing, resize, out_dir),
                               {"failing": [k for k, v in comp.items() if k != "compliant" and not v],
                                "limit_margin_history": history, "verified_by": verifier,
