@@ -163,11 +163,13 @@ def ups_energy_for_curve(p_it_mw: float, ups_sn_mva: float, settings: UpsSagSett
     Returns
     -------
     dict
-        ``e_mwh`` and ``p_mw`` (the largest over the sags) [MWh], [MW], ``worst_band`` (index),
+        ``e_mwh`` and ``p_mw`` (each the largest over the sags) [MWh], [MW], ``worst_band`` (the
+        index of the largest energy),
         ``transfers`` (number of sags that transfer), and per band ``bands.<i>.e_mwh``.
     """
     out: dict = {"bands": {}}
-    best = (-1.0, 0.0, 0)
+    best = (-1.0, 0)
+    p_max = 0.0
     n_transfers = 0
     for i, (v, d) in enumerate(curve_worst_sags(rt)):
         pre = 0.1
@@ -182,6 +184,7 @@ def ups_energy_for_curve(p_it_mw: float, ups_sn_mva: float, settings: UpsSagSett
         pk = float(need.max())
         out["bands"][str(i)] = {"vm_pu": v, "duration_s": d, "e_mwh": e, "p_mw": pk, "transfers": bool(transfers)}
         if e > best[0]:
-            best = (e, pk, i)
-    out.update(e_mwh=max(0.0, best[0]), p_mw=best[1], worst_band=best[2], transfers=n_transfers)
+            best = (e, i)
+        p_max = max(p_max, pk)
+    out.update(e_mwh=max(0.0, best[0]), p_mw=p_max, worst_band=best[1], transfers=n_transfers)
     return out
