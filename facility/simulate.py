@@ -265,7 +265,7 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
             cool_frac = np.divide(site_normal.p_cooling_mw, site_normal.p_site_mw,
                                   out=np.zeros(profile.n_steps), where=site_normal.p_site_mw > 0)
             ge = apply_grid_events(scenario, profile.t_s, p_feeder, cool_frac, net.ups_sn_mva, p_storage, soc,
-                                   storages.get("ups"))
+                                   storages.get("ups"), caps=caps)
             events.extend(ge.events)
 
     with stage("power flow"):

@@ -108,7 +108,8 @@ def ups_sag_settings(scenario) -> UpsSagSettings:
 
 
 def apply_grid_events(scenario, t_s: np.ndarray, p_feeder_mw: np.ndarray, cooling_frac: np.ndarray,
-                      ups_sn_mva: np.ndarray, p_storage_mw: dict, soc_frac: dict, ups_params=None) -> GridEventResult:
+                      ups_sn_mva: np.ndarray, p_storage_mw: dict, soc_frac: dict, ups_params=None,
+                      caps: dict | None = None) -> GridEventResult:
     """The run under the scenario's grid events.
 
     Parameters
@@ -127,6 +128,10 @@ def apply_grid_events(scenario, t_s: np.ndarray, p_feeder_mw: np.ndarray, coolin
         The controllers' storage powers and SoC without events. [MW], [frac]
     ups_params : StorageParams, optional
         The UPS battery (none = no battery: IT load the UPS cannot take from the grid is lost).
+    caps : dict, optional
+        The network's limits for storage (``max_site_p_mw``, ``max_feeder_p_mw`` [MW],
+        :func:`facility.electrical.limits.storage_caps`): the recharge stays within their
+        headroom over the load and the other storages; none = unlimited.
 
     Returns
     -------
@@ -149,6 +154,18 @@ def apply_grid_events(scenario, t_s: np.ndarray, p_feeder_mw: np.ndarray, coolin
     grid_it, need_f = ups_need_mw(it, vm, share, ups_sn_mva, settings.max_input_current_pu)
     need = need_f.sum(axis=1)
     has = ups_params is not None
+    headroom = None
+    if has and caps:
+        # the recharge rides on top of the load and of the other storages' charging
+        others = sum((np.asarray(v, dtype=float) for k, v in p_storage_mw.items() if k != "ups"), np.zeros(t.size))
+        ctl_ups = np.maximum(np.asarray(p_storage_mw.get("ups", np.zeros(t.size)), dtype=float), 0.0)
+        rooms = []
+        if caps.get("max_site_p_mw") is not None:
+            rooms.append(caps["max_site_p_mw"] - p.sum(axis=1))
+        if caps.get("max_feeder_p_mw") is not None:
+            rooms.append(np.maximum(caps["max_feeder_p_mw"] - p, 0.0).sum(axis=1))
+        if rooms:
+            headroom = np.maximum(np.minimum.reduce(rooms) - others - ctl_ups, 0.0)
     bs = battery_support(
         need, dt,
         p_rated_mw=ups_params.p_rated_mw if has else 0.0, e_rated_mwh=ups_params.e_rated_mwh if has else 0.0,
@@ -157,7 +174,7 @@ def apply_grid_events(scenario, t_s: np.ndarray, p_feeder_mw: np.ndarray, coolin
         floor_soc_frac=(ups_params.min_soc_frac - ups_params.reserve_frac) if has else 0.0,
         recharge_frac=settings.recharge_frac,
         p_ctl_mw=p_storage_mw.get("ups") if has else None, soc_ctl_frac=soc_frac.get("ups") if has else None,
-        initial_soc_frac=ups_params.initial_soc_frac if has else 1.0)
+        initial_soc_frac=ups_params.initial_soc_frac if has else 1.0, max_recharge_mw=headroom)
     # lost IT load spread over the feeders in proportion to their need
     with np.errstate(invalid="ignore", divide="ignore"):
         w = np.where(need[:, None] > 0, need_f / need[:, None], 0.0)

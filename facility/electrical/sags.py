@@ -232,7 +232,8 @@ def _power_for_rate(r: np.ndarray, eta_c: float, eta_d: float) -> np.ndarray:
 def battery_support(need_mw: np.ndarray, dt_s: float, *, p_rated_mw: float, e_rated_mwh: float,
                     eff_charge_frac: float, eff_discharge_frac: float, floor_soc_frac: float,
                     recharge_frac: float, p_ctl_mw: np.ndarray | None = None,
-                    soc_ctl_frac: np.ndarray | None = None, initial_soc_frac: float = 1.0) -> BatterySupport:
+                    soc_ctl_frac: np.ndarray | None = None, initial_soc_frac: float = 1.0,
+                    max_recharge_mw: np.ndarray | None = None) -> BatterySupport:
     """The UPS battery through the need windows, over the controller's own trajectory.
 
     Inside a window (need > 0) the battery discharges ``min(need, p_rated_mw)`` until its
@@ -260,6 +261,8 @@ def battery_support(need_mw: np.ndarray, dt_s: float, *, p_rated_mw: float, e_ra
         at ``initial_soc_frac``). [MW], [frac]
     initial_soc_frac : float
         SoC without a controller trajectory. [frac]
+    max_recharge_mw : numpy.ndarray, shape (T,), optional
+        Largest recharge the network takes at each step (its headroom); none = unlimited. [MW]
 
     Returns
     -------
@@ -285,7 +288,8 @@ def battery_support(need_mw: np.ndarray, dt_s: float, *, p_rated_mw: float, e_ra
     for a, b in zip(list(starts) + [n], list(ends) + [n]):
         if has_battery and deficit > 0 and cursor < a:  # recharge in the gap [cursor, a)
             deficit = _recharge(p_new, p_ctl, rate_ctl, cursor, a, deficit, h, p_rated_mw,
-                                recharge_frac, eta_c, eta_d)
+                                recharge_frac, eta_c, eta_d,
+                                None if max_recharge_mw is None else np.asarray(max_recharge_mw)[cursor:a])
         if a >= n:
             break
         # energy down to the floor at the window's start
@@ -312,10 +316,14 @@ def battery_support(need_mw: np.ndarray, dt_s: float, *, p_rated_mw: float, e_ra
                           empty_steps=empty_steps)
 
 
-def _recharge(p_new, p_ctl, rate_ctl, a, b, deficit, h, p_rated, recharge_frac, eta_c, eta_d) -> float:
+def _recharge(p_new, p_ctl, rate_ctl, a, b, deficit, h, p_rated, recharge_frac, eta_c, eta_d,
+              headroom=None) -> float:
     """Recharge over steps [a, b) until ``deficit`` [MWh] is back; edits ``p_new``; returns the rest."""
     base = np.maximum(p_ctl[a:b], 0.0)  # the controller's discharges held off
-    x = np.clip(np.minimum(recharge_frac * p_rated, p_rated - base), 0.0, None)
+    x = np.minimum(recharge_frac * p_rated, p_rated - base)
+    if headroom is not None:
+        x = np.minimum(x, headroom)
+    x = np.clip(x, 0.0, None)
     gain = (_stored_rate(base + x, eta_c, eta_d) - rate_ctl[a:b]) * h  # >= 0 [MWh]
     cum = np.cumsum(gain)
     k = int(np.searchsorted(cum, deficit))

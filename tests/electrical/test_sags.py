@@ -126,3 +126,14 @@ def test_cooling_constant_impedance_and_dropout():
     # back above 0.75 pu at step 150; off 10 s more
     assert tripped[149 + 1000] and not tripped[150 + 1000]
     assert drawn[1500] == 10.0
+
+
+def test_recharge_stays_within_the_network_headroom():
+    n = 3000
+    need = np.r_[np.zeros(100), np.full(100, 36.0), np.zeros(n - 200)]
+    room = np.full(n, 1.2)                                                 # 1.2 MW left on the feeders
+    bs = battery_support(need, DT, p_rated_mw=36.0, e_rated_mwh=1.0, eff_charge_frac=1.0, eff_discharge_frac=1.0,
+                         floor_soc_frac=0.1, recharge_frac=0.1, initial_soc_frac=0.5, max_recharge_mw=room)
+    assert bs.p_mw[200:].max() == pytest.approx(1.2)
+    # 0.01 MWh at 1.2 MW: 30 s, longer than the 28 s left -> not all back by the end
+    assert bs.soc_frac[-1] == pytest.approx(0.49 + 1.2 * 28.0 / 3600, rel=1e-9)
