@@ -167,12 +167,14 @@ def _cmd_trace(args) -> int:
 def _summary(res, out: Path, wall_s: float) -> str:
     m = res.metrics
     comp = m["compliance"]
-    failing = [k for k, v in comp.items() if k != "compliant" and not v]
+    failing = [k for k, v in comp.items() if k not in ("compliant", "undecided", "all_decided") and not v]
     line = (f"{res.scenario.name}: pcc swing {m['pcc']['max_window_swing_mw']:.3g} MW/{res.scenario.spec.window_s:g} s "
             f"(raw {m['raw']['max_window_swing_mw']:.3g}), energy overhead {100 * m['energy']['energy_overhead_frac']:.2f} %, "
             f"slowdown {100 * m['training']['slowdown_frac']:.2f} %; compliant: {'yes' if comp['compliant'] else 'no'}")
     if failing:
         line += f" (failing: {', '.join(failing)})"
+    if comp.get("undecided"):
+        line += "; " + "; ".join(f"cannot judge {k}" for k in comp["undecided"])
     el = m.get("electrical_compliance", {})
     if not el.get("compliant", True):
         from facility.electrical.limits import violation_lines

@@ -290,10 +290,25 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
             p_feeder, p_load = site_normal.p_feeder_mw, site_normal.p_site_mw
     bar.update()
 
+    ge = None
+    if scenario.grid_events:  # voltage sags: UPS transfer, cooling response (facility.electrical.sags)
+        from facility.electrical.grid_events import apply_grid_events
+
+        with stage("grid events"):
+            cool_frac = np.divide(site_normal.p_cooling_mw, site_normal.p_site_mw,
+                                  out=np.zeros(profile.n_steps), where=site_normal.p_site_mw > 0)
+            ge = apply_grid_events(scenario, profile.t_s, p_feeder, cool_frac, net.ups_sn_mva, p_storage, soc,
+                                   storages.get("ups"), caps=caps)
+            events.extend(ge.events)
+
     with stage("power flow"):
         from facility.electrical import electrical_compliance, electrical_metrics, run_power_flow, violation_events
 
         pf = run_power_flow(net, p_feeder, p_storage or None)
+        pf_ref = pf
+        if ge is not None:  # the same run through the events; pf_ref = without them
+            pf = run_power_flow(net, ge.p_feeder_mw, ge.p_storage_pf_mw or None)
+            p_storage, soc, p_load = ge.p_storage_mw, ge.soc_frac, ge.p_load_mw
         pf_raw = run_power_flow(net, raw_site.p_feeder_mw, None)
     bar.update()
 
@@ -327,6 +342,8 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
             # the controller's own counters (re-plans and their wall time, fallbacks, ...)
             metrics["control"] = _numeric_tree(ctl.info)
         ts = _timeseries(profile.t_s, raw_site, p_load, pf, pf_raw, p_storage, soc, engaged)
+        if ge is not None:
+            _grid_event_metrics(metrics, ts, scenario, ge, pf, pf_ref, net, storages)
     bar.update()
 
     timings["total"] = time.perf_counter() - t_start
@@ -345,6 +362,41 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
         bar.update()
     bar.close()
     return res
+
+
+def _grid_event_metrics(metrics, ts, scenario, ge, pf, pf_ref, net, storages) -> None:
+    """The ``ride_through`` block, the ride-through rows of ``compliance`` and the event columns."""
+    from facility.electrical.grid_events import ups_sag_settings
+    from facility.electrical.ride_through import ride_through_assessment, ups_energy_for_curve
+
+    dt = scenario.time.dt_s
+    rt = scenario.spec.ride_through
+    block, rows, undecided = ride_through_assessment(ge.vm_pu, pf.p_pcc_mw, pf_ref.p_pcc_mw, ge.disconnected_mw,
+                                                     dt, rt)
+    block["ups"] = dict(ge.info)
+    ups = storages.get("ups")
+    if rt is not None:
+        p_it_peak = float(ge.p_it_mw.max(initial=0.0))
+        need = ups_energy_for_curve(p_it_peak, float(np.sum(net.ups_sn_mva)), ups_sag_settings(scenario), rt,
+                                    dt_s=min(dt, 0.001),
+                                    eff_discharge_frac=ups.eff_discharge_frac if ups is not None else 1.0)
+        need["p_it_peak_mw"] = p_it_peak
+        if ups is not None and ups.e_rated_mwh > 0:
+            usable = (ups.initial_soc_frac - (ups.min_soc_frac - ups.reserve_frac)) * ups.e_rated_mwh
+            need["reserve_frac_needed"] = need["e_mwh"] / ups.e_rated_mwh
+            need["battery_holds"] = bool(need["e_mwh"] <= usable + 1e-12 and need["p_mw"] <= ups.p_rated_mw + 1e-9)
+        block["ups_sizing"] = need
+    metrics["ride_through"] = _numeric_tree(block)
+    comp = metrics["compliance"]
+    comp.pop("compliant", None)
+    comp.update(rows)
+    comp["compliant"] = all(bool(v) for v in comp.values())
+    if undecided:
+        comp["undecided"] = dict(undecided)
+        comp["all_decided"] = False
+    for name, col in ge.columns.items():
+        ts[name] = col
+    ts["p_ref_pcc_mw"] = pf_ref.p_pcc_mw
 
 
 def _numeric_tree(obj: Any) -> Any:

@@ -27,6 +27,7 @@ __all__ = [
     "trace_summaries",
     "check_storage",
     "check_spec",
+    "check_grid_events",
     "check_gpu_controls",
     "check_controller",
     "check_grid",
@@ -382,6 +383,39 @@ def check_grid(s: "Scenario") -> list[str]:
     return out
 
 
+def check_grid_events(s: "Scenario") -> list[str]:
+    """Each sag starts inside the horizon and is resolved by dt_s; a voltage trace is readable;
+    the UPS's retransfer voltage is not below its transfer voltage."""
+    out = []
+    dt, horizon = s.time.dt_s, s.time.horizon_s
+    for i, ev in enumerate(s.grid_events):
+        key = f"grid_events.{i}"
+        if ev.start_s >= horizon:
+            out.append(f"{key}.start_s = {ev.start_s:g} s is not inside the horizon; allowed: < time.horizon_s = "
+                       f"{horizon:g} s")
+        if ev.duration_s is not None and ev.duration_s < dt - 1e-12:
+            out.append(f"{key}.duration_s = {ev.duration_s:g} s is shorter than time.dt_s = {dt:g} s; allowed: "
+                       f">= {dt:g} s")
+        if ev.trace_file is not None:
+            from facility.electrical.grid_events import read_voltage_trace  # numpy/pandas only
+
+            try:
+                read_voltage_trace(ev.trace_file, f"{key}.trace_file")
+            except ScenarioError as exc:
+                out.append(str(exc))
+    if s.grid_events:
+        from facility.electrical.grid_events import ups_sag_settings
+
+        try:
+            st = ups_sag_settings(s)
+        except ScenarioError:
+            return out  # check_grid names the UPS type
+        if st.retransfer_vm_pu < st.transfer_vm_pu:
+            out.append(f"ups.retransfer_vm_pu = {st.retransfer_vm_pu:g} pu must not be below ups.transfer_vm_pu = "
+                       f"{st.transfer_vm_pu:g} pu (with the grid.ups_type's values where unset)")
+    return out
+
+
 def _preconditions() -> tuple:
     from facility.config import preconditions as pc
 
@@ -390,7 +424,7 @@ def _preconditions() -> tuple:
 
 
 _CHECKS = (check_time, check_jobs, check_storage, check_spec, check_gpu_controls,
-           check_controller, check_grid)
+           check_controller, check_grid, check_grid_events)
 
 
 def check_scenario(scenario: "Scenario", source: str = "<scenario>") -> None:

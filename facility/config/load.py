@@ -252,7 +252,8 @@ def _absolute(value: Any, base_dir: Path, explicit_only: bool) -> Any:
 
 
 def _absolute_paths(data: dict, base_dir: Path) -> dict:
-    """Relative file paths of a scenario resolved against its folder: ``jobs.*.trace_file`` and
+    """Relative file paths of a scenario resolved against its folder: ``jobs.*.trace_file``,
+    ``grid_events.*.trace_file`` and
     library references given as paths (``jobs.*.gpu``, ``grid.trafo_type``,
     ``grid.lv_trafo_type``, ``grid.ups_type``, ``spec`` / ``spec.base``)."""
     data = dict(data)
@@ -273,6 +274,10 @@ def _absolute_paths(data: dict, base_dir: Path) -> dict:
         data["grid"] = {k: (_absolute(v, base_dir, explicit_only=True)
                             if k in ("trafo_type", "lv_trafo_type", "ups_type") else v)
                         for k, v in grid.items()}
+    events = data.get("grid_events")
+    if isinstance(events, list):
+        data["grid_events"] = [dict(ev, trace_file=_absolute(ev["trace_file"], base_dir, explicit_only=False))
+                               if isinstance(ev, dict) and "trace_file" in ev else ev for ev in events]
     spec = data.get("spec")
     if isinstance(spec, str):
         data["spec"] = _absolute(spec, base_dir, explicit_only=True)

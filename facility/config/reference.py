@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from facility.config.schema import Scenario, SpecBand
+from facility.config.schema import RideThroughSpec, Scenario, SpecBand
 
 __all__ = ["render_reference", "REFERENCE_PATH", "main"]
 
@@ -74,7 +74,7 @@ def render_reference() -> str:
              "column; GPU power fractions are fractions of the GPU's TDP.", "",
              "## Top level", ""]
     top = [n for n, i in Scenario.model_fields.items()
-           if not (isinstance(i.default, BaseModel) or n == "jobs")]
+           if not (isinstance(i.default, BaseModel) or n in ("jobs", "grid_events"))]
     lines += _rows(type("Top", (BaseModel,), {"__annotations__": {}}))[:2]
     for name in top:
         info = Scenario.model_fields[name]
@@ -84,9 +84,9 @@ def render_reference() -> str:
     sections = [(n, i) for n, i in Scenario.model_fields.items() if n not in top]
     for name, info in sections:
         model = info.annotation
-        if name == "jobs":
+        if name in ("jobs", "grid_events"):
             model = typing.get_args(model)[0]
-            header = "## `[[jobs]]`"
+            header = f"## `[[{name}]]`"
         else:
             model = next((a for a in (model, *typing.get_args(model)) if isinstance(a, type) and issubclass(a, BaseModel)))
             header = f"## `[{name}]`"
@@ -97,6 +97,7 @@ def render_reference() -> str:
                       "and override single limits.", ""]
         lines += _rows(model)
     lines += ["", "## `[[spec.bands]]`", "", (SpecBand.__doc__ or "").strip(), ""] + _rows(SpecBand)
+    lines += ["", "## `[spec.ride_through]`", "", (RideThroughSpec.__doc__ or "").strip(), ""] + _rows(RideThroughSpec)
     return "\n".join(lines) + "\n"
 
 

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import field_validator, model_validator
 
+from facility.config.events import GridEventConfig, RideThroughSpec
 from facility.config.operation import ControllerConfig, MonitorConfig, OptimizeConfig
 from facility.config.schema_base import F, StrictModel
 
@@ -35,6 +36,8 @@ __all__ = [
     "GridConfig",
     "SpecBand",
     "SpecConfig",
+    "GridEventConfig",
+    "RideThroughSpec",
     "ControllerConfig",
     "MonitorConfig",
     "OptimizeConfig",
@@ -213,6 +216,18 @@ class SiteConfig(StrictModel):
         "about 30 s is realistic (chillers and fans do not follow 1 Hz swings)."))
     base_load_mw: float = F(0.0, unit="MW", ge=0, le=10_000.0,
                             description="Constant site load outside the GPU servers (offices, storage, network core).")
+    cooling_vm_exponent: float = F(2.0, unit="-", ge=0, le=3.0, description=(
+        "Voltage exponent np of the cooling load (not on the UPS) during [[grid_events]]: "
+        "P = P0 (V / 1 pu)^np; 2 = constant impedance (default), 1 = constant current, 0 = "
+        "constant power (the exponential static load model, IEEE Task Force on Load "
+        "Representation, 1993)."))
+    cooling_dropout_vm_pu: float | None = F(None, unit="pu", gt=0, lt=1.0, description=(
+        "Voltage below which the cooling motors' contactors drop out during [[grid_events]] (the "
+        "cooling load is then 0); none = no dropout. AC contactors are reported to drop out at "
+        "about 0.5-0.7 pu (unverified here)."))
+    cooling_restart_s: float = F(10.0, unit="s", ge=0, le=3600.0, description=(
+        "Time after the voltage returns above cooling_dropout_vm_pu before dropped-out cooling "
+        "draws again (restart sequencing; 10 s is an assumption, unverified)."))
 
 
 # --------------------------------------------------------------------------- storage
@@ -255,6 +270,29 @@ class UpsConfig(StorageConfig):
         "Share of e_rated_mwh kept for ride-through; smoothing may not discharge below it "
         "(added to min_soc_frac)."))
     eff_ups_frac: float = F(0.97, unit="frac", ge=0.5, le=1, description="Double-conversion efficiency of the UPS at rated load.")
+    transfer_vm_pu: float | None = F(None, unit="pu", ge=0, le=1.0, description=(
+        "Input voltage below which the UPS transfers its load to the battery (after "
+        "transfer_delay_s) during [[grid_events]]; none = the grid.ups_type's value."))
+    transfer_delay_s: float | None = F(None, unit="s", ge=0, le=60.0, description=(
+        "Time the input voltage must stay below transfer_vm_pu before the UPS transfers; a shorter "
+        "sag is ridden through on the grid; none = the grid.ups_type's value."))
+    retransfer_vm_pu: float | None = F(None, unit="pu", gt=0, le=1.0, description=(
+        "Input voltage above which the UPS returns its load to the grid (after "
+        "retransfer_delay_s); none = the grid.ups_type's value."))
+    retransfer_delay_s: float | None = F(None, unit="s", ge=0, le=3600.0, description=(
+        "Time the input voltage must stay above retransfer_vm_pu before the walk-in starts; "
+        "none = the grid.ups_type's value."))
+    walk_in_s: float | None = F(None, unit="s", ge=0, le=600.0, description=(
+        "Walk-in ramp of the rectifier after retransfer: the grid's share of the load rises "
+        "linearly from 0 to 1 over this time, the battery carries the rest; none = the "
+        "grid.ups_type's value."))
+    max_input_current_pu: float | None = F(None, unit="pu", gt=0, le=3.0, description=(
+        "Rectifier input current limit in pu of the UPS rating at 1 pu voltage: at voltage V it "
+        "draws at most max_input_current_pu * V * ups_sn_mva, the battery supplies the rest; "
+        "none = the grid.ups_type's value."))
+    recharge_frac: float | None = F(None, unit="frac of p_rated_mw", gt=0, le=1.0, description=(
+        "Charger power after a grid event, as a share of p_rated_mw, until the energy the event "
+        "took is back; none = the grid.ups_type's value."))
 
 
 class BessConfig(StorageConfig):
@@ -370,6 +408,8 @@ class SpecConfig(StrictModel):
     max_dynamic_range_mw: float | None = F(None, unit="MW", gt=0, le=1e6,
                                            description="Largest max - min of P over the whole horizon (the paper's dynamic power range).")
     bands: list[SpecBand] = F([], description="Further per-band FFT-bin limits (e.g. LIPA: 0.1-5 Hz and 5-55 Hz).")
+    ride_through: RideThroughSpec | None = F(None, description=(
+        "Voltage ride-through curve and recovery (ERCOT NOGRR282); judged on runs with [[grid_events]]."))
 
     @model_validator(mode="before")
     @classmethod
@@ -401,6 +441,8 @@ class Scenario(StrictModel):
     controller: ControllerConfig = F(ControllerConfig(), description="Storage controller.")
     monitor: MonitorConfig = F(MonitorConfig(), description="FFT-bin monitor backstop.")
     optimize: OptimizeConfig = F(OptimizeConfig(), description="Sizing / dispatch optimization.")
+    grid_events: list[GridEventConfig] = F([], max_length=1000, description=(
+        "Voltage sags at the PCC (UPS transfer, cooling load response, ride-through rows)."))
 
     @model_validator(mode="after")
     def _unique_job_names(self) -> "Scenario":

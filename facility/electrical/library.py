@@ -53,6 +53,15 @@ class UpsType(StrictModel):
     linear_loss_share: float = F(unit="frac", ge=0, le=1, description="Share proportional to the load fraction.")
     quadratic_loss_share: float = F(unit="frac", ge=0, le=1, description="Share proportional to the load fraction squared.")
     source: str = F("", description="Where the values come from.")
+    # behaviour in a voltage sag (facility.electrical.sags); a scenario's [ups] keys override them
+    transfer_vm_pu: float = F(0.85, unit="pu", ge=0, le=1.0, description="Input voltage below which the load transfers to the battery.")
+    transfer_delay_s: float = F(0.005, unit="s", ge=0, le=60.0, description="Time below transfer_vm_pu before the transfer.")
+    retransfer_vm_pu: float = F(0.9, unit="pu", gt=0, le=1.0, description="Input voltage above which the load returns to the grid.")
+    retransfer_delay_s: float = F(10.0, unit="s", ge=0, le=3600.0, description="Time above retransfer_vm_pu before the walk-in starts.")
+    walk_in_s: float = F(10.0, unit="s", ge=0, le=600.0, description="Walk-in ramp of the rectifier after retransfer.")
+    max_input_current_pu: float = F(1.2, unit="pu", gt=0, le=3.0, description="Rectifier input current limit, pu of the rating at 1 pu voltage.")
+    recharge_frac: float = F(0.1, unit="frac of p_rated_mw", gt=0, le=1.0, description="Charger power after an event.")
+    sag_source: str = F("", description="Where the sag-behaviour values come from.")
 
     @property
     def shares(self) -> tuple[float, float, float]:

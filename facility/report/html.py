@@ -72,6 +72,32 @@ def compliance_rows(res: "Results") -> list[tuple[str, float, float | None, floa
     return rows
 
 
+def ride_through_html(res: "Results") -> list[str]:
+    """The ride-through section (runs with ``[[grid_events]]``): its rows, one line per sag."""
+    rt = res.metrics.get("ride_through")
+    if not rt:
+        return []
+    comp = res.metrics["compliance"]
+    out = ["<h2>Grid events and ride-through</h2>"]
+    rows = [[k, comp[k]] for k in ("ride_through_connected", "ride_through_recovery", "ride_through_max_load_loss_mw")
+            if k in comp]
+    rows += [[f"{k}: cannot judge (the horizon ends too early)", "-"] for k in comp.get("undecided", {})]
+    if rows:
+        out.append(_table(rows, ["ride-through row", "ok"]))
+    else:
+        out.append("<p>The spec sets no ride-through curve ([spec.ride_through]); figures only.</p>")
+    sags = rt.get("sags", {})
+    cols = ["start_s", "duration_s", "min_vm_pu", "within_curve", "connected", "recovery_s", "load_loss_mw",
+            "disconnected_mw"]
+    if sags:
+        out.append(_table([[i] + [sag.get(c, "-") for c in cols] for i, sag in sags.items()], ["sag"] + cols,
+                          ok_col=False))
+    ups = rt.get("ups", {})
+    out.append(_table([[k, v] for k, v in ups.items()] + [[f"ups_sizing.{k}", v] for k, v in rt.get("ups_sizing", {}).items()
+                                                          if not isinstance(v, dict)], ["UPS", "value"], ok_col=False))
+    return out
+
+
 def _table(rows: list[list], head: list[str], ok_col: bool = True, bad_rows: tuple = ()) -> str:
     """An HTML table. ``ok_col``: a bool in the last column means "limit held" (green) or not
     (red); otherwise rows whose first cell is in ``bad_rows`` (e.g. ``saturated``) are marked
@@ -159,6 +185,7 @@ def render_report(res: "Results", images: list[tuple[str, str]]) -> str:
         parts.append(_table([list(r) for r in rows], ["limit", "limit value", "raw", "pcc", "ok"]))
     else:
         parts.append("<p>No spec limit is set.</p>")
+    parts.extend(ride_through_html(res))
     erows = electrical_rows(res)
     if erows:
         parts.append("<h2>Electrical limits</h2>")

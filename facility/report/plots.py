@@ -350,7 +350,10 @@ def write_plots(res: "Results", out: Path) -> list[tuple[str, str]]:
     images.append(("zoom.png", "A few iterations: raw PCC, site load after GPU controls and mitigated PCC."))
 
     images.append(_plot_spectrum(res, raw, pcc, out))
-    for extra in (_plot_storage(res, t, n_bins, out), _plot_electrical(res, t, n_bins, out)):
+    from facility.report.ride_through_plot import plot_ride_through
+
+    for extra in (_plot_storage(res, t, n_bins, out), _plot_electrical(res, t, n_bins, out),
+                  plot_ride_through(res, out)):
         if extra is not None:
             images.append(extra)
     return images

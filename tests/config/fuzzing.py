@@ -113,10 +113,10 @@ def targets(raw: dict) -> list[tuple[tuple, Any]]:
         model = _inner_model(info.annotation)
         if model is None:
             continue
-        if name == "jobs":
-            jobs = raw.get("jobs") if isinstance(raw.get("jobs"), list) else []
-            for i in range(len(jobs)):
-                out.extend(_fields(model, ("jobs", i)))
+        if name in ("jobs", "grid_events"):  # arrays of tables: the fields of each entry
+            items = raw.get(name) if isinstance(raw.get(name), list) else []
+            for i in range(len(items)):
+                out.extend(_fields(model, (name, i)))
             continue
         out.extend(_fields(model, (name,)))
         if name == "spec":
