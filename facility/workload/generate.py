@@ -10,8 +10,11 @@ overlay checkpoints and blend with idle through the start/stop envelope
         waveform [frac] * TDP            otherwise
     p_gpu_w = idle_w + envelope * (x - idle_w)
 
-Every job draws from its own child of the scenario's generator (``numpy`` ``spawn``), so
-adding a job never changes the draws of the others.
+A job with ``[jobs.failures]`` drops to idle at each crash and ramps back at each restart
+(:mod:`~facility.workload.failures`: its up-segments replace the start/stop envelope; the
+iteration waveform keeps its phase across the gap). Every job draws from its own child of the
+scenario's generator (``numpy`` ``spawn``), so adding a job never changes the draws of the
+others.
 """
 
 from __future__ import annotations
