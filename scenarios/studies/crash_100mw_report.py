@@ -2,8 +2,9 @@
 
 Per case: the crash step at the PCC, the fastest fall its spec allows, the hand figures of the
 storage energy with foresight (dP^2 / 8 rho, the sizing LP's bound) and without (dP^2 / 2 rho,
-also the burn of a GPU ramp-down at that rate), the sized BESS (its usable energy within the SoC window, the limit margin the size-and-verify
-loop needed for the network losses the LP does not see) and its verification.
+also the burn of a GPU ramp-down at that rate), the sized BESS (its usable energy within the
+SoC window, the limit margin the size-and-verify loop needed for the network losses the LP
+does not see) and its verification.
 Usage: python scenarios/studies/crash_100mw_report.py OUT_DIR
 """
 

@@ -183,3 +183,15 @@ def test_bad_failures_are_clear_errors(fail, words):
 def test_unknown_failure_key_is_rejected():
     with pytest.raises(ScenarioError, match="crash_time"):
         make_scenario(_job({"crash_time": [10.0]}), horizon_s=100.0, dt_s=0.1)
+
+
+def test_the_declared_schedule_does_not_foresee_crashes():
+    # the MPC's schedule is what the site declares: start, stop, checkpoints — not crashes
+    from facility.control.schedule import site_schedule
+
+    fail = {"crash_times_s": [60.0], "restart_after_s": 30.0}
+    with_crash = make_scenario(_job(fail), horizon_s=150.0, dt_s=0.1)
+    without = make_scenario(_job(), horizon_s=150.0, dt_s=0.1)
+    a, b = site_schedule(with_crash), site_schedule(without)
+    np.testing.assert_array_equal(a.p_level_mw, b.p_level_mw)
+    assert generate_load(with_crash).p_gpu_w[0][int(80 / 0.1)] == IDLE     # the load does crash
