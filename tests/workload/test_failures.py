@@ -195,3 +195,21 @@ def test_the_declared_schedule_does_not_foresee_crashes():
     a, b = site_schedule(with_crash), site_schedule(without)
     np.testing.assert_array_equal(a.p_level_mw, b.p_level_mw)
     assert generate_load(with_crash).p_gpu_w[0][int(80 / 0.1)] == IDLE     # the load does crash
+
+
+def test_lost_training_counts_as_slowdown_in_the_run():
+    # one crash at 200 s, checkpoints every 120 s of 10 s from t = 0: 70 s lost (35 iterations
+    # of 2 s); the job runs 0-201 s (to the end of the 1 s drop) and 380-600 s: 421 s
+    from facility.simulate import run_scenario
+
+    fail = {"crash_times_s": [200.0], "crash_drop_s": 1.0, "restart_after_s": 180.0}
+    s = make_scenario(_job(fail), horizon_s=600.0, dt_s=0.5)
+    res = run_scenario(s, plots=False)
+    tr = res.metrics["training"]
+    assert tr["crashes"]["count"] == 1
+    assert tr["crashes"]["lost_s"] == pytest.approx(70.0)
+    assert tr["crashes"]["lost_iterations"] == pytest.approx(35.0)
+    assert tr["crashes"]["down_s"] == pytest.approx(180.0)
+    assert tr["slowdown_frac"] == pytest.approx(70.0 / 421.0)
+    kinds = [(e["kind"], e["t_s"]) for e in res.events if e["kind"] in ("crash", "restart")]
+    assert kinds == [("crash", 200.0), ("restart", 380.0)]
