@@ -217,6 +217,7 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
         raw_site = site_power(profile, profile.p_gpu_w, scenario.site, n_feeders)
         # what the load cannot show (e.g. a 1-s-averaged trace): events.json and report.html list them
         events.extend({"t_s": 0.0, "kind": "warning", "detail": w} for w in profile.meta.get("warnings", []))
+        events.extend(profile.meta.get("events", []))      # job crashes and restarts
     bar.update()
 
     storages_cfg = scenario.storages()
@@ -332,6 +333,7 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
         events.extend(violation_events(profile.t_s, pf, scenario.grid, dt))
         events.sort(key=lambda e: e.get("t_s", 0.0))
         metrics["training"] = _training_block(scenario, gpu_full, gpu_normal, engaged, codesign)
+        _add_crashes(metrics["training"], profile)
         metrics["compliance"] = fm.compliance(pcc_m, spec)
         metrics["compliance_raw"] = fm.compliance(raw_m, spec)
         metrics["gpu"] = {"engaged_frac": float(np.mean(engaged)) if engaged.size else 0.0}
@@ -439,6 +441,34 @@ def _training_block(scenario, gpu_full, gpu_normal, engaged, codesign) -> dict:
     if blended:
         out["slowdown_frac_by_job"] = blended
     return out
+
+
+def _add_crashes(training: dict, profile) -> None:
+    """Crash costs into the training block: the redone work (time since the last checkpoint)
+    adds ``lost_s / running_s`` to each crashed job's slowdown; ``training.crashes`` holds
+    count, lost time [s], lost iterations and down time [s] (docs/failures.md)."""
+    jobs = profile.meta.get("jobs", {})
+    crashed = {name: m["crashes"] for name, m in jobs.items() if "crashes" in m}
+    if not crashed:
+        return
+    n_gpus = profile.groups.groupby("job", sort=False)["n_gpus"].sum()
+    by_job = dict(training.get("slowdown_frac_by_job", {}))
+    w_all = float(n_gpus.sum())
+    for name, c in crashed.items():
+        run = float(jobs[name].get("running_s", 0.0))
+        frac = c["lost_s"] / run if run > 0 else 0.0
+        by_job[name] = float(by_job.get(name, 0.0)) + frac
+        training["slowdown_frac"] = float(training.get("slowdown_frac", 0.0)) + (
+            frac * float(n_gpus.get(name, 0.0)) / w_all if w_all > 0 else 0.0)
+    training["slowdown_frac_by_job"] = by_job
+    training["crashes"] = {
+        "count": int(sum(c["n_crashes"] for c in crashed.values())),
+        "lost_s": float(sum(c["lost_s"] for c in crashed.values())),
+        "lost_iterations": float(sum(c["lost_iterations"] for c in crashed.values())),
+        "down_s": float(sum(c["down_s"] for c in crashed.values())),
+        "per_job": {name: {k: c[k] for k in ("n_crashes", "lost_s", "lost_iterations", "down_s")}
+                    for name, c in crashed.items()},
+    }
 
 
 def _timeseries(t_s, raw_site, p_load, pf, pf_raw, p_storage, soc, engaged) -> pd.DataFrame:

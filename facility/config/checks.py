@@ -9,6 +9,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Callable
 
+import numpy as np
+
 from facility.config import files
 from facility.config.library import load_gpu
 from facility.errors import NotSupportedError, ScenarioError
@@ -105,6 +107,8 @@ def check_jobs(s: "Scenario") -> list[str]:
                 f"{key}.p_high_frac = {job.p_high_frac:g} [frac of TDP] exceeds the EDP peak of "
                 f"{job.gpu} ({gpu.min_edp_frac:g} x TDP); allowed: ≤ {max(1.0, gpu.min_edp_frac):g}"
             )
+        if job.failures is not None:
+            out.extend(check_failures(job, key))
         if job.workload == "trace":
             if not job.trace_file:
                 out.append(f"{key}.trace_file is required when {key}.workload = 'trace'")
@@ -117,6 +121,36 @@ def check_jobs(s: "Scenario") -> list[str]:
                     out.extend(check_trace_file(job, key))
         elif job.trace_file:
             out.append(f"{key}.trace_file is only used with workload = 'trace' (workload = {job.workload!r})")
+    return out
+
+
+def check_failures(job, key: str) -> list[str]:
+    """[jobs.failures]: a rate or declared crash times (not both), crashes while the job runs."""
+    f, k = job.failures, f"{key}.failures"
+    out = []
+    times = list(f.crash_times_s)
+    if f.rate_per_gpu_h is None and not times:
+        out.append(f"{k}: set rate_per_gpu_h [1/GPU-h] or crash_times_s [s]")
+    if f.rate_per_gpu_h is not None and times:
+        out.append(f"{k}: rate_per_gpu_h and crash_times_s exclude each other; give one")
+    if f.restart_after_s < f.crash_drop_s:
+        out.append(f"{k}.restart_after_s = {f.restart_after_s:g} s must be at least "
+                   f"{k}.crash_drop_s = {f.crash_drop_s:g} s (the job restarts from idle)")
+    for i, t in enumerate(times):
+        if not np.isfinite(t) or abs(t) > 1e9:
+            out.append(f"{k}.crash_times_s[{i}] = {t:g} s; allowed: finite, within ±1e9 s")
+            return out
+        if t <= job.start_s:
+            out.append(f"{k}.crash_times_s[{i}] = {t:g} s must be after {key}.start_s = "
+                       f"{job.start_s:g} s (a job crashes while it runs)")
+        if job.stop_s is not None and t >= job.stop_s:
+            out.append(f"{k}.crash_times_s[{i}] = {t:g} s must be before {key}.stop_s = "
+                       f"{job.stop_s:g} s")
+        if i and t <= times[i - 1] + f.restart_after_s:
+            out.append(f"{k}.crash_times_s[{i}] = {t:g} s must come after the restart of the "
+                       f"previous crash ({times[i - 1]:g} s + restart_after_s = "
+                       f"{times[i - 1] + f.restart_after_s:g} s); allowed: ascending, spaced by "
+                       "more than restart_after_s")
     return out
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from facility.config.schema import RideThroughSpec, Scenario, SpecBand
+from facility.config.schema import JobFailuresConfig, RideThroughSpec, Scenario, SpecBand
 
 __all__ = ["render_reference", "REFERENCE_PATH", "main"]
 
@@ -96,6 +96,8 @@ def render_reference() -> str:
                       "`models/specs/` unchanged, or `base = \"<name>\"` inside `[spec]` to start from it "
                       "and override single limits.", ""]
         lines += _rows(model)
+    lines += ["", "## `[jobs.failures]`", "", " ".join((JobFailuresConfig.__doc__ or "").split()),
+              ""] + _rows(JobFailuresConfig)
     lines += ["", "## `[[spec.bands]]`", "", (SpecBand.__doc__ or "").strip(), ""] + _rows(SpecBand)
     lines += ["", "## `[spec.ride_through]`", "", (RideThroughSpec.__doc__ or "").strip(), ""] + _rows(RideThroughSpec)
     return "\n".join(lines) + "\n"

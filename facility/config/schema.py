@@ -25,6 +25,7 @@ __all__ = [
     "StrictModel",
     "TimeConfig",
     "JobConfig",
+    "JobFailuresConfig",
     "GpuSmoothingConfig",
     "FireflyConfig",
     "PowerCapConfig",
@@ -61,6 +62,25 @@ class TimeConfig(StrictModel):
 # --------------------------------------------------------------------------- jobs
 WorkloadKind = Literal["square", "stochastic", "trace"]
 ArchetypeName = Literal["llm_pretrain", "llm_pretrain_h100", "finetune", "adapter_tuning"]
+
+
+class JobFailuresConfig(StrictModel):
+    """Unplanned interruptions of one job: a crash drops the whole job to idle, a restart
+    reloads the last checkpoint and ramps back (docs/failures.md)."""
+
+    rate_per_gpu_h: float | None = F(None, unit="1/GPU-h", ge=0, le=0.01, description=(
+        "Rate of job-wide crashes per GPU-hour of running (a Poisson process drawn from the "
+        "scenario seed; the job's rate is this times n_gpus). Meta's Llama 3 pre-training: 419 "
+        "unexpected interruptions in 54 days on 16,384 H100 = 1.97e-5 per GPU-hour (The Llama 3 "
+        "Herd of Models, 2024, sec. 3.3.4). None = no random crashes."))
+    crash_times_s: list[float] = F([], unit="s", description=(
+        "Declared crash times (ascending, while the job runs), instead of a rate."))
+    crash_drop_s: float = F(1.0, unit="s", ge=0, le=60.0, description=(
+        "Time the job's power takes to fall from its level to idle after a crash (linear); "
+        "0 = within one step."))
+    restart_after_s: float = F(600.0, unit="s", ge=0, le=86400.0, description=(
+        "Time from a crash to the restart (detection, rescheduling, checkpoint reload at idle); "
+        "the job's start ramp (ramp_s) follows. Must be at least crash_drop_s."))
 
 
 class JobConfig(StrictModel):
@@ -138,6 +158,8 @@ class JobConfig(StrictModel):
     gpus_per_node: int = F(8, unit="GPU", gt=0, le=1024,
                            description="GPUs per node, for trace_scale = 'per_node'.")
     trace_loop: bool = F(True, description="Repeat the trace when it is shorter than the job's running time.")
+    failures: JobFailuresConfig | None = F(None, description=(
+        "Crashes and restarts of the job ([jobs.failures]); none = the job never fails."))
 
     @field_validator("name")
     @classmethod

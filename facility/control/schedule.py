@@ -44,7 +44,8 @@ class SiteSchedule:
 
 _NOMINAL = {"workload": "square", "jitter_frac": 0.0, "compute_frac_jitter": 0.0,
             "noise_high_frac": 0.0, "noise_low_frac": 0.0, "drop_jitter_frac": 0.0,
-            "phase_offset_s": 0.0, "straggler_frac": 0.0}
+            "phase_offset_s": 0.0, "straggler_frac": 0.0,
+            "failures": None}      # a crash is not declared: the site cannot plan for it
 
 
 def site_schedule(scenario, *, gpu_controls: bool = True) -> SiteSchedule | None:

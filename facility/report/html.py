@@ -197,6 +197,10 @@ def render_report(res: "Results", images: list[tuple[str, str]]) -> str:
     parts.append(_table([[k, m["raw"][k], m["pcc"][k]] for k in keys], ["metric", "raw", "pcc"]))
     for section in ("energy", "training", "electrical", "gpu"):
         flat = {k: v for k, v in m.get(section, {}).items() if not isinstance(v, dict)}
+        if section == "training" and isinstance(m.get("training", {}).get("crashes"), dict):
+            # job crashes (docs/failures.md): count, lost training [s, iterations], down time [s]
+            flat.update({f"crashes.{k}": v for k, v in m["training"]["crashes"].items()
+                         if not isinstance(v, dict)})
         if flat:
             parts.append(f"<h2>{section.capitalize()}</h2>")
             parts.append(_table([[k, v] for k, v in flat.items()], ["metric", "value"]))

@@ -10,8 +10,11 @@ overlay checkpoints and blend with idle through the start/stop envelope
         waveform [frac] * TDP            otherwise
     p_gpu_w = idle_w + envelope * (x - idle_w)
 
-Every job draws from its own child of the scenario's generator (``numpy`` ``spawn``), so
-adding a job never changes the draws of the others.
+A job with ``[jobs.failures]`` drops to idle at each crash and ramps back at each restart
+(:mod:`~facility.workload.failures`: its up-segments replace the start/stop envelope; the
+iteration waveform keeps its phase across the gap). Every job draws from its own child of the
+scenario's generator (``numpy`` ``spawn``), so adding a job never changes the draws of the
+others.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import pandas as pd
 
 from facility.config.library import load_gpu
 from facility.workload.archetypes import JobParams, resolve_job_params
+from facility.workload.failures import CrashSchedule, crash_schedule, segment_masks
 from facility.workload.groups import assign_feeders, group_gpu_counts
 from facility.workload.iterations import draw_iteration_plan, iteration_wave
 from facility.workload.profile import LoadProfile
@@ -63,7 +67,8 @@ def _trace_wave(job, p: JobParams, offset_s: np.ndarray, t_s: np.ndarray, dt_s: 
 
 
 def job_waveform(p: JobParams, gpu_counts: np.ndarray, t_s: np.ndarray, dt_s: float,
-                 rng: np.random.Generator, job=None, key: str = "jobs.0"):
+                 rng: np.random.Generator, job=None, key: str = "jobs.0",
+                 crashes: CrashSchedule | None = None):
     """GPU power of one job's rack groups.
 
     Parameters
@@ -82,6 +87,9 @@ def job_waveform(p: JobParams, gpu_counts: np.ndarray, t_s: np.ndarray, dt_s: fl
         Needed for ``trace`` (file, scale, loop).
     key : str
         Scenario key of the job, for messages.
+    crashes : CrashSchedule, optional
+        Crashes and restarts (:func:`facility.workload.failures.crash_schedule`): the job
+        drops to idle at each crash and ramps back at each restart.
 
     Returns
     -------
@@ -100,9 +108,13 @@ def job_waveform(p: JobParams, gpu_counts: np.ndarray, t_s: np.ndarray, dt_s: fl
     else:
         wave, compute = iteration_wave(plan, n, dt_s, scale=p.tdp_w)    # W per GPU
         playing = None
-    env = envelope_frac(t_s, p.start_s, p.stop_s, p.ramp_s)
-    run = running_mask(t_s, p.start_s, p.stop_s, p.ramp_s)
-    ckpt = checkpoint_mask(t_s, p.start_s, p.checkpoint_every_s, p.checkpoint_s)
+    if crashes is not None and crashes.n:
+        env, run, ckpt = segment_masks(t_s, p.start_s, p.stop_s, p.ramp_s, crashes,
+                                       p.checkpoint_every_s, p.checkpoint_s)
+    else:
+        env = envelope_frac(t_s, p.start_s, p.stop_s, p.ramp_s)
+        run = running_mask(t_s, p.start_s, p.stop_s, p.ramp_s)
+        ckpt = checkpoint_mask(t_s, p.start_s, p.checkpoint_every_s, p.checkpoint_s)
     if ckpt.any():
         wave[:, ckpt] = p.checkpoint_frac * p.tdp_w
         compute[:, ckpt] = False
@@ -126,6 +138,7 @@ def job_waveform(p: JobParams, gpu_counts: np.ndarray, t_s: np.ndarray, dt_s: fl
         "mean_period_s": float(periods[in_h].mean()) if in_h.any() and p.workload != "trace" else float("nan"),
         "mean_compute_frac": float((plan.compute_s / periods)[in_h].mean()) if in_h.any() and p.workload != "trace" else float("nan"),
         "checkpoint_steps": int(ckpt.sum()),
+        "running_s": float(run.sum() * dt_s),
     }
     return wave, running, compute, meta
 
@@ -159,9 +172,17 @@ def generate_load(scenario, *, rng: np.random.Generator | None = None) -> LoadPr
         p = resolve_job_params(job, load_gpu(job.gpu, key=f"{key}.gpu"))
         params.append(p)
         counts.append(group_gpu_counts(p.n_gpus, p.gpus_per_rack, job.n_rack_groups, key))
-    waves, runs, comps, rows, metas, warnings = [], [], [], [], {}, []
+    waves, runs, comps, rows, metas, warnings, events = [], [], [], [], {}, [], []
     for i, (job, p, c) in enumerate(zip(scenario.jobs, params, counts)):
-        w, r, cm, meta = job_waveform(p, c, t_s, dt_s, job_rngs[i], job=job, key=f"jobs.{i}")
+        # the failure process draws from a child of the job's generator: the iteration draws
+        # stay those of the job without failures
+        crashes = (crash_schedule(job, p.n_gpus, p.start_s, p.stop_s, float(t_s.size * dt_s),
+                                  job_rngs[i].spawn(1)[0]) if job.failures is not None else None)
+        w, r, cm, meta = job_waveform(p, c, t_s, dt_s, job_rngs[i], job=job, key=f"jobs.{i}",
+                                      crashes=crashes)
+        if crashes is not None:
+            meta["crashes"] = _crash_meta(crashes, p, t_s.size * dt_s)
+            events.extend(_crash_events(crashes, job.name, p, t_s.size * dt_s))
         if job.workload == "trace":      # what the trace can and cannot show (same words as validate)
             tr, found = inspect_job_trace(job, f"jobs.{i}", scenario)
             meta["trace"] = {k: v for k, v in asdict(tr.info).items() if k != "header"}
@@ -187,4 +208,31 @@ def generate_load(scenario, *, rng: np.random.Generator | None = None) -> LoadPr
     groups = pd.concat(rows, ignore_index=True)
     groups["feeder"] = assign_feeders(groups["job_index"].to_numpy(), scenario.grid.n_feeders)
     return LoadProfile(t_s=t_s, dt_s=dt_s, groups=groups, p_gpu_w=p_gpu_w, running=running,
-                       compute=compute, meta={"jobs": metas, "seed": scenario.seed, "warnings": warnings})
+                       compute=compute, meta={"jobs": metas, "seed": scenario.seed, "warnings": warnings,
+                                              "events": events})
+
+
+def _crash_meta(c: CrashSchedule, p: JobParams, horizon_s: float) -> dict:
+    """Per-job crash figures in the horizon: count, lost training [s, iterations], down time [s]."""
+    m = c.crash_s < horizon_s
+    down = np.minimum(c.restart_s[m], horizon_s) - c.crash_s[m]
+    return {"n_crashes": int(m.sum()), "lost_s": float(c.lost_s[m].sum()),
+            "lost_iterations": float(c.lost_s[m].sum() / p.period_s),
+            "down_s": float(down.sum()),
+            "crash_s": c.crash_s[m].tolist(), "restart_s": c.restart_s[m].tolist(),
+            "lost_s_each": c.lost_s[m].tolist()}
+
+
+def _crash_events(c: CrashSchedule, job: str, p: JobParams, horizon_s: float) -> list[dict]:
+    """'crash' and 'restart' rows of events.json (one loop over the crashes)."""
+    out = []
+    for t, r, lost in zip(c.crash_s, c.restart_s, c.lost_s):
+        if t >= horizon_s:
+            break
+        out.append(dict(t_s=float(t), job=job, kind="crash", detail=(
+            f"job crashed: power to idle within {c.drop_s:g} s; {lost:.1f} s of training since "
+            f"the last checkpoint lost ({lost / p.period_s:.1f} iterations)")))
+        if r < horizon_s:
+            out.append(dict(t_s=float(r), job=job, kind="restart", detail=(
+                f"restart from the last checkpoint after {r - t:g} s down; start ramp {p.ramp_s:g} s")))
+    return out
