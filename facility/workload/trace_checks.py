@@ -106,8 +106,11 @@ def trace_warnings(trace: Trace, job: "JobConfig", key: str, scenario: "Scenario
             out.append(f"{where}: the trace covers {info.duration_s:.4g} s of the {run:.4g} s the job runs in the "
                        "horizon (trace_loop = false): the GPUs sit idle after its end")
     if info.dropped_rows:
-        out.append(f"{where}: the last poll is incomplete ({info.dropped_rows} of {info.n_gpus} GPU rows): "
-                   "dropped")
+        out.append(f"{where}: {info.dropped_rows} row(s) of an incomplete first or last poll "
+                   f"({info.n_gpus} GPUs per poll): dropped")
+    if info.na_rows:
+        out.append(f"{where}: {info.na_rows} [N/A] reading(s) dropped (trace_drop_na = true); each filled "
+                   "from its own GPU's neighbouring polls")
     return out
 
 
@@ -133,4 +136,5 @@ def job_trace(job: "JobConfig", key: str) -> Trace:
     gpu = load_gpu(job.gpu, key=f"{key}.gpu")
     return load_trace(job.trace_file, tdp_w=gpu.tdp_w, idle_w=gpu.idle_w, scale=job.trace_scale,
                       gpus_per_node=job.gpus_per_node, sensor=job.trace_sensor,
-                      gpu_model=f"{gpu.name} {gpu.description}", key=key)
+                      gpu_model=f"{gpu.name} {gpu.description}", key=key,
+                      gpus_per_poll=job.trace_gpus_per_poll, drop_na=job.trace_drop_na)
