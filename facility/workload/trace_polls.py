@@ -40,7 +40,7 @@ PERIOD_MATCH = 0.9
 #: Largest GPU count searched for (one nvidia-smi sees one node; 16 GPUs is the most sold). [GPU]
 MAX_GPUS = 64
 _TICK_S = 5e-4          # identical timestamps (ms clock) count as half a tick apart
-_SCAN_ROWS = 100_000    # evidence is read from the first rows only (enough polls, bounded time)
+_SCAN_ROWS = 20_000    # evidence is read from the first rows only (enough polls, bounded time)
 _PHASE_ROWS = 4_000     # rows searched for a log that starts in the middle of a poll
 
 
@@ -56,13 +56,18 @@ def _separation(d: np.ndarray, n: int) -> float:
     return float(np.quantile(between, 0.05) / np.quantile(within, 0.95))
 
 
+def _grouped(d: np.ndarray) -> bool:
+    """Rows fall into groups (short gaps inside, long ones between), whatever their count."""
+    return bool(d.size >= 4 and np.quantile(d, 0.9) >= SEPARATION * np.quantile(d, 0.1))
+
+
 def _by_timestamps(t: np.ndarray) -> tuple[int | None, int, str]:
     """(GPUs per poll or None, rows of an incomplete first poll, evidence)."""
     d = np.maximum(np.diff(t[:_SCAN_ROWS]), _TICK_S)
     top = min(MAX_GPUS, d.size // 2)
     scores = {(n, 0): _separation(d, n) for n in range(2, top + 1)}
     ok = [k for k, s in scores.items() if s >= SEPARATION]
-    if not ok:                  # a log cut in the middle of a poll: its first rows are a partial poll
+    if not ok and _grouped(d):  # a log cut in the middle of a poll: its first rows are a partial poll
         short = d[:_PHASE_ROWS]
         scores.update({(n, ph): _separation(short[ph:], n)
                        for n in range(2, min(MAX_GPUS, short.size // 2) + 1) for ph in range(1, n)})
@@ -121,8 +126,7 @@ def gpus_per_poll(t: np.ndarray, patterns: dict[str, np.ndarray], stated: int | 
     names = [k for k, (n, _) in zip(patterns, found) if n is not None]
     evidence = "; ".join([why_t] + [why for _, why in found])
     d = np.maximum(np.diff(t[:_SCAN_ROWS]), _TICK_S)
-    # rows fall into groups (short gaps inside, long ones between) whatever their count
-    grouped = d.size >= 4 and np.quantile(d, 0.9) >= SEPARATION * np.quantile(d, 0.1)
+    grouped = _grouped(d)
     if stated is not None:
         if t.size < 2 * stated:
             raise ScenarioError(f"{where}: trace_gpus_per_poll = {stated} leaves fewer than 2 polls "
