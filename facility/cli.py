@@ -166,13 +166,13 @@ def _cmd_trace(args) -> int:
 
 def _summary(res, out: Path, wall_s: float) -> str:
     m = res.metrics
+    from facility.metrics import verdict_text
+
     comp = m["compliance"]
-    failing = [k for k, v in comp.items() if k != "compliant" and not v]
     line = (f"{res.scenario.name}: pcc swing {m['pcc']['max_window_swing_mw']:.3g} MW/{res.scenario.spec.window_s:g} s "
             f"(raw {m['raw']['max_window_swing_mw']:.3g}), energy overhead {100 * m['energy']['energy_overhead_frac']:.2f} %, "
-            f"slowdown {100 * m['training']['slowdown_frac']:.2f} %; compliant: {'yes' if comp['compliant'] else 'no'}")
-    if failing:
-        line += f" (failing: {', '.join(failing)})"
+            f"slowdown {100 * m['training']['slowdown_frac']:.2f} %; compliant: "
+            f"{verdict_text(comp, m.get('undecided', {}))}")
     el = m.get("electrical_compliance", {})
     if not el.get("compliant", True):
         from facility.electrical.limits import violation_lines
@@ -212,6 +212,9 @@ def _cmd_size(args) -> int:
                             f"ups or bess, or name GPU levers in optimize.levers")
     sol, res = size_scenario(s, out_dir=args.out, progress=not args.no_progress and sys.stderr.isatty(),
                              plots=not args.no_plots)
+    from facility.report.design import design_line
+
+    print(design_line(res))      # lead with the design: technology, P, E, duration, cost, who verified it
     sizes = ", ".join(f"{n}: {_nonneg(sol.p_rated_mw_opt[n]):.4g} MW / {_nonneg(sol.e_rated_mwh_opt[n]):.4g} MWh"
                       for n in sol.p_rated_mw_opt)
     how = {"periodic": f"periodic reduction, period {sol.info.period_steps} steps",
@@ -266,8 +269,9 @@ def _cmd_size(args) -> int:
     elif not res.compliant:
         from facility.sizing import LP_LIMITS
 
-        other = [k for k, v in res.metrics["compliance"].items()
-                 if k != "compliant" and not v and k not in LP_LIMITS]
+        from facility.metrics import limit_rows
+
+        other = [k for k, v in limit_rows(res.metrics["compliance"]).items() if not v and k not in LP_LIMITS]
         if other:
             print(f"note: the sizing LP does not hold {', '.join(other)} (not linear constraints of the "
                   f"LP); the verification run breaks them; the limits it sized for hold")

@@ -207,7 +207,8 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
     sizing.update(mix.annual_cost(scenario, sol))
     comp = res.metrics["compliance"]
     sizing["verification"] = {"compliant": bool(comp["compliant"]),
-                              "rows": {k: bool(v) for k, v in comp.items() if k != "compliant"},
+                              "rows": {k: bool(v) for k, v in fm.limit_rows(comp).items()},
+                              "undecided": sorted(res.metrics.get("undecided", {})),
                               "realized_by": _realized_by(sized, gpu_plan)}
     res.sizing = sizing
     if out_dir is not None:

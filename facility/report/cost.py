@@ -63,7 +63,9 @@ def cost_section(res: "Results") -> str:
     if ver:
         ok = "meets" if ver["compliant"] else "does <b>not</b> meet"
         failing = [k for k, v in ver["rows"].items() if not v]
+        und = ver.get("undecided", [])
         out.append(f"<p>Verification: the realized site {ok} the limits"
                    + (f" (failing: {html.escape(', '.join(failing))})" if failing else "")
+                   + (f"; cannot judge {html.escape(', '.join(und))}" if und else "")
                    + ". Realized by: " + html.escape("; ".join(ver["realized_by"])) + ".</p>")
     return "\n".join(out)

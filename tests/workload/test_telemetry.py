@@ -348,6 +348,32 @@ def test_run_lists_the_sensor_warning_in_events_and_report(data_dir, tmp_path):
     assert "content above ~0.5 Hz cannot be seen" in html
 
 
+def test_a_limit_the_trace_cannot_judge_is_undecided_not_yes(data_dir, tmp_path, capsys):
+    """Issue 40: a 1-s-averaged trace under a 5-s window swing limit. The swing is not a row of
+    compliance but undecided.max_window_swing_mw; all_decided is false; the CLI line and the
+    report header say "cannot judge" beside the decided limit."""
+    import json
+
+    scen = _toml(tmp_path, data_dir / "nvidia_smi_8xh100_jitter_stall.csv",
+                 spec="max_window_swing_mw = 100.0\nmax_ramp_mw_per_min = 100.0", horizon_s=4.0, dt_s=0.05)
+    out = tmp_path / "out"
+    assert main(["run", str(scen), "--out", str(out), "--no-plots"]) == 0
+    line = capsys.readouterr().out
+    assert "compliant: yes on max_ramp_mw_per_min; cannot judge max_window_swing_mw" in line
+    m = json.loads((out / "metrics.json").read_text())
+    assert m["undecided"] == {"max_window_swing_mw": True}
+    assert m["compliance"] == {"max_ramp_mw_per_min": True, "all_decided": False, "compliant": True}
+    html = (out / "report.html").read_text()
+    assert "Compliant with the utility spec: <b>yes on max_ramp_mw_per_min; cannot judge max_window_swing_mw" in html
+    assert "<h2>Cannot judge: max_window_swing_mw</h2>" in html
+    # the instantaneous Titan X log decides the same limit
+    scen = _toml(tmp_path, data_dir / "nvidia_smi_2xtitanx.csv", spec="max_window_swing_mw = 100.0",
+                 job='trace_sensor = "instant"', horizon_s=4.0, dt_s=0.05)
+    assert main(["run", str(scen), "--out", str(tmp_path / "out2"), "--no-plots"]) == 0
+    m = json.loads((tmp_path / "out2" / "metrics.json").read_text())
+    assert m["undecided"] == {} and m["compliance"]["all_decided"] is True
+
+
 def test_calibrated_h100_archetype_reproduces_the_measured_levels():
     """llm_pretrain_h100: iteration mean near 0.78 TDP (what the 1-s-averaged H100 logs show),
     checkpoints near 160 W, not idle; an explicit p_high_frac still wins."""
