@@ -131,12 +131,14 @@ def gpus_per_poll(t: np.ndarray, patterns: dict[str, np.ndarray], stated: int | 
         if t.size < 2 * stated:
             raise ScenarioError(f"{where}: trace_gpus_per_poll = {stated} leaves fewer than 2 polls "
                                 f"({t.size} rows)")
-        fits = stated == 1 and not grouped or max(
-            (_separation(d[p:], stated) for p in range(stated if n_t is None else 1)), default=0.0) >= SEPARATION
-        if grouped and not fits and n_t != stated:
+        if n_t == stated or not grouped:
+            return stated, (ph if n_t == stated else 0), "trace_gpus_per_poll", evidence
+        sep = [_separation(d[p:], stated) for p in range(stated if n_t is None else 1)]
+        best = int(np.argmax(sep)) if sep else 0
+        if not sep or sep[best] < SEPARATION:
             raise ScenarioError(f"{where}: trace_gpus_per_poll = {stated} contradicts the file ({evidence}): its "
                                 f"timestamps do not fall into polls of {stated} rows (a GPU row missing?)")
-        return stated, (ph if n_t == stated else 0), "trace_gpus_per_poll", evidence
+        return stated, best, "trace_gpus_per_poll", evidence
     if n_t is None and grouped:
         raise ScenarioError(
             f"{where}: rows do not form polls of a fixed number of GPUs: the timestamps fall into groups "
