@@ -166,15 +166,13 @@ def _cmd_trace(args) -> int:
 
 def _summary(res, out: Path, wall_s: float) -> str:
     m = res.metrics
+    from facility.metrics import verdict_text
+
     comp = m["compliance"]
-    failing = [k for k, v in comp.items() if k not in ("compliant", "undecided", "all_decided") and not v]
     line = (f"{res.scenario.name}: pcc swing {m['pcc']['max_window_swing_mw']:.3g} MW/{res.scenario.spec.window_s:g} s "
             f"(raw {m['raw']['max_window_swing_mw']:.3g}), energy overhead {100 * m['energy']['energy_overhead_frac']:.2f} %, "
-            f"slowdown {100 * m['training']['slowdown_frac']:.2f} %; compliant: {'yes' if comp['compliant'] else 'no'}")
-    if failing:
-        line += f" (failing: {', '.join(failing)})"
-    if comp.get("undecided"):
-        line += "; " + "; ".join(f"cannot judge {k}" for k in comp["undecided"])
+            f"slowdown {100 * m['training']['slowdown_frac']:.2f} %; compliant: "
+            f"{verdict_text(comp, m.get('undecided', {}))}")
     el = m.get("electrical_compliance", {})
     if not el.get("compliant", True):
         from facility.electrical.limits import violation_lines
@@ -214,8 +212,10 @@ def _cmd_size(args) -> int:
                             f"ups or bess, or name GPU levers in optimize.levers")
     sol, res = size_scenario(s, out_dir=args.out, progress=not args.no_progress and sys.stderr.isatty(),
                              plots=not args.no_plots)
+    from facility.report.design import design_line
+
     z = res.sizing or {}
-    print(_design_line(sol, z))
+    print(design_line(res))      # lead with the design: technology, P, E, duration, cost, who verified it
     how = {"periodic": f"periodic reduction, period {sol.info.period_steps} steps",
            "follower": "fallback plan: PCC on a moving average of the load",
            "interior": "interior-point restriction, bracketed by a Lagrangian bound"}.get(sol.info.method, "full LP")
@@ -272,20 +272,6 @@ def _cmd_size(args) -> int:
               f"loss-aware plan still broke a limit through the network", file=sys.stderr)
     print(_summary(res, args.out, time.perf_counter() - t0))
     return EXIT_OK
-
-
-def _design_line(sol, z: dict) -> str:
-    """The answer first: each storage's P, E and duration, the annual cost, who verified it."""
-    parts = []
-    for n in sol.p_rated_mw_opt:
-        p, e = _nonneg(sol.p_rated_mw_opt[n]), _nonneg(sol.e_rated_mwh_opt[n])
-        dur = f", {e / p * 3600:.3g} s" if p > 0 and e / p < 0.1 else (f", {e / p:.3g} h" if p > 0 else "")
-        parts.append(f"{n} {p:.4g} MW / {e:.4g} MWh{dur}")
-    who = z.get("verified_by", "optimal")
-    by = ("perfect-foresight dispatch (controller.kind = 'optimal')" if who == "optimal"
-          else f"controller.kind = {who!r} (closed loop)")
-    return (f"design: {'; '.join(parts) or 'no storage'}; {z.get('objective_usd_per_year', 0.0):,.0f} USD/yr; "
-            f"verified by {by}")
 
 
 def _frac(v) -> str:

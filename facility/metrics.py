@@ -341,33 +341,70 @@ _LIMITS = {
 }
 
 
-def compliance(pcc: dict, spec: "SpecConfig") -> dict:
-    """One bool per spec limit that is set (keyed by the limit's name) and ``compliant``.
+def compliance(pcc: dict, spec: "SpecConfig", undecided=()) -> dict:
+    """One bool per spec limit that is set and decided (keyed by the limit's name),
+    ``all_decided`` and ``compliant``.
 
     A limit holds when metric ≤ limit + :data:`COMPLIANCE_ABS_TOL`. Extra spectral bands give
-    rows ``band_<name>``.
+    rows ``band_<name>``. A limit named in ``undecided`` (one the data cannot decide, e.g. a
+    window swing under a 1-s-averaged trace) is not a row: ``all_decided`` is then false and
+    ``compliant`` speaks for the decided rows only (:func:`verdict_text` says both).
     """
+    skip = set(undecided)
     rows: dict[str, bool] = {}
     for limit_key, metric_key in _LIMITS.items():
         limit = getattr(spec, limit_key)
-        if limit is not None:
+        if limit is not None and limit_key not in skip:
             rows[limit_key] = bool(pcc[metric_key] <= limit + COMPLIANCE_ABS_TOL)
     for b in spec.bands:
-        rows[f"band_{b.name}"] = bool(pcc["band_peaks_mw"][b.name] <= b.max_peak_mw + COMPLIANCE_ABS_TOL)
-    rows["compliant"] = all(rows.values())
+        if f"band_{b.name}" not in skip:
+            rows[f"band_{b.name}"] = bool(pcc["band_peaks_mw"][b.name] <= b.max_peak_mw + COMPLIANCE_ABS_TOL)
+    ok = all(rows.values())
+    rows["all_decided"] = not skip
+    rows["compliant"] = ok
     return rows
 
 
-def compliance_margins(pcc: dict, spec: "SpecConfig") -> dict:
-    """Relative margin 1 − metric / limit of every set limit (negative = violated). [frac]"""
+#: Keys of a ``compliance`` block that are not limit rows.
+VERDICT_KEYS = ("all_decided", "compliant")
+
+
+def limit_rows(comp: dict) -> dict:
+    """The limit rows of a ``compliance`` block (without ``all_decided`` / ``compliant``)."""
+    return {k: v for k, v in comp.items() if k not in VERDICT_KEYS}
+
+
+def verdict_text(comp: dict, undecided=()) -> str:
+    """The verdict in words, as the CLI line and the report header say it.
+
+    ``yes`` / ``no (failing: a, b)``; with limits the data cannot decide, ``cannot judge c``
+    beside the decided ones (``yes on a; cannot judge c``), never a bare ``yes``.
+    """
+    rows = limit_rows(comp)
+    failing = [k for k, v in rows.items() if not v]
+    und = sorted(undecided)
+    if not und:
+        return "yes" if comp["compliant"] else f"no (failing: {', '.join(failing)})"
+    judge = f"cannot judge {', '.join(und)}"
+    if not rows:
+        return f"{judge} (no limit the data can decide)"
+    if comp["compliant"]:
+        return f"yes on {', '.join(rows)}; {judge}"
+    return f"no (failing: {', '.join(failing)}); {judge}"
+
+
+def compliance_margins(pcc: dict, spec: "SpecConfig", undecided=()) -> dict:
+    """Relative margin 1 − metric / limit of every set and decided limit (negative = violated). [frac]"""
+    skip = set(undecided)
     out = {}
     for limit_key, metric_key in _LIMITS.items():
         limit = getattr(spec, limit_key)
-        if limit is not None:
+        if limit is not None and limit_key not in skip:
             out[limit_key] = 1.0 - pcc[metric_key] / limit
     for b in spec.bands:
-        out[f"band_{b.name}"] = 1.0 - pcc["band_peaks_mw"][b.name] / b.max_peak_mw
+        if f"band_{b.name}" not in skip:
+            out[f"band_{b.name}"] = 1.0 - pcc["band_peaks_mw"][b.name] / b.max_peak_mw
     return out
 
 
-__all__.append("compliance_margins")
+__all__ += ["compliance_margins", "VERDICT_KEYS", "limit_rows", "verdict_text"]

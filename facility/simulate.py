@@ -44,6 +44,21 @@ def gpu_controls_active(scenario: Scenario) -> bool:
     return bool(scenario.gpu_smoothing.enabled or scenario.firefly.enabled or scenario.power_cap.enabled)
 
 
+_LOGGED: set[str] = set()
+
+
+def _plausibility(scenario: Scenario) -> list[str]:
+    """:func:`~facility.config.plausibility.plausibility_warnings`, logged once per process."""
+    from facility.config.plausibility import plausibility_warnings
+
+    found = plausibility_warnings(scenario)
+    for text in found:
+        if text not in _LOGGED:     # sweeps and size rounds run the same scenario often
+            _LOGGED.add(text)
+            log.warning("%s", text)
+    return found
+
+
 def _storage_first(scenario: Scenario) -> Scenario:
     """The scenario with GPU smoothing and firefly off (a static power cap stays).
 
@@ -218,6 +233,8 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
         # what the load cannot show (e.g. a 1-s-averaged trace): events.json and report.html list them
         events.extend({"t_s": 0.0, "kind": "warning", "detail": w} for w in profile.meta.get("warnings", []))
         events.extend(profile.meta.get("events", []))      # job crashes and restarts
+        # numbers that cannot be what the user meant (validate prints the same)
+        events.extend({"t_s": 0.0, "kind": "warning", "detail": w} for w in _plausibility(scenario))
     bar.update()
 
     storages_cfg = scenario.storages()
@@ -334,8 +351,11 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
         events.sort(key=lambda e: e.get("t_s", 0.0))
         metrics["training"] = _training_block(scenario, gpu_full, gpu_normal, engaged, codesign)
         _add_crashes(metrics["training"], profile)
-        metrics["compliance"] = fm.compliance(pcc_m, spec)
-        metrics["compliance_raw"] = fm.compliance(raw_m, spec)
+        # limits the load data cannot decide (a 1-s-averaged or coarsely polled trace)
+        undecided = sorted(profile.meta.get("undecided", {}))
+        metrics["compliance"] = fm.compliance(pcc_m, spec, undecided)
+        metrics["compliance_raw"] = fm.compliance(raw_m, spec, undecided)
+        metrics["undecided"] = {k: True for k in undecided}
         metrics["gpu"] = {"engaged_frac": float(np.mean(engaged)) if engaged.size else 0.0}
         if gpu_full is not None and getattr(gpu_full, "wear", None):
             metrics["gpu"]["wear"] = _numeric_tree(gpu_full.wear)
@@ -389,13 +409,11 @@ def _grid_event_metrics(metrics, ts, scenario, ge, pf, pf_ref, net, storages) ->
             need["battery_holds"] = bool(need["e_mwh"] <= usable + 1e-12 and need["p_mw"] <= ups.p_rated_mw + 1e-9)
         block["ups_sizing"] = need
     metrics["ride_through"] = _numeric_tree(block)
-    comp = metrics["compliance"]
-    comp.pop("compliant", None)
-    comp.update(rows)
-    comp["compliant"] = all(bool(v) for v in comp.values())
-    if undecided:
-        comp["undecided"] = dict(undecided)
-        comp["all_decided"] = False
+    und = metrics.setdefault("undecided", {})
+    und.update({k: True for k in undecided})
+    limit = fm.limit_rows(metrics["compliance"])
+    limit.update(rows)
+    metrics["compliance"] = {**limit, "all_decided": not und, "compliant": all(bool(v) for v in limit.values())}
     for name, col in ge.columns.items():
         ts[name] = col
     ts["p_ref_pcc_mw"] = pf_ref.p_pcc_mw

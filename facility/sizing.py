@@ -256,7 +256,8 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
     comp = res.metrics["compliance"]
     sizing["verified"] = bool(comp["compliant"])
     sizing["verification"] = {"compliant": bool(comp["compliant"]),
-                              "rows": {k: bool(v) for k, v in comp.items() if k != "compliant"},
+                              "rows": {k: bool(v) for k, v in fm.limit_rows(comp).items()},
+                              "undecided": sorted(res.metrics.get("undecided", {})),
                               "realized_by": _realized_by(res.scenario, verifier, resize, gpu_plan)}
     res.sizing = sizing
     if out_dir is not None:
@@ -265,7 +266,7 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
         write_outputs(res, Path(out_dir), plots=plots)
     if not comp["compliant"] and require_compliant:
         raise InfeasibleError(_not_compliant_message(res, verifier, history, failing, resize, out_dir),
-                              {"failing": [k for k, v in comp.items() if k != "compliant" and not v],
+                              {"failing": [k for k, v in fm.limit_rows(comp).items() if not v],
                                "limit_margin_history": history, "verified_by": verifier,
                                **({"resize": resize.as_json()} if resize is not None else {})})
     return delivered, res
@@ -297,7 +298,7 @@ def _design_network(scenario: Scenario, feeder_peak_mw: np.ndarray):
 def _not_compliant_message(res, verifier, history, failing, resize, out_dir) -> str:
     """Why ``size`` exits 3: which limits the verification breaks and what was tried."""
     spec = res.scenario.spec
-    rows = [k for k, v in res.metrics["compliance"].items() if k != "compliant" and not v]
+    rows = [k for k, v in fm.limit_rows(res.metrics["compliance"]).items() if not v]
     what = []
     for k in rows:
         try:

@@ -118,6 +118,7 @@ def resize_for_controller(scenario, sol, *, progress: bool = False) -> Controlle
         :data:`MAX_SCALE`) was compliant, or the runs ran out before one was.
     """
     from facility import mix
+    from facility.metrics import limit_rows
     from facility.simulate import run_scenario
 
     sized0, _, gpu_plan = mix.realize(scenario, sol, closed_loop=True)
@@ -135,7 +136,7 @@ def resize_for_controller(scenario, sol, *, progress: bool = False) -> Controlle
                for n, (p, e) in ratings_at(a).items()}
         res = run_scenario(sized0.model_copy(update=upd), progress=progress, gpu_plan=gpu_plan)
         comp = res.metrics["compliance"]
-        failing = [k for k, v in comp.items() if k != "compliant" and not v]
+        failing = [k for k, v in limit_rows(comp).items() if not v]
         tried.append({"scale": a, "compliant": bool(comp["compliant"]), "failing": failing})
         runs[a] = res
         log.info("verification under controller %r at %.3g x the foresight ratings: %s", scenario.controller.kind,

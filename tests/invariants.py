@@ -50,8 +50,10 @@ def check_invariants(res, *, balance_rel_tol: float = 1e-6) -> None:
     balance = ts["p_pcc_mw"] - (ts["p_load_mw"] + p_store + ts["losses_mw"])
     assert np.abs(balance).max() <= balance_rel_tol * scale, float(np.abs(balance).max())
     comp = res.metrics["compliance"]
-    rows = [v for k, v in comp.items() if k not in ("compliant", "undecided", "all_decided")]
+    rows = [v for k, v in comp.items() if k not in ("compliant", "all_decided")]
     assert comp["compliant"] == all(rows)
+    assert comp["all_decided"] == (not res.metrics.get("undecided"))
+    assert not set(res.metrics.get("undecided", {})) & set(comp)
     el = res.metrics["electrical_compliance"]
     el_rows = [v for k, v in el.items() if k not in ("compliant", "violation_s")]
     assert el["compliant"] == all(el_rows)

@@ -116,13 +116,30 @@ def test_compliance_rows_and_margin():
     _, p = square(0.01)
     pcc = m.power_metrics(p, 0.01, spec)
     rows = m.compliance(pcc, spec)
-    assert set(rows) == {"max_window_swing_mw", "max_ramp_up_mw_per_s", "band_low", "compliant"}
+    assert set(rows) == {"max_window_swing_mw", "max_ramp_up_mw_per_s", "band_low", "all_decided", "compliant"}
+    assert rows["all_decided"] is True
     assert rows["max_window_swing_mw"] is False
     assert rows["max_ramp_up_mw_per_s"] is True
     assert rows["band_low"] is False
     assert rows["compliant"] is False
     margins = m.compliance_margins(pcc, spec)
     assert margins["max_window_swing_mw"] == pytest.approx(1 - 70 / 10)
+
+
+def test_undecided_limits_are_not_rows_and_the_verdict_says_so():
+    """A limit the data cannot decide is no row: all_decided false, the verdict names it."""
+    spec = SpecConfig(max_window_swing_mw=10.0, max_ramp_up_mw_per_s=100.0)
+    _, p = square(0.01)
+    pcc = m.power_metrics(p, 0.01, spec)
+    rows = m.compliance(pcc, spec, undecided=["max_window_swing_mw"])
+    assert rows == {"max_ramp_up_mw_per_s": True, "all_decided": False, "compliant": True}
+    assert m.verdict_text(rows, ["max_window_swing_mw"]) == "yes on max_ramp_up_mw_per_s; cannot judge max_window_swing_mw"
+    assert "max_window_swing_mw" not in m.compliance_margins(pcc, spec, ["max_window_swing_mw"])
+    both = m.compliance(pcc, spec, undecided=["max_window_swing_mw", "max_ramp_up_mw_per_s"])
+    assert m.verdict_text(both, ["max_window_swing_mw", "max_ramp_up_mw_per_s"]) == (
+        "cannot judge max_ramp_up_mw_per_s, max_window_swing_mw (no limit the data can decide)")
+    decided = m.compliance(pcc, spec)
+    assert m.verdict_text(decided) == "no (failing: max_window_swing_mw)"
 
 
 def test_energy_mwh():

@@ -169,7 +169,9 @@ def check_trace_file(job, key: str) -> list[str]:
 def scenario_warnings(s: "Scenario") -> list[str]:
     """What the scenario's inputs cannot show (no error): a trace averaged by its sensor under
     limits above ~0.5 Hz, sampling slower than the band limits, poll gaps, a trace shorter than
-    the job. Each names its key. ``run`` logs the same and lists them in events and report.html.
+    the job; and numbers that cannot be what the user meant
+    (:mod:`facility.config.plausibility`). Each names its key. ``run`` logs the same and lists
+    them in events and report.html.
     """
     from facility.workload.trace_checks import inspect_job_trace
 
@@ -181,7 +183,9 @@ def scenario_warnings(s: "Scenario") -> list[str]:
             except ScenarioError:
                 continue   # reported by check_jobs
             out.extend(found)
-    return out
+    from facility.config.plausibility import plausibility_warnings
+
+    return out + plausibility_warnings(s)
 
 
 def trace_summaries(s: "Scenario") -> list[str]:

@@ -157,6 +157,14 @@ class JobConfig(StrictModel):
         "content above ~0.5 Hz; validate warns when the spec has limits there."))
     gpus_per_node: int = F(8, unit="GPU", gt=0, le=1024,
                            description="GPUs per node, for trace_scale = 'per_node'.")
+    trace_gpus_per_poll: int | None = F(None, unit="GPU", gt=0, le=1024, description=(
+        "GPUs per poll of a trace file without a GPU id column (nvidia-smi --query-gpu="
+        "timestamp,power.draw,... writes one row per GPU per poll, in a fixed GPU order); "
+        "none = found from the file's timestamps and repeating memory.used / utilization.gpu "
+        "values (an ambiguous file is refused and asks for this key)."))
+    trace_drop_na: bool = F(False, description=(
+        "Drop '[N/A]' power readings of the trace (each is filled from its own GPU's "
+        "neighbouring polls; the count is reported in the events); false = refuse the file."))
     trace_loop: bool = F(True, description="Repeat the trace when it is shorter than the job's running time.")
     failures: JobFailuresConfig | None = F(None, description=(
         "Crashes and restarts of the job ([jobs.failures]); none = the job never fails."))

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from facility.results import Results
 
-__all__ = ["cost_section", "design_header"]
+__all__ = ["cost_section"]
 
 _ROWS = (("storage_capex_usd_per_year", "storage capex (annuity)"),
          ("loss_energy_usd_per_year", "energy of conversion losses"),
@@ -21,35 +21,6 @@ _ROWS = (("storage_capex_usd_per_year", "storage capex (annuity)"),
 
 def _num(v, fmt="{:,.0f}") -> str:
     return "–" if v is None else fmt.format(v)
-
-
-def design_header(res: "Results") -> str:
-    """HTML of the answer a sizing leads with: each storage's P, E and duration, the annual
-    cost, and which controller verified it (``perfect-foresight dispatch`` for ``optimal``);
-    "" for a plain run."""
-    sz = res.sizing or {}
-    if "objective_usd_per_year" not in sz:
-        return ""
-    rows = []
-    for n, d in (sz.get("mix", {}).get("storages") or {}).items():
-        p, e = d["p_rated_mw"], d["e_rated_mwh"]
-        dur = (f"{e / p * 3600:.3g} s" if e / p < 0.1 else f"{e / p:.3g} h") if p > 0 else "–"
-        rows.append(f"<tr><td>{html.escape(n)}</td><td>{p:.4g}</td><td>{e:.4g}</td><td>{dur}</td></tr>")
-    who = sz.get("verified_by", "optimal")
-    by = ("<b>perfect-foresight dispatch</b> (controller.kind = optimal: the LP's plan replayed; a "
-          "study of the least storage any controller could need)" if who == "optimal"
-          else f"controller <b>{html.escape(who)}</b> (closed loop, no knowledge of the future load)")
-    fs = sz.get("foresight", {})
-    extra = ""
-    if who != "optimal" and "objective_usd_per_year" in fs:
-        extra = (f" The perfect-foresight design costs {fs['objective_usd_per_year']:,.0f} USD/yr; no foresight "
-                 f"costs {sz.get('cost_of_no_foresight_usd_per_year', 0.0):,.0f} USD/yr more "
-                 f"({sz.get('resize', {}).get('scale', 1.0):.3g} × its ratings).")
-    verdict = "compliant" if sz.get("verified") else "NOT compliant"
-    return ("<div class='design'><h2>Design</h2>"
-            f"<p><b>{sz['objective_usd_per_year']:,.0f} USD per year</b>; verified by {by}: {verdict}.{extra}</p>"
-            + ("<table><tr><th>storage</th><th>P [MW]</th><th>E [MWh]</th><th>duration</th></tr>"
-               + "".join(rows) + "</table>" if rows else "") + "</div>")
 
 
 def cost_section(res: "Results") -> str:
@@ -92,7 +63,9 @@ def cost_section(res: "Results") -> str:
     if ver:
         ok = "meets" if ver["compliant"] else "does <b>not</b> meet"
         failing = [k for k, v in ver["rows"].items() if not v]
+        und = ver.get("undecided", [])
         out.append(f"<p>Verification: the realized site {ok} the limits"
                    + (f" (failing: {html.escape(', '.join(failing))})" if failing else "")
+                   + (f"; cannot judge {html.escape(', '.join(und))}" if und else "")
                    + ". Realized by: " + html.escape("; ".join(ver["realized_by"])) + ".</p>")
     return "\n".join(out)

@@ -7,8 +7,9 @@ import html
 import math
 from typing import TYPE_CHECKING
 
-from facility.metrics import _LIMITS
-from facility.report.cost import cost_section, design_header
+from facility.metrics import _LIMITS, verdict_text
+from facility.report.cost import cost_section
+from facility.report.design import design_html
 
 if TYPE_CHECKING:
     from facility.results import Results
@@ -56,7 +57,8 @@ def _fmt(v) -> str:
 
 
 def compliance_rows(res: "Results") -> list[tuple[str, float, float | None, float, bool]]:
-    """``(limit, limit value, raw metric, pcc metric, ok)`` for every limit that is set."""
+    """``(limit, limit value, raw metric, pcc metric, ok)`` for every limit that is set; ``ok`` is
+    ``"cannot judge"`` for a limit the data cannot decide (``metrics['undecided']``)."""
     spec = res.scenario.spec
     rows = []
     comp = res.metrics["compliance"]
@@ -64,11 +66,11 @@ def compliance_rows(res: "Results") -> list[tuple[str, float, float | None, floa
         limit = getattr(spec, limit_key)
         if limit is not None:
             rows.append((limit_key, limit, res.metrics["raw"][metric_key], res.metrics["pcc"][metric_key],
-                         comp[limit_key]))
+                         comp.get(limit_key, "cannot judge")))
     for b in spec.bands:
         rows.append((f"band_{b.name} ({b.min_hz:g}–{b.max_hz:g} Hz peak)", b.max_peak_mw,
                      res.metrics["raw"]["band_peaks_mw"][b.name], res.metrics["pcc"]["band_peaks_mw"][b.name],
-                     comp[f"band_{b.name}"]))
+                     comp.get(f"band_{b.name}", "cannot judge")))
     return rows
 
 
@@ -81,7 +83,8 @@ def ride_through_html(res: "Results") -> list[str]:
     out = ["<h2>Grid events and ride-through</h2>"]
     rows = [[k, comp[k]] for k in ("ride_through_connected", "ride_through_recovery", "ride_through_max_load_loss_mw")
             if k in comp]
-    rows += [[f"{k}: cannot judge (the horizon ends too early)", "-"] for k in comp.get("undecided", {})]
+    rows += [[f"{k}: cannot judge (the horizon ends too early)", "-"] for k in res.metrics.get("undecided", {})
+             if k.startswith("ride_through")]
     if rows:
         out.append(_table(rows, ["ride-through row", "ok"]))
     else:
@@ -160,16 +163,24 @@ def render_report(res: "Results", images: list[tuple[str, str]]) -> str:
     """The HTML text of ``report.html``."""
     m = res.metrics
     sc = res.scenario
+    und = m.get("undecided", {})
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>facility: {html.escape(sc.name)}</title>"
              f"<style>{_CSS}</style></head><body>",
              f"<h1>{html.escape(sc.name)}</h1>",
+             design_html(res),     # a size run leads with its design
              f"<p>{html.escape(sc.description)}</p>" if sc.description else "",
              f"<p>{len(sc.jobs)} job(s), {sum(j.n_gpus for j in sc.jobs):,} GPUs, horizon {sc.time.horizon_s:g} s "
              f"at dt {sc.time.dt_s:g} s; controller <b>{sc.controller.kind}</b>. "
-             f"Compliant with the utility spec: <b>{'yes' if m['compliance']['compliant'] else 'no'}</b>; "
+             f"Compliant with the utility spec: <b>{html.escape(verdict_text(m['compliance'], und))}</b>; "
              f"electrical limits: <b>{'held' if m.get('electrical_compliance', {}).get('compliant', True) else 'violated'}"
              f"</b>.</p>"]
-    parts.append(design_header(res))
+    if und:
+        why = {e["detail"] for e in res.events if e.get("kind") == "warning" and "cannot" in str(e.get("detail", ""))}
+        parts.append(f"<div class='alert'><h2>Cannot judge: {html.escape(', '.join(sorted(und)))}</h2>"
+                     f"<p>The load data cannot decide these limits, so they are not rows of the verdict "
+                     f"(<code>undecided.&lt;limit&gt;</code> in metrics.json, <code>compliance.all_decided</code> "
+                     f"false). Why:</p><ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in sorted(why))
+                     + "</ul></div>")
     el_comp = m.get("electrical_compliance", {})
     if not el_comp.get("compliant", True):
         from facility.electrical.limits import violation_lines

@@ -92,12 +92,13 @@ def compliance_margin(scenario: Scenario, metrics: Mapping[str, Any]) -> dict[st
 
     margin_k = 1 − metric_k / limit_k for each limit k the spec sets (on the ``pcc`` metrics);
     ``min`` = min_k margin_k: > 0 every limit holds with that headroom, < 0 the worst limit is
-    exceeded by that fraction. NaN when the spec sets no limit.
+    exceeded by that fraction. NaN when the spec sets no limit (or none the data can decide).
     """
     pcc = metrics.get("pcc")
     if not pcc:
         return {"min": math.nan}
-    out = {k: float(v) for k, v in compliance_margins(pcc, scenario.spec).items()}
+    # a limit the data cannot decide (metrics 'undecided') has no margin either
+    out = {k: float(v) for k, v in compliance_margins(pcc, scenario.spec, metrics.get("undecided") or ()).items()}
     out["min"] = min(out.values()) if out else math.nan
     return out
 

@@ -33,7 +33,7 @@ from facility.workload.iterations import draw_iteration_plan, iteration_wave
 from facility.workload.profile import LoadProfile
 from facility.workload.timeline import checkpoint_mask, envelope_frac, running_mask, time_grid
 from facility.workload.trace import trace_on_grid
-from facility.workload.trace_checks import inspect_job_trace, job_trace
+from facility.workload.trace_checks import inspect_job_trace, job_trace, undecided_limits
 
 __all__ = ["generate_load", "job_waveform"]
 
@@ -160,7 +160,8 @@ def generate_load(scenario, *, rng: np.random.Generator | None = None) -> LoadPr
         job_index, gpu, n_gpus, tdp_w [W], idle_w [W], feeder, straggler; ``meta['jobs']`` holds
         per-job facts (resolved parameters, iteration count, mean period [s]; ``trace``: what
         :func:`~facility.workload.trace.load_trace` found), ``meta['warnings']`` what a measured
-        trace cannot show (:mod:`facility.workload.trace_checks`; also logged).
+        trace cannot show (:mod:`facility.workload.trace_checks`; also logged),
+        ``meta['undecided']`` the spec limits it cannot decide -> why.
     """
     rng = np.random.default_rng(scenario.seed) if rng is None else rng
     dt_s = float(scenario.time.dt_s)
@@ -172,7 +173,7 @@ def generate_load(scenario, *, rng: np.random.Generator | None = None) -> LoadPr
         p = resolve_job_params(job, load_gpu(job.gpu, key=f"{key}.gpu"))
         params.append(p)
         counts.append(group_gpu_counts(p.n_gpus, p.gpus_per_rack, job.n_rack_groups, key))
-    waves, runs, comps, rows, metas, warnings, events = [], [], [], [], {}, [], []
+    waves, runs, comps, rows, metas, warnings, events, undecided = [], [], [], [], {}, [], [], {}
     for i, (job, p, c) in enumerate(zip(scenario.jobs, params, counts)):
         # the failure process draws from a child of the job's generator: the iteration draws
         # stay those of the job without failures
@@ -186,6 +187,7 @@ def generate_load(scenario, *, rng: np.random.Generator | None = None) -> LoadPr
         if job.workload == "trace":      # what the trace can and cannot show (same words as validate)
             tr, found = inspect_job_trace(job, f"jobs.{i}", scenario)
             meta["trace"] = {k: v for k, v in asdict(tr.info).items() if k != "header"}
+            undecided.update(undecided_limits(tr, scenario.spec))
             for text in found:
                 if text not in _LOGGED:       # once per process (size and sweeps generate often)
                     _LOGGED.add(text)
@@ -209,7 +211,7 @@ def generate_load(scenario, *, rng: np.random.Generator | None = None) -> LoadPr
     groups["feeder"] = assign_feeders(groups["job_index"].to_numpy(), scenario.grid.n_feeders)
     return LoadProfile(t_s=t_s, dt_s=dt_s, groups=groups, p_gpu_w=p_gpu_w, running=running,
                        compute=compute, meta={"jobs": metas, "seed": scenario.seed, "warnings": warnings,
-                                              "events": events})
+                                              "events": events, "undecided": undecided})
 
 
 def _crash_meta(c: CrashSchedule, p: JobParams, horizon_s: float) -> dict:

@@ -11,9 +11,14 @@ log has one row per GPU per poll, and the rows of one poll carry timestamps a fe
 ``gpu``, ``uuid``, ``pci.bus_id``; with ``hostname`` for several nodes): the k-th row of every
 GPU belongs to poll k. Each poll must hold exactly one row per GPU and polls must not
 interleave; otherwise the file is refused (an incomplete final poll, as an interrupted logger
-leaves it, is dropped and reported). Without an id column the rows are split where the gap to
-the next timestamp is long (blocks of n GPUs); irregular blocks are refused. A poll's time is
-its first row's timestamp. Wide files (one power column per GPU) have one poll per row.
+leaves it, is dropped and reported). Without an id column (``nvidia-smi --query-gpu=timestamp,
+power.draw,utilization.gpu,memory.used``, the usual layout) nvidia-smi still writes the GPUs in
+a fixed order, so row r is GPU r mod n of poll r // n; n is ``trace_gpus_per_poll`` or found
+from the file's timestamps and repeating ``memory.used`` / ``utilization.gpu`` values
+(:mod:`facility.workload.trace_polls`; ambiguous evidence is refused with what it said). A
+poll's time is its first row's timestamp. Wide files (one power column per GPU) have one poll
+per row. ``[N/A]`` readings are refused unless ``trace_drop_na = true``, which drops them and
+fills each from its own GPU's neighbouring polls.
 
 Per poll: ``trace_scale = 'per_gpu'`` averages the GPUs; ``'per_node'`` sums them (the node)
 and divides by ``gpus_per_node``, which must then equal the number of GPUs in the file; a
@@ -35,6 +40,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -45,7 +51,9 @@ from scipy import signal
 
 from facility.errors import ScenarioError
 from facility.workload.trace_format import (SPELLINGS, Layout, classify_columns, gpu_averages_power,
-                                            parse_header_block, polls_by_gaps, polls_by_id)
+                                            normalize_header, parse_header_block, polls_by_id)
+from facility.workload.trace_polls import fill_na_per_gpu, polls_by_position
+from facility.workload.trace_polls import gpus_per_poll as find_gpus_per_poll
 
 __all__ = ["TIME_COLUMNS", "POWER_COLUMNS", "SENSORS", "Trace", "TraceInfo", "load_trace", "read_trace",
            "trace_on_grid"]
@@ -68,7 +76,7 @@ class TraceInfo:
         One row per GPU (or node) per poll, or one power column per GPU.
     grouping : str
         How rows became polls: ``"one row per poll"``, ``"GPU id column 'index'"``,
-        ``"timestamp gaps"``, ``"one column per GPU"``.
+        ``"rows in GPU order, 8 per poll (timestamps)"``, ``"one column per GPU"``.
     n_gpus, n_polls : int
         GPUs in the file, polls kept.
     median_interval_s, max_gap_s, max_gap_at_s : float
@@ -83,11 +91,16 @@ class TraceInfo:
     gpu_name : str or None
         GPU model named by the file (``name`` column or ``# gpu:`` line).
     dropped_rows : int
-        Rows of an incomplete final poll that were dropped.
+        Rows of an incomplete first or final poll that were dropped.
     p_mean_w, p_max_w : float
         Mean and peak of the per-GPU power after scaling. [W]
     header : dict
         ``# key: value`` lines above the header row.
+    na_rows : int
+        ``[N/A]`` readings dropped (``trace_drop_na``); each is filled from its own GPU's
+        neighbouring polls.
+    grouping_evidence : str
+        For files without a GPU id column: what the timestamps and repeating columns said.
     """
 
     path: str
@@ -109,6 +122,8 @@ class TraceInfo:
     p_mean_w: float
     p_max_w: float
     header: dict = field(default_factory=dict)
+    na_rows: int = 0
+    grouping_evidence: str = ""
 
     def summary(self) -> str:
         """One line for ``facility validate``."""
@@ -159,17 +174,34 @@ def _read_table(path: Path, where: str, key: str | None = None) -> tuple[dict, l
     return block, header, body
 
 
-def _numeric(series: pd.Series, where: str, col: str, factor: float = 1.0) -> np.ndarray:
+#: What nvidia-smi and DCGM write where a reading is missing (dropped with trace_drop_na = true).
+NA_TOKENS = ("[N/A]", "N/A", "[Not Supported]", "[Unknown Error]", "[GPU is lost]")
+
+
+def _numeric(series: pd.Series, where: str, col: str, factor: float = 1.0,
+             drop_na: bool | None = None) -> np.ndarray:
+    """Values of a power column [W]; ``drop_na``: True -> NA tokens become NaN; False -> refused
+    with a hint to set trace_drop_na; None -> refused (the column cannot take it)."""
     s = series
+    na = np.zeros(len(s), dtype=bool)
     if not pd.api.types.is_numeric_dtype(s):  # object under pandas 2, str under pandas 3
-        s = s.astype(str).str.strip().str.replace(r"\s*(?:[mk]?W|[mk]?w|watts?)$", "", regex=True)
+        s = s.astype(str).str.strip()
+        na = s.isin(NA_TOKENS).to_numpy()
+        s = s.str.replace(r"\s*(?:[mk]?W|[mk]?w|watts?)$", "", regex=True)
     v = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float)
     bad = ~np.isfinite(v)
+    if drop_na:
+        bad &= ~na
     if bad.any():
         i = int(np.argmax(bad))
+        hint = ""
+        if drop_na is False and na.any():
+            hint = (f"; {int(na.sum())} of them read {series.iloc[int(np.argmax(na))]!r} (no reading): set "
+                    "trace_drop_na = true on the job to drop them")
         raise ScenarioError(
             f"{where}: column {col!r} has {int(bad.sum())} non-numeric or missing value(s), "
-            f"first at data row {i + 1} ({series.iloc[i]!r})")
+            f"first at data row {i + 1} ({series.iloc[i]!r}){hint}")
+    v[na] = np.nan
     return v * factor
 
 
@@ -226,7 +258,7 @@ def _resolve_sensor(requested: str, layout: Layout, block: dict, gpu_names: list
 
 def load_trace(path: str | Path, *, tdp_w: float, idle_w: float | None = None, scale: str = "per_gpu",
                gpus_per_node: int = 8, sensor: str = "auto", gpu_model: str | None = None,
-               key: str | None = None) -> Trace:
+               key: str | None = None, gpus_per_poll: int | None = None, drop_na: bool = False) -> Trace:
     """Read a measured power trace: per-poll power of one GPU as a fraction of TDP.
 
     Parameters
@@ -248,6 +280,12 @@ def load_trace(path: str | Path, *, tdp_w: float, idle_w: float | None = None, s
         Name of the job's GPU model, the last resort of ``sensor = 'auto'``.
     key : str, optional
         Scenario key of the job (``jobs.0``); messages then name ``jobs.0.trace_file``.
+    gpus_per_poll : int, optional
+        GPUs per poll of a long file without a GPU id column (``trace_gpus_per_poll``); None:
+        found from the file (:mod:`facility.workload.trace_polls`).
+    drop_na : bool
+        Drop ``[N/A]`` readings (``trace_drop_na``): each is filled from its GPU's neighbouring
+        polls and counted in ``info.na_rows``; False refuses them.
 
     Returns
     -------
@@ -270,11 +308,25 @@ def load_trace(path: str | Path, *, tdp_w: float, idle_w: float | None = None, s
     except OSError:
         stamp = None
     return _load_cached(str(path), stamp, float(tdp_w), None if idle_w is None else float(idle_w), scale,
-                        int(gpus_per_node), sensor, gpu_model, key)
+                        int(gpus_per_node), sensor, gpu_model, key,
+                        None if gpus_per_poll is None else int(gpus_per_poll), bool(drop_na))
+
+
+#: Columns whose values repeat per GPU in an id-less nvidia-smi log (evidence of the GPU count).
+PATTERN_COLUMNS = ("memory.used", "utilization.gpu", "memory_used", "utilization_gpu")
+
+
+def _pattern_columns(header: list[str], df: pd.DataFrame) -> dict[str, np.ndarray]:
+    out = {}
+    for i, h in enumerate(header):
+        if re.sub(r"_?[\[(].*$", "", normalize_header(h)[0]) in PATTERN_COLUMNS:   # 'utilization.gpu [%]'
+            out[h] = df[i].astype(str).str.strip().to_numpy()
+    return out
 
 
 @lru_cache(maxsize=32)
-def _load_cached(path_s, stamp, tdp_w, idle_w, scale, gpus_per_node, sensor, gpu_model, key) -> Trace:
+def _load_cached(path_s, stamp, tdp_w, idle_w, scale, gpus_per_node, sensor, gpu_model, key,
+                 gpus_per_poll=None, drop_na=False) -> Trace:
     path = Path(path_s)
     where = _where(path, key)
     block, header, df = _read_table(path, where, key)
@@ -300,15 +352,16 @@ def _load_cached(path_s, stamp, tdp_w, idle_w, scale, gpus_per_node, sensor, gpu
                             "a fraction of TDP (p_frac): use per_gpu or per_node")
     t = _times_s(df[layout.time.position], where, layout.time.raw, layout.time.factor)
 
+    evidence = ""
     if layout.kind == "wide":
-        mat = np.column_stack([_numeric(df[c.position], where, c.raw, c.factor) for c in layout.power])
+        mat = np.column_stack([_numeric(df[c.position], where, c.raw, c.factor, drop_na) for c in layout.power])
         if np.any(np.diff(t) <= 0):
             i = int(np.argmax(np.diff(t) <= 0))
             raise ScenarioError(f"{where}: time column {layout.time.raw!r} does not increase at data row {i + 2}; "
                                 "a file with one column per GPU has one row per poll")
         t_poll, n, dropped, grouping = t, mat.shape[1], 0, "one column per GPU"
     else:
-        p = _numeric(df[pcol.position], where, pcol.raw, pcol.factor)
+        p = _numeric(df[pcol.position], where, pcol.raw, pcol.factor, drop_na)
         if layout.gpu_id:
             parts = [df[c.position].astype(str).str.strip() for c in layout.gpu_id]
             ident = parts[0] if len(parts) == 1 else pd.Series(list(zip(*parts)))
@@ -320,8 +373,12 @@ def _load_cached(path_s, stamp, tdp_w, idle_w, scale, gpus_per_node, sensor, gpu
                 i = int(np.argmax(np.diff(t) < 0))
                 raise ScenarioError(f"{where}: time column {layout.time.raw!r} decreases at data row {i + 2}; "
                                     "samples must be in time order")
-            t_poll, mat, n, dropped = polls_by_gaps(t, p, where)
-            grouping = "grouped by timestamp gaps"
+            n, skip, source, evidence = find_gpus_per_poll(t, _pattern_columns(header, df), gpus_per_poll, where)
+            if n == 1:
+                t_poll, mat, dropped = t, p[:, None], 0
+            else:
+                t_poll, mat, dropped = polls_by_position(t, p, n, where, skip)
+            grouping = f"rows in GPU order, {n} per poll ({source})"
     if t_poll.size < 2:
         raise ScenarioError(f"{where}: all samples share one time; a trace needs at least 2 polls")
     dtp = np.diff(t_poll)
@@ -329,6 +386,7 @@ def _load_cached(path_s, stamp, tdp_w, idle_w, scale, gpus_per_node, sensor, gpu
         i = int(np.argmax(dtp <= 0))
         raise ScenarioError(f"{where}: poll {i + 2} starts at {t_poll[i + 1] - t_poll[0]:.6g} s, not after poll "
                             f"{i + 1} ({t_poll[i] - t_poll[0]:.6g} s): polls must be in time order")
+    mat, na_rows = fill_na_per_gpu(t_poll, mat, where)
     if np.any(mat < 0):
         raise ScenarioError(f"{where}: column {pcol.raw!r} has negative power ({mat.min():g})")
 
@@ -378,7 +436,8 @@ def _load_cached(path_s, stamp, tdp_w, idle_w, scale, gpus_per_node, sensor, gpu
         duration_s=float(t_rel[-1] + med), power_column=pcol.raw, scale=scale, sensor=sens,
         sensor_reason=reason, sensor_assumed=assumed,
         gpu_name=names[0][0] if names and names[0][1] != "the job's gpu" else None, dropped_rows=dropped,
-        p_mean_w=float(frac.mean() * tdp_w), p_max_w=float(frac.max() * tdp_w), header=block)
+        p_mean_w=float(frac.mean() * tdp_w), p_max_w=float(frac.max() * tdp_w), header=block,
+        na_rows=na_rows, grouping_evidence=evidence)
     t_rel.setflags(write=False)
     frac.setflags(write=False)
     return Trace(t_s=t_rel, p_frac=frac, info=info)

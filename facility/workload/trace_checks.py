@@ -28,7 +28,8 @@ from facility.workload.trace import Trace, load_trace
 if TYPE_CHECKING:
     from facility.config.schema import JobConfig, Scenario
 
-__all__ = ["AVERAGE_VISIBLE_MAX_HZ", "inspect_job_trace", "job_trace", "limits_above_hz", "trace_warnings"]
+__all__ = ["AVERAGE_VISIBLE_MAX_HZ", "inspect_job_trace", "job_trace", "limits_above_hz", "trace_warnings",
+           "undecided_limits"]
 
 #: Highest frequency a 1-s-averaged trace still shows (response 64 %). [Hz]
 AVERAGE_VISIBLE_MAX_HZ = 0.5
@@ -51,6 +52,34 @@ def limits_above_hz(spec, f_hz: float) -> list[str]:
             if getattr(spec, k) is not None:
                 out.append(f"{k} ({spec.band_min_hz:g}-{spec.band_max_hz:g} Hz)")
     out += [f"band_{b.name} ({b.min_hz:g}-{b.max_hz:g} Hz)" for b in spec.bands if b.max_hz > f_hz]
+    return out
+
+
+def _limit_keys_above(spec, f_hz: float, *, bands_only: bool = False) -> list[str]:
+    """Compliance row names (``facility.metrics.compliance``) of the limits set that respond to
+    content above ``f_hz`` (the same limits as :func:`limits_above_hz`). [Hz]"""
+    out = []
+    if not bands_only:
+        out += [k for k in ("max_ramp_up_mw_per_s", "max_ramp_down_mw_per_s", "max_window_swing_mw",
+                            "max_dynamic_range_mw") if getattr(spec, k) is not None]
+    if spec.band_max_hz > f_hz:
+        out += [k for k in ("max_band_energy_frac", "max_band_peak_mw") if getattr(spec, k) is not None]
+    out += [f"band_{b.name}" for b in spec.bands if b.max_hz > f_hz]
+    return out
+
+
+def undecided_limits(trace: Trace, spec) -> dict[str, str]:
+    """The spec limits this trace cannot decide -> why (a 1-s-averaged sensor hides content
+    above ~0.5 Hz; polls every I seconds hide content above 1 / (2 I)). These are not rows of
+    ``compliance``: ``metrics.json`` has ``undecided.<limit> = true`` and every verdict says
+    "cannot judge <limit>" (shared design section 5)."""
+    info, out = trace.info, {}
+    nyq = 0.5 / info.median_interval_s
+    for k in _limit_keys_above(spec, nyq, bands_only=True):
+        out[k] = f"the trace polls every {1e3 * info.median_interval_s:.4g} ms (nothing above {nyq:.3g} Hz)"
+    if info.sensor == "average_1s":
+        for k in _limit_keys_above(spec, AVERAGE_VISIBLE_MAX_HZ):
+            out[k] = "the trace is a 1-s average (nothing above ~0.5 Hz)"
     return out
 
 
@@ -106,8 +135,11 @@ def trace_warnings(trace: Trace, job: "JobConfig", key: str, scenario: "Scenario
             out.append(f"{where}: the trace covers {info.duration_s:.4g} s of the {run:.4g} s the job runs in the "
                        "horizon (trace_loop = false): the GPUs sit idle after its end")
     if info.dropped_rows:
-        out.append(f"{where}: the last poll is incomplete ({info.dropped_rows} of {info.n_gpus} GPU rows): "
-                   "dropped")
+        out.append(f"{where}: {info.dropped_rows} row(s) of an incomplete first or last poll "
+                   f"({info.n_gpus} GPUs per poll): dropped")
+    if info.na_rows:
+        out.append(f"{where}: {info.na_rows} [N/A] reading(s) dropped (trace_drop_na = true); each filled "
+                   "from its own GPU's neighbouring polls")
     return out
 
 
@@ -133,4 +165,5 @@ def job_trace(job: "JobConfig", key: str) -> Trace:
     gpu = load_gpu(job.gpu, key=f"{key}.gpu")
     return load_trace(job.trace_file, tdp_w=gpu.tdp_w, idle_w=gpu.idle_w, scale=job.trace_scale,
                       gpus_per_node=job.gpus_per_node, sensor=job.trace_sensor,
-                      gpu_model=f"{gpu.name} {gpu.description}", key=key)
+                      gpu_model=f"{gpu.name} {gpu.description}", key=key,
+                      gpus_per_poll=job.trace_gpus_per_poll, drop_na=job.trace_drop_na)

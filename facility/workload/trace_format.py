@@ -11,7 +11,7 @@ Layouts (:func:`classify_columns`):
     one power column; each row is one GPU (or one node) at one time. Rows of one poll of a
     multi-GPU log are grouped by the GPU id column(s) (nvidia-smi ``index``, DCGM ``gpu``,
     ``uuid``, ``pci.bus_id``, with ``hostname`` for multi-node files), or, without one, by
-    the gaps between timestamps (:mod:`facility.workload.trace`).
+    their position in nvidia-smi's fixed GPU order (:mod:`facility.workload.trace_polls`).
 ``wide``
     one power column per GPU (``gpu0_power_W``, ``gpu_3_power``, ``power_gpu2``,
     ``power.draw [W]`` repeated once per GPU); each row is one poll.
@@ -43,7 +43,6 @@ __all__ = [
     "gpu_averages_power",
     "parse_header_block",
     "polls_by_id",
-    "polls_by_gaps",
     "spellings_table",
 ]
 
@@ -92,9 +91,6 @@ UNIT_FACTORS = {"W": 1.0, "w": 1.0, "watt": 1.0, "watts": 1.0, "Watts": 1.0, "mW
                 "s": 1.0, "sec": 1.0, "ms": 1e-3}
 _TIME_UNITS = {"s", "sec", "ms"}
 _POWER_UNITS = {"W", "w", "watt", "watts", "Watts", "mW", "kW"}
-
-#: Timestamp gaps this much longer than the others separate polls (files without a GPU id).
-GAP_RATIO = 5.0
 
 _UNIT_RE = re.compile(r"^(.*?)\s*[\[(]\s*([A-Za-z]+)\s*[\])]\s*$")
 _WIDE_RES = (re.compile(r"^gpu_?(\d+)[_.](.+)$"), re.compile(r"^(.+?)[_.]gpu_?(\d+)$"))
@@ -326,37 +322,3 @@ def polls_by_id(t: np.ndarray, p: np.ndarray, key: np.ndarray, id_name: str, whe
     mat[poll, codes] = p
     t_poll = t[first]
     return t_poll, mat, n, dropped
-
-
-def polls_by_gaps(t: np.ndarray, p: np.ndarray, where: str):
-    """Rows -> polls without an id column: split where the timestamp gap is long."""
-    d = np.diff(t)
-    if d.size == 0:
-        return t, p[:, None], 1, 0
-    # equal timestamps count as one clock tick (loggers write ms, some write identical times)
-    pos = d[d > 0]
-    tick = min(float(pos.min()) if pos.size else 1e-3, 1e-3)
-    ld = np.sort(np.log(np.maximum(d, tick)))
-    jumps = np.diff(ld)
-    if jumps.size == 0 or np.exp(jumps.max()) < GAP_RATIO:
-        return t, p[:, None], 1, 0        # evenly spaced: one row per poll
-    j = int(np.argmax(jumps))
-    thr = float(np.exp(0.5 * (ld[j] + ld[j + 1])))
-    starts = np.concatenate([[0], np.flatnonzero(d > thr) + 1])
-    sizes = np.diff(np.append(starts, t.size))
-    n = int(np.bincount(sizes).argmax())
-    if n == 1:
-        return t, p[:, None], 1, 0
-    dropped = 0
-    if sizes[-1] < n:
-        dropped = int(sizes[-1])
-        sizes, starts = sizes[:-1], starts[:-1]
-    odd = np.flatnonzero(sizes != n)
-    if odd.size:
-        b = int(odd[0])
-        raise ScenarioError(
-            f"{where}: rows do not form polls of a fixed number of GPUs: most polls have {n} rows, the one "
-            f"at data row {starts[b] + 1} has {sizes[b]}; add the GPU index column (nvidia-smi "
-            "--query-gpu=timestamp,index,power.draw ...) so rows can be grouped by GPU")
-    m = starts.size * n
-    return t[starts], p[:m].reshape(-1, n), n, dropped

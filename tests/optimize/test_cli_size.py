@@ -48,6 +48,23 @@ def test_size_cli_writes_sizing_json(tmp_path):
     assert js["lower_bound_usd"] <= js["objective_usd"] * (1 + 1e-9) and 0 <= js["gap_frac"] <= 1e-4
 
 
+def test_size_output_and_report_lead_with_the_design(tmp_path, capsys):
+    """The first line of `size` and the report's first block: P, E, duration, annual cost and
+    the controller that verified the design, read from sizing.json."""
+    f = tmp_path / "s.toml"
+    f.write_text(SCENARIO.format(pmax=100.0))
+    assert main(["size", str(f), "--out", str(tmp_path / "out"), "--no-plots"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    js = json.loads((tmp_path / "out" / "sizing.json").read_text())
+    p, e = js["bess"]["p_rated_mw_opt"], js["bess"]["e_rated_mwh_opt"]
+    assert first.startswith(f"design: bess {p:.4g} MW / {e:.4g} MWh, {e / p:.3g} h; annual cost ")
+    assert f"{js['cost']['total_usd_per_year']:,.0f} USD/yr" in first
+    assert first.endswith("verified by controller 'optimal': compliant yes")
+    html = (tmp_path / "out" / "report.html").read_text()
+    head = html[html.index("<h1>"):html.index("Compliant with the utility spec")]
+    assert "<h2>Design</h2>" in head and f"{p:.4g}" in head and "Verified by controller <b>optimal</b>" in head
+
+
 def test_size_cli_exit_3_with_diagnosis(tmp_path, capsys):
     f = tmp_path / "s.toml"
     f.write_text(SCENARIO.format(pmax=0.01))

@@ -16,8 +16,9 @@ from tests.workload.conftest import make_scenario
 
 LAYOUTS = {
     "nvidia_smi_8gpu_jitter_stall": (tf.nvidia_smi_long, 8, "grouped by 'index'"),
-    "nvidia_smi_2xtitanx": (tf.FILES["nvidia_smi_2xtitanx.csv"], 2, "grouped by 'index'"),
-    "nvidia_smi_no_index_column": (tf.nvidia_smi_no_index, 8, "grouped by timestamp gaps"),
+    "nvidia_smi_2gpu_index": (lambda: tf.nvidia_smi_long(n_gpus=2, n_polls=40, stall_at=10, stall_s=0.0, seed=7,
+                                                         name="NVIDIA GeForce GTX TITAN X"), 2, "grouped by 'index'"),
+    "nvidia_smi_no_index_column": (tf.nvidia_smi_no_index, 8, "rows in GPU order, 8 per poll (timestamps)"),
     "nvml_wide_gpu_i_power_W": (tf.nvml_wide, 8, "one column per GPU"),
     "power_draw_repeated": (tf.repeated_columns, 4, "one column per GPU"),
     "datetime_power_watts_time_seconds": (tf.datetime_watts_seconds, 1, "one row per poll"),
@@ -62,26 +63,121 @@ def test_per_poll_mean_of_every_layout(tmp_path, name):
     np.testing.assert_allclose(tr.t_s, exp["t_s"], rtol=0, atol=1e-6)   # ISO micro-seconds round
 
 
+@pytest.mark.parametrize("build, n_gpus", [(tf.h100_query_log, 8), (tf.titanx_query_log, 2)])
+def test_id_less_nvidia_smi_logs_replay_the_per_poll_mean(tmp_path, build, n_gpus):
+    """Done-when of issue 40: the two real layouts (no index column; rows 1-3 ms apart or sharing
+    one timestamp; the first poll over 13 ms; a 3-s stall; unitless power) replay, with the usual
+    keys only, as the per-poll mean of their GPUs: plateau error < 2 W per GPU at the 99th
+    percentile against the generating signal."""
+    text, exp = build()
+    tr = load_trace(_write(tmp_path, text), tdp_w=exp["tdp_w"])
+    assert tr.info.n_gpus == n_gpus and tr.info.n_polls == exp["p_mean_w"].size
+    assert tr.info.grouping == f"rows in GPU order, {n_gpus} per poll (timestamps)"
+    assert "memory.used [MiB]: repeats every" in tr.info.grouping_evidence
+    err = np.abs(tr.p_frac * exp["tdp_w"] - exp["p_mean_w"])[exp["plateau"]]
+    assert exp["plateau"].sum() > 0.5 * exp["plateau"].size
+    assert np.quantile(err, 0.99) < 2.0
+    np.testing.assert_allclose(tr.t_s, exp["t_s"], rtol=0, atol=1.5e-3)   # ms timestamps
+    assert tr.info.max_gap_s > 3.0      # the stall is kept in order, as one long gap
+    # the replay at the load generator's step follows the same means on the plateaus (it
+    # interpolates between neighbouring polls, so both neighbours must be on the plateau too)
+    s = make_scenario({"name": "tr", "n_gpus": 8, "gpu": "h100", "workload": "trace", "trace_loop": False,
+                       "trace_file": str(tmp_path / "trace.csv")}, horizon_s=float(exp["t_s"][-1]), dt_s=0.001)
+    prof = generate_load(s)
+    k = np.rint(exp["t_s"] / 0.001).astype(int)
+    flat = exp["plateau"] & np.roll(exp["plateau"], 1) & np.roll(exp["plateau"], -1)
+    keep = flat & (k < prof.n_steps)
+    got = prof.p_gpu_w[0, k[keep]]        # W per GPU, whatever the job's GPU
+    assert np.quantile(np.abs(got - exp["p_mean_w"][keep]), 0.99) < 2.0
+
+
+def test_misgrouping_would_fail_the_plateau_bound(tmp_path):
+    """The bound can fail: rows shifted by one GPU (a wrong phase) mix GPUs of two polls."""
+    text, exp = tf.h100_query_log()
+    lines = text.splitlines()
+    tr = load_trace(_write(tmp_path, "\n".join(lines[:1] + lines[2:]) + "\n"), tdp_w=700.0,
+                    gpus_per_poll=8)
+    err = np.abs(tr.p_frac[:50] * 700.0 - exp["p_mean_w"][:50])[exp["plateau"][:50]]
+    assert np.quantile(err, 0.99) > 2.0
+
+
+def test_log_cut_in_the_middle_of_a_poll_drops_the_partial_first_poll(tmp_path):
+    text, exp = tf.h100_query_log()
+    lines = text.splitlines()
+    tr = load_trace(_write(tmp_path, "\n".join(lines[:1] + lines[1 + 3:]) + "\n"), tdp_w=700.0)
+    assert tr.info.n_gpus == 8 and tr.info.dropped_rows == 5 and tr.info.n_polls == exp["p_mean_w"].size - 1
+    np.testing.assert_allclose(tr.p_frac * 700.0, exp["p_mean_w"][1:], atol=1e-9)
+
+
+def test_stated_gpus_per_poll_is_used_and_checked(tmp_path):
+    text, exp = tf.titanx_query_log()
+    f = _write(tmp_path, text)
+    tr = load_trace(f, tdp_w=250.0, gpus_per_poll=2)
+    assert tr.info.grouping == "rows in GPU order, 2 per poll (trace_gpus_per_poll)"
+    np.testing.assert_allclose(tr.p_frac * 250.0, exp["p_mean_w"], atol=1e-9)
+    with pytest.raises(ScenarioError, match=r"trace_gpus_per_poll = 4 contradicts the file \(timestamps: every 2 rows"):
+        load_trace(f, tdp_w=250.0, gpus_per_poll=4)
+
+
+def test_evenly_spaced_rows_take_the_count_from_memory_used(tmp_path):
+    """Rows evenly spaced (no timestamp structure): memory.used repeating every 4 rows decides."""
+    mem = [40000, 40100, 40200, 40300]
+    rows = [f"2024/05/14 10:00:{(25 * r) // 1000:02d}.{(25 * r) % 1000:03d}, {300 + 10 * (r % 4) + (r // 4 % 2) * 100}"
+            f".00 W, 100 %, {mem[r % 4]} MiB" for r in range(80)]
+    text = "timestamp, power.draw [W], utilization.gpu [%], memory.used [MiB]\n" + "\n".join(rows) + "\n"
+    tr = load_trace(_write(tmp_path, text), tdp_w=700.0)
+    assert tr.info.n_gpus == 4 and tr.info.grouping == "rows in GPU order, 4 per poll (memory.used [MiB])"
+    np.testing.assert_allclose(tr.p_frac[:4] * 700.0, [315.0, 415.0, 315.0, 415.0])
+
+
+def test_contradicting_evidence_is_refused_with_it(tmp_path):
+    """Timestamps say 2 GPUs per poll, memory.used repeats every 3 rows: truly ambiguous."""
+    rows = []
+    for r in range(90):
+        k, i = divmod(r, 2)
+        ms = 100 * k + i
+        rows.append(f"2024/05/14 10:00:{ms // 1000:02d}.{ms % 1000:03d}, 300.00 W, 100 %, {[1, 2, 3][r % 3] * 1000} MiB")
+    text = "timestamp, power.draw [W], utilization.gpu [%], memory.used [MiB]\n" + "\n".join(rows) + "\n"
+    with pytest.raises(ScenarioError, match=r"ambiguous: timestamps: every 2 rows.*memory.used \[MiB\]: repeats "
+                                            r"every 3 rows.*trace_gpus_per_poll"):
+        load_trace(_write(tmp_path, text), tdp_w=700.0)
+
+
+def test_na_rows_are_refused_or_dropped_on_request(tmp_path, capsys):
+    na = ((3, 1), (40, 5), (41, 5), (90, 0))
+    text, exp = tf.nvidia_smi_query(na=na)
+    f = _write(tmp_path, text)
+    with pytest.raises(ScenarioError, match=r"4 non-numeric.*'\[N/A\]'.*set trace_drop_na = true"):
+        load_trace(f, tdp_w=700.0)
+    tr = load_trace(f, tdp_w=700.0, drop_na=True)
+    assert tr.info.na_rows == 4 and tr.info.n_gpus == 8
+    err = np.abs(tr.p_frac * 700.0 - exp["p_mean_w"])[exp["plateau"]]
+    assert np.quantile(err, 0.99) < 2.0
+    scen = _toml(tmp_path, f, job="trace_drop_na = true")
+    assert main(["validate", str(scen)]) == 0
+    assert "4 [N/A] reading(s) dropped (trace_drop_na = true)" in capsys.readouterr().err
+
+
 def test_checked_in_copies_match_their_builders(data_dir):
     for name, build in tf.FILES.items():
         assert (data_dir / name).read_text() == build()[0], f"rerun python -m tests.workload.telemetry_files ({name})"
 
 
-def test_jittered_rows_are_grouped_by_gpu_not_by_timestamp(data_dir):
+def test_jittered_rows_are_grouped_by_gpu_not_by_timestamp(tmp_path):
     """The rows of one poll carry different timestamps: grouping by identical time (the old
     reader) would make ~8x too many samples mixing subsets of GPUs."""
-    tr = load_trace(data_dir / "nvidia_smi_8xh100_jitter_stall.csv", tdp_w=700.0)
-    text = (data_dir / "nvidia_smi_8xh100_jitter_stall.csv").read_text().splitlines()[1:]
-    assert len({ln.split(",")[0] for ln in text}) > 6 * tr.info.n_polls   # timestamps nearly all differ
+    text, _ = tf.nvidia_smi_long()
+    tr = load_trace(_write(tmp_path, text), tdp_w=700.0)
+    assert len({ln.split(",")[0] for ln in text.splitlines()[1:]}) > 6 * tr.info.n_polls   # nearly all differ
     assert tr.info.n_polls == 80 and tr.info.median_interval_s == pytest.approx(0.1)
     # the stalled poll: 2.9 s late, reported as the longest gap
     assert tr.info.max_gap_s == pytest.approx(3.0) and tr.info.max_gap_at_s == pytest.approx(3.0)
 
 
-def test_replay_equals_poll_means_at_the_poll_times(data_dir):
+def test_replay_equals_poll_means_at_the_poll_times(tmp_path):
     text, exp = tf.nvidia_smi_long()
     s = make_scenario({"name": "tr", "n_gpus": 8, "gpu": "h100", "workload": "trace", "trace_loop": False,
-                       "trace_file": str(data_dir / "nvidia_smi_8xh100_jitter_stall.csv")},
+                       "trace_file": str(_write(tmp_path, text))},
                       horizon_s=10.0, dt_s=0.1)
     prof = generate_load(s)
     k = np.rint(exp["t_s"] / 0.1).astype(int)
@@ -116,17 +212,21 @@ def _swap_lines(text, i, j):
     # the same GPU twice in a poll (and another missing): rows out of order
     (lambda: _swap_lines(tf.nvidia_smi_long(n_polls=20)[0], 1 + 5 * 8 + 7, 1 + 6 * 8 + 0),
      r"GPU rows are inconsistent at data row 48: GPU '0' reports again before GPU '7' reported"),
-    # no index column and polls of changing size
+    # no index column, GPU 3 of poll 5 missing: the count stated, the timestamps then disagree
     (lambda: _drop_line("\n".join(ln.split(", ", 2)[0] + ", " + ln.split(", ")[3] for ln in
                                   tf.nvidia_smi_long(n_polls=20, stall_s=0.0)[0].splitlines()), 1 + 5 * 8 + 3),
-     "rows do not form polls of a fixed number of GPUs.*add the GPU index column"),
+     "trace_gpus_per_poll = 8 contradicts the file.*do not fall into polls of 8 rows"),
+    (lambda: _drop_line("\n".join(ln.split(", ", 2)[0] + ", " + ln.split(", ")[3] for ln in
+                                  tf.nvidia_smi_long(n_polls=20, stall_s=0.0)[0].splitlines()), 1 + 5 * 8 + 3),
+     "rows do not form polls of a fixed number of GPUs.*state trace_gpus_per_poll"),
     (lambda: "timestamp,index,gpu0_power_W\n0,0,100\n1,0,100\n", "a file is either one row per GPU or one column"),
     (lambda: "t_s,power.draw.average [W]\n0,100\n1,200\n", "contradicts column 'power.draw.average \\[W\\]'"),
     (lambda: "t_s,p_gpu_w [V]\n0,100\n1,200\n", "no power column"),
 ])
 def test_inconsistent_files_exit_2_at_validate(tmp_path, capsys, make, match):
     trace = _write(tmp_path, make())
-    job = 'trace_sensor = "instant"' if "average" in match else ""
+    job = 'trace_sensor = "instant"' if "average" in match else (
+        "trace_gpus_per_poll = 8" if "trace_gpus_per_poll = 8" in match else "")
     rc = main(["validate", str(_toml(tmp_path, trace, job=job))])
     err = capsys.readouterr().err
     assert rc == 2
@@ -213,13 +313,13 @@ def test_averaged_trace_under_band_limit_warns_at_validate(data_dir, tmp_path, c
     scen = _toml(tmp_path, data_dir / "nvidia_smi_8xh100_jitter_stall.csv", spec=BAND)
     assert main(["validate", str(scen)]) == 0
     out = capsys.readouterr()
-    assert "8 GPU(s), grouped by 'index'; 80 polls, median interval 100 ms" in out.out
+    assert "8 GPU(s), rows in GPU order, 8 per poll (timestamps); 120 polls, median interval 115 ms" in out.out
     assert "sensor average_1s" in out.out
     assert "content above ~0.5 Hz cannot be seen" in out.err and "max_band_peak_mw (0.1-20 Hz)" in out.err
 
 
 def test_instant_trace_and_slow_limits_do_not_warn_about_the_sensor(data_dir, tmp_path, capsys):
-    scen = _toml(tmp_path, data_dir / "nvidia_smi_2xtitanx.csv", spec=BAND)
+    scen = _toml(tmp_path, data_dir / "nvidia_smi_2xtitanx.csv", spec=BAND, job='trace_sensor = "instant"')
     assert main(["validate", str(scen)]) == 0
     assert "0.5 Hz" not in capsys.readouterr().err
     scen = _toml(tmp_path, data_dir / "nvidia_smi_8xh100_jitter_stall.csv", spec="max_ramp_mw_per_min = 5.0")
@@ -246,6 +346,32 @@ def test_run_lists_the_sensor_warning_in_events_and_report(data_dir, tmp_path):
     assert any("content above ~0.5 Hz cannot be seen" in e["detail"] for e in warn)
     html = (tmp_path / "out" / "report.html").read_text()
     assert "content above ~0.5 Hz cannot be seen" in html
+
+
+def test_a_limit_the_trace_cannot_judge_is_undecided_not_yes(data_dir, tmp_path, capsys):
+    """Issue 40: a 1-s-averaged trace under a 5-s window swing limit. The swing is not a row of
+    compliance but undecided.max_window_swing_mw; all_decided is false; the CLI line and the
+    report header say "cannot judge" beside the decided limit."""
+    import json
+
+    scen = _toml(tmp_path, data_dir / "nvidia_smi_8xh100_jitter_stall.csv",
+                 spec="max_window_swing_mw = 100.0\nmax_ramp_mw_per_min = 100.0", horizon_s=4.0, dt_s=0.05)
+    out = tmp_path / "out"
+    assert main(["run", str(scen), "--out", str(out), "--no-plots"]) == 0
+    line = capsys.readouterr().out
+    assert "compliant: yes on max_ramp_mw_per_min; cannot judge max_window_swing_mw" in line
+    m = json.loads((out / "metrics.json").read_text())
+    assert m["undecided"] == {"max_window_swing_mw": True}
+    assert m["compliance"] == {"max_ramp_mw_per_min": True, "all_decided": False, "compliant": True}
+    html = (out / "report.html").read_text()
+    assert "Compliant with the utility spec: <b>yes on max_ramp_mw_per_min; cannot judge max_window_swing_mw" in html
+    assert "<h2>Cannot judge: max_window_swing_mw</h2>" in html
+    # the instantaneous Titan X log decides the same limit
+    scen = _toml(tmp_path, data_dir / "nvidia_smi_2xtitanx.csv", spec="max_window_swing_mw = 100.0",
+                 job='trace_sensor = "instant"', horizon_s=4.0, dt_s=0.05)
+    assert main(["run", str(scen), "--out", str(tmp_path / "out2"), "--no-plots"]) == 0
+    m = json.loads((tmp_path / "out2" / "metrics.json").read_text())
+    assert m["undecided"] == {} and m["compliance"]["all_decided"] is True
 
 
 def test_calibrated_h100_archetype_reproduces_the_measured_levels():

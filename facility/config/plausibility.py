@@ -1,0 +1,87 @@
+"""Plausibility warnings: numbers that pass the schema but cannot be what the user meant.
+
+Each figure is compared with the site's peak estimate P (:func:`facility.config.checks.
+estimate_peak_site_mw`: every GPU at its compute-phase power, plus non-GPU load, PUE and base
+load — an upper estimate of the raw load):
+
+* **storage far above the site** — a storage ``p_rated_mw`` above :data:`STORAGE_FACTOR` × P
+  (it could never charge or discharge that much into this site), or an ``e_rated_mwh`` above
+  :data:`STORAGE_HOURS` hours of P;
+* **a limit the raw load can never reach** — the raw PCC power lies between 0 and P (plus
+  network losses, allowed for by :data:`LIMIT_FACTOR`), so a window swing, ramp per minute,
+  dynamic range or band peak above that, or a per-second ramp above that / ``ramp_window_s``,
+  never binds and the verdict "compliant" says nothing;
+* **kW given as MW** — any of these (and ``site.base_load_mw`` against the GPU load) that
+  would be plausible divided by 1000 gets that hint.
+
+They are warnings, not errors (exit 0): ``validate`` prints them, ``run`` / ``size`` log them
+and list them in ``events.json`` and the report.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from facility.config.schema import Scenario
+
+__all__ = ["STORAGE_FACTOR", "STORAGE_HOURS", "LIMIT_FACTOR", "plausibility_warnings"]
+
+#: A storage rating above this multiple of the site's peak is implausible. [-]
+STORAGE_FACTOR = 5.0
+#: A storage energy above this many hours of the site's peak is implausible. [h]
+STORAGE_HOURS = 48.0
+#: A power limit above this multiple of the site's peak can never bind (losses allowed). [-]
+LIMIT_FACTOR = 1.2
+
+
+def _kw_hint(value: float, ref_mw: float, unit: str = "MW") -> str:
+    """' (kW given as MW? ...)' when value / 1000 would be a plausible size next to ref_mw."""
+    k = value / 1e3
+    if 0.001 * ref_mw <= k <= STORAGE_FACTOR * ref_mw:
+        return (f"; kW given as {unit}? {value:g} k{unit[1:] if unit.startswith('M') else unit} would be "
+                f"{k:.4g} {unit}")
+    return ""
+
+
+def plausibility_warnings(s: "Scenario") -> list[str]:
+    """The plausibility warnings of a schema- and physics-valid scenario (see the module doc)."""
+    from facility.config.checks import estimate_peak_site_mw
+
+    try:
+        peak = float(estimate_peak_site_mw(s))
+    except Exception:   # an unknown GPU model is reported by check_jobs
+        return []
+    if not peak > 0:
+        return []
+    out = []
+    site = f"the site's peak estimate ({peak:.4g} MW: every GPU at its compute power, non-GPU load, PUE)"
+    for name, st in s.storages().items():
+        p = getattr(st, "p_rated_mw", None)
+        if p is not None and p > STORAGE_FACTOR * peak:
+            out.append(f"{name}.p_rated_mw = {p:g} MW is {p / peak:.3g} x {site}: storage that large cannot be "
+                       f"what is meant{_kw_hint(p, peak)}")
+        e = getattr(st, "e_rated_mwh", None)
+        if e is not None and e > STORAGE_HOURS * peak:
+            out.append(f"{name}.e_rated_mwh = {e:g} MWh stores {e / peak:.3g} h of {site}: implausible "
+                       f"for power stabilization{_kw_hint(e, peak, 'MWh')}")
+    sp = s.spec
+    bound = LIMIT_FACTOR * peak
+    limits = [("max_window_swing_mw", sp.max_window_swing_mw, bound, "MW"),
+              ("max_ramp_mw_per_min", sp.max_ramp_mw_per_min, bound, "MW/min"),
+              ("max_dynamic_range_mw", sp.max_dynamic_range_mw, bound, "MW"),
+              ("max_band_peak_mw", sp.max_band_peak_mw, bound, "MW"),
+              ("max_ramp_up_mw_per_s", sp.max_ramp_up_mw_per_s, bound / sp.ramp_window_s, "MW/s"),
+              ("max_ramp_down_mw_per_s", sp.max_ramp_down_mw_per_s, bound / sp.ramp_window_s, "MW/s")]
+    limits += [(f"bands.{i}.max_peak_mw", b.max_peak_mw, bound, "MW") for i, b in enumerate(sp.bands)]
+    for key, v, top, unit in limits:
+        if v is not None and v > top:
+            out.append(f"spec.{key} = {v:g} {unit} is above anything the raw load can reach (at most {top:.4g} "
+                       f"{unit} from {site}): this limit never binds, so 'compliant' says nothing about it"
+                       f"{_kw_hint(v, top, unit)}")
+    base = s.site.base_load_mw
+    gpu_mw = peak - base
+    if base > 0 and gpu_mw > 0 and base > STORAGE_FACTOR * 10 * gpu_mw:
+        out.append(f"site.base_load_mw = {base:g} MW is {base / gpu_mw:.3g} x the GPU load's peak "
+                   f"({gpu_mw:.4g} MW){_kw_hint(base, gpu_mw)}")
+    return out

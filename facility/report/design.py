@@ -1,0 +1,117 @@
+"""The design a size run delivers, as its CLI output and report lead with it.
+
+Reads ``sizing.json`` (``Results.sizing``) fields when present: per storage (or per unit
+``<storage>.<technology>``) ``p_rated_mw_opt`` / ``e_rated_mwh_opt`` and ``technology``;
+``objective_usd_per_year`` (the headline cost; else ``cost.total_usd_per_year``);
+``verified_by`` (the controller kind the design was verified under; else the scenario's
+``controller.kind``) and ``verified``; the verdict from ``metrics.json``.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING
+
+from facility.metrics import verdict_text
+
+if TYPE_CHECKING:
+    from facility.results import Results
+
+__all__ = ["design_units", "design_line", "design_html", "duration_text"]
+
+
+def design_units(sizing: dict, scenario=None) -> list[dict]:
+    """``[{name, technology, p_mw, e_mwh, duration_h}]`` of every sized storage unit."""
+    out = []
+
+    def add(name: str, d: dict, tech):
+        p, e = max(float(d["p_rated_mw_opt"]), 0.0), max(float(d["e_rated_mwh_opt"]), 0.0)
+        if tech is None and scenario is not None:
+            st = scenario.storages().get(name.split(".")[0])
+            tech = getattr(st, "technology", None)
+        out.append({"name": name, "technology": tech, "p_mw": p, "e_mwh": e,
+                    "duration_h": e / p if p > 0 else None})
+
+    for k, v in sizing.items():
+        if not isinstance(v, dict) or k in ("foresight", "cost", "mix", "verification", "levers"):
+            continue
+        if "p_rated_mw_opt" in v:
+            add(k, v, v.get("technology"))
+        else:                                   # one entry per unit: <storage>.<technology>
+            for t, d in v.items():
+                if isinstance(d, dict) and "p_rated_mw_opt" in d:
+                    add(f"{k}.{t}", d, d.get("technology", t))
+    return out
+
+
+def _cost(sizing: dict) -> float | None:
+    if sizing.get("objective_usd_per_year") is not None:
+        return float(sizing["objective_usd_per_year"])
+    cost = sizing.get("cost") or {}
+    return None if cost.get("total_usd_per_year") is None else float(cost["total_usd_per_year"])
+
+
+def duration_text(duration_h: float | None) -> str:
+    """A storage's E/P in the unit that reads: seconds below 0.1 h, else hours."""
+    if duration_h is None:
+        return "–"
+    return f"{duration_h * 3600:.3g} s" if duration_h < 0.1 else f"{duration_h:.3g} h"
+
+
+def _unit_text(u: dict) -> str:
+    tech = f" ({u['technology']})" if u["technology"] else ""
+    dur = f", {duration_text(u['duration_h'])}" if u["duration_h"] is not None else ""
+    return f"{u['name']}{tech} {u['p_mw']:.4g} MW / {u['e_mwh']:.4g} MWh{dur}"
+
+
+def _verified(res: "Results") -> tuple[str, str]:
+    """(who verified the design, in words; the verdict): ``optimal`` is a perfect-foresight
+    study (the LP's plan replayed), any other controller ran closed loop."""
+    z = res.sizing or {}
+    by = z.get("verified_by") or res.scenario.controller.kind
+    who = ("perfect-foresight dispatch (controller.kind = 'optimal')" if by == "optimal"
+           else f"controller.kind = {by!r} (closed loop)")
+    verdict = verdict_text(res.metrics["compliance"], res.metrics.get("undecided", {}))
+    return who, verdict
+
+
+def _foresight_text(z: dict) -> str:
+    """What no foresight costs, where a closed-loop controller verified the design."""
+    fs = z.get("foresight") or {}
+    if z.get("verified_by", "optimal") == "optimal" or fs.get("objective_usd_per_year") is None:
+        return ""
+    return (f"the perfect-foresight design costs {fs['objective_usd_per_year']:,.0f} USD/yr; no foresight "
+            f"costs {z.get('cost_of_no_foresight_usd_per_year', 0.0):,.0f} USD/yr more "
+            f"({(z.get('resize') or {}).get('scale', 1.0):.3g} x its ratings)")
+
+
+def design_line(res: "Results") -> str:
+    """One line: the design, its annual cost, who verified it and the verdict."""
+    z = res.sizing or {}
+    units = design_units(z, res.scenario)
+    cost = _cost(z)
+    by, verdict = _verified(res)
+    return (f"design: {'; '.join(_unit_text(u) for u in units) or 'no storage'}"
+            + (f"; annual cost {cost:,.0f} USD/yr" if cost is not None else "")
+            + f"; verified by {by}: compliant {verdict}")
+
+
+def design_html(res: "Results") -> str:
+    """The report's header block of a size run ("" for a plain run)."""
+    z = res.sizing
+    if not z:
+        return ""
+    units = design_units(z, res.scenario)
+    cost = _cost(z)
+    by, verdict = _verified(res)
+    rows = "".join(
+        f"<tr><td>{html.escape(u['name'])}</td><td>{html.escape(str(u['technology'] or '–'))}</td>"
+        f"<td>{u['p_mw']:.4g}</td><td>{u['e_mwh']:.4g}</td>"
+        f"<td>{duration_text(u['duration_h'])}</td></tr>" for u in units)
+    table = ("<table><tr><th>storage</th><th>technology</th><th>P [MW]</th><th>E [MWh]</th>"
+             f"<th>duration</th></tr>{rows}</table>") if units else "<p>No storage sized.</p>"
+    fs = _foresight_text(z)
+    return ("<div class='design'><h2>Design</h2>" + table
+            + (f"<p>Annual cost <b>{cost:,.0f} USD/yr</b> (the objective).</p>" if cost is not None else "")
+            + f"<p>Verified by <b>{html.escape(str(by))}</b>: compliant <b>{html.escape(verdict)}</b>."
+            + (f" {html.escape(fs[0].upper() + fs[1:])}." if fs else "") + "</p></div>")
