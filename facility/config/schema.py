@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import field_validator, model_validator
 
+from facility.config.grid_impact import GridImpactConfig
 from facility.config.operation import ControllerConfig, MonitorConfig, OptimizeConfig
 from facility.config.schema_base import F, StrictModel
 
@@ -38,6 +39,7 @@ __all__ = [
     "ControllerConfig",
     "MonitorConfig",
     "OptimizeConfig",
+    "GridImpactConfig",
     "Scenario",
     "STORAGE_NAMES",
 ]
@@ -401,6 +403,9 @@ class Scenario(StrictModel):
     controller: ControllerConfig = F(ControllerConfig(), description="Storage controller.")
     monitor: MonitorConfig = F(MonitorConfig(), description="FFT-bin monitor backstop.")
     optimize: OptimizeConfig = F(OptimizeConfig(), description="Sizing / dispatch optimization.")
+    grid_impact: GridImpactConfig = F(GridImpactConfig(), description=(
+        "Turbine-generator shaft torque and electromechanical-mode response to the PCC power "
+        "(docs/grid_impact.md)."))
 
     @model_validator(mode="after")
     def _unique_job_names(self) -> "Scenario":
