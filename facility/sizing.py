@@ -86,8 +86,13 @@ def needed_margin_frac(res: Results, margin_frac: float, limits: list[str]) -> t
     for k in limits:
         if comp.get(k, True):
             continue
-        lim, v = _limit_metric(spec, res.metrics["pcc"], k)
-        lo = _limit_metric(spec, lossless, k)[1]
+        if k.startswith("grid_impact_"):
+            from facility.grid_impact.lp import margin_row
+
+            lim, v, lo = margin_row(res, k, _lossless_pcc_mw(res))
+        else:
+            lim, v = _limit_metric(spec, res.metrics["pcc"], k)
+            lo = _limit_metric(spec, lossless, k)[1]
         failing[k] = (lim, v, lo)
         need = max(need, (v - lo) / lim + VERIFY_HEADROOM_FRAC)
     return float(need), failing
@@ -156,7 +161,9 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
     p_load = ctl_site.p_site_mw
     net = build_network(scenario, feeder_peaks(raw, ctl_site))
     sc = with_network_caps(scenario, network_caps(scenario, net))
-    limits = _lp_limits(scenario)
+    from facility.grid_impact.lp import lp_limit_rows, lp_spec
+
+    limits = _lp_limits(scenario) + lp_limit_rows(scenario)  # [grid_impact] responses: per-bin caps
     margin = float(scenario.optimize.limit_margin_frac)
     if scenario.controller.kind == "mpc":
         # the MPC plans with a margin of its own: the design must leave it that room
@@ -170,7 +177,7 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
         history.append(margin)
         opt = sc.optimize.model_copy(update={"limit_margin_frac": margin})
         try:
-            sol = size_storage(p_load, scenario.time.dt_s, storages, scenario.spec, opt,
+            sol = size_storage(p_load, scenario.time.dt_s, storages, lp_spec(scenario), opt,
                                t_s=profile.t_s, levers=inputs)
         except InfeasibleError as exc:
             if run == 1:

@@ -21,14 +21,15 @@ def test_miner_closed_form():
 
 
 def test_fatigue_per_hour_and_year():
-    """60 cycles per second at 1 pu for one hour, T_e 0.5, m 4, N_e 1e6: D = 216000 · 16 / 1e6."""
-    t = np.arange(0, 3600.0, 1 / 600.0)
-    out = fatigue_metrics(np.cos(2 * np.pi * 60 * t), 1.0, {"sn_exponent": 4.0, "t_endurance_pu": 0.5,
+    """60 cycles per second at 1 pu for one minute, T_e 0.5, m 4, N_e 1e6: D = 3600 · 16 / 1e6
+    per minute."""
+    t = np.arange(0, 60.0, 1 / 600.0)
+    out = fatigue_metrics(np.cos(2 * np.pi * 60 * t), 1 / 60, {"sn_exponent": 4.0, "t_endurance_pu": 0.5,
                                                              "n_endurance_cycles": 1e6})
-    d = 216000 * 16 / 1e6
+    d = 60 * 3600 * 16 / 1e6
     assert out["damage_per_hour"] == pytest.approx(d, rel=1e-4)
     assert out["damage_per_year"] == pytest.approx(d * 8760, rel=1e-4)
     assert out["life_years"] == pytest.approx(1 / (d * 8760), rel=1e-4)
-    below = fatigue_metrics(0.4 * np.cos(2 * np.pi * 60 * t), 1.0,
+    below = fatigue_metrics(0.4 * np.cos(2 * np.pi * 60 * t), 1 / 60,
                             {"sn_exponent": 4.0, "t_endurance_pu": 0.5, "n_endurance_cycles": 1e6})
     assert below["damage"] == 0.0
