@@ -51,11 +51,11 @@ class LpSpec:
     def __setstate__(self, state):
         self.__dict__.update(state)
 
-    def bin_caps_mw(self, f_hz: np.ndarray) -> np.ndarray:
-        """Cap of each frequency's single-sided amplitude. [MW]"""
+    def bin_caps_mw(self, f_hz: np.ndarray, dt_s: float) -> np.ndarray:
+        """Cap of each frequency's single-sided amplitude on a grid of step ``dt_s`` [s]. [MW]"""
         from facility.grid_impact.metrics import bin_caps_mw
 
-        return bin_caps_mw(f_hz, self._model, self._t, self._r)
+        return bin_caps_mw(f_hz, dt_s, self._model, self._t, self._r)
 
 
 def lp_limit_rows(scenario) -> list[str]:

@@ -125,7 +125,7 @@ def bin_limits(spec, n_steps: int, dt_s: float, margin_frac: float = 0.0) -> Bin
         fam[better] = name
     caps = getattr(spec, "bin_caps_mw", None)
     if caps is not None:  # [grid_impact] response limits, per bin (facility.grid_impact.lp)
-        cap = np.asarray(caps(f), dtype=float)
+        cap = np.asarray(caps(f, dt_s), dtype=float)
         better = cap < lim
         lim[better] = cap[better]
         fam[better] = "grid_impact"
