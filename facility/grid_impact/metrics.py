@@ -97,6 +97,16 @@ def build_model(cfg) -> GridImpactModel:
                            load_mode_set(cfg.mode_set), cfg.share_frac, sn)
 
 
+def _amp_weight(n: int) -> np.ndarray:
+    """Single-sided amplitude per unit |X_k| (``facility.metrics.spectrum``): 2/N, 1/N at DC
+    and at the Nyquist bin of an even N."""
+    w = np.full(n // 2 + 1, 2.0 / n)
+    w[0] = 1.0 / n
+    if n % 2 == 0:
+        w[-1] = 1.0 / n
+    return w
+
+
 def _spectrum(p_mw: np.ndarray, dt_s: float):
     p = np.asarray(p_mw, dtype=float)
     n = p.size
@@ -167,40 +177,53 @@ def grid_impact_metrics(p_mw: np.ndarray, dt_s: float, model: GridImpactModel) -
     dp_peak = float(np.max(np.abs(np.asarray(p_mw, float) - np.mean(p_mw)))) if n else 0.0
     shaft = model.shaft
     secs = shaft.sections
-    # ---- shaft: torque in every section, and each torsional mode's share
-    hm = model.torque_response(f, modes=True)                          # (R, S, F)
-    ht = hm.sum(axis=0)                                                # (S, F)
-    torque = np.fft.irfft(x[None, :] * ht, n, axis=1)                 # (S, N)
-    gap = model.torque_per_mw * dp_peak
-    sections = {}
-    for j, s in enumerate(secs):
-        sections[s] = {"peak_torque_pu": float(np.max(np.abs(torque[j]))),
-                       "bin_peak_torque_pu": float(np.max(amp * np.abs(ht[j]))),
-                       "fatigue": fatigue_metrics(torque[j], horizon_h, model.sn)}
+    # ---- shaft: each torsional mode's torque in every section, from its pole pair: with
+    # A = X/(jω − λ), B = X/(jω − λ̄), irfft(X (r/(jω−λ) + r̄/(jω−λ̄))) = Re r·irfft(A + B)
+    # + Im r·irfft(j(A − B)): two inverse FFTs per mode for all sections
+    jw = 2j * np.pi * f
+    c = model.torque_per_mw
+    gap = c * dp_peak
+    torque = np.zeros((len(secs), n))
     tmodes = {}
-    for r, fr in enumerate(shaft.torsional_modes_hz()):
-        tr = np.fft.irfft(x[None, :] * hm[r], n, axis=1)
+    for r, (fr, poles) in enumerate(zip(shaft.torsional_modes_hz(), shaft.mode_poles())):
+        tr = np.zeros((len(secs), n))
+        for lam, res in poles:
+            a = x / (jw - lam)
+            if lam.imag == 0.0:
+                tr += c * res.real[:, None] * np.fft.irfft(a, n)[None, :]
+                continue
+            b = x / (jw - np.conj(lam))
+            u = np.fft.irfft(np.stack([a + b, 1j * (a - b)]), n, axis=1)
+            tr += c * (res.real[:, None] * u[0][None, :] + res.imag[:, None] * u[1][None, :])
+        torque += tr
         pk = np.max(np.abs(tr), axis=1)
         j = int(np.argmax(pk))
         tmodes[f"mode{r + 1}"] = {"f_hz": float(fr), "peak_torque_pu": float(pk[j]),
-                                  "bin_peak_torque_pu": float(np.max(amp[None, :] * np.abs(hm[r]))),
                                   "worst_section_index": j,
                                   "amplification": float(pk[j] / gap) if gap > 0 else 0.0}
+    # bin amplitudes of each section's torque: the spectrum of its (periodic) torque series
+    t_amp = np.abs(np.fft.rfft(torque, axis=1)) * _amp_weight(n)[None, :]
+    sections = {}
+    for j, s in enumerate(secs):
+        sections[s] = {"peak_torque_pu": float(np.max(np.abs(torque[j]))),
+                       "bin_peak_torque_pu": float(np.max(t_amp[j])),
+                       "fatigue": fatigue_metrics(torque[j], horizon_h, model.sn)}
     dmg = [v["fatigue"]["damage_per_year"] for v in sections.values()]
-    # ---- electromechanical modes
+    # ---- electromechanical modes: the Hz output is the MW output scaled (same shape)
     hmw = model.modes.frequency_response(f, "mw")                      # (M, F)
-    hhz = model.modes.frequency_response(f, "hz")
     ymw = np.fft.irfft(x[None, :] * hmw, n, axis=1)
-    yhz = np.fft.irfft(x[None, :] * hhz, n, axis=1)
     emodes = {}
+    yhz = np.zeros(n)
     for i, m in enumerate(model.modes.modes):
         pk = float(np.max(np.abs(ymw[i])))
+        to_hz = m.gain_hz_per_mw / m.gain_mw_per_mw
+        yhz += to_hz * ymw[i]
         emodes[m.name] = {"f_hz": m.f_hz, "damping_ratio": m.damping_ratio,
                           "peak_mw": pk, "bin_peak_mw": float(np.max(amp * np.abs(hmw[i]))),
-                          "peak_hz": float(np.max(np.abs(yhz[i]))),
+                          "peak_hz": pk * to_hz,
                           "amplification": pk / (m.gain_mw_per_mw * dp_peak) if dp_peak > 0 else 0.0}
     emodes["total"] = {"peak_mw": float(np.max(np.abs(ymw.sum(axis=0)))) if n else 0.0,
-                       "peak_hz": float(np.max(np.abs(yhz.sum(axis=0)))) if n else 0.0}
+                       "peak_hz": float(np.max(np.abs(yhz))) if n else 0.0}
     worst_sec = max(sections, key=lambda s: sections[s]["peak_torque_pu"])
     return {
         "share_frac": model.share_frac,

@@ -202,6 +202,19 @@ class ShaftModel:
             out[idx[p]] += res[:, p, None] * (1.0 / (jw - lam[p]))[None, :]
         return out if modes else out.sum(axis=0)
 
+    def mode_poles(self) -> list[list[tuple[complex, np.ndarray]]]:
+        """Per torsional mode (order of :meth:`torsional_modes_hz`), its poles λ [1/s] with
+        imag ≥ 0 and their section residues (S,): a complex λ stands for its conjugate pair
+        too, a real one for itself (self damping). T_s(jω) = Σ res_s / (jω − λ) (+ conj.)."""
+        lam, res = self._poles_residues()
+        f_modes = self.torsional_modes_hz()
+        idx = np.argmin(np.abs((np.abs(lam.imag) / (2.0 * np.pi))[:, None] - f_modes[None, :]), axis=1)
+        out = [[] for _ in f_modes]
+        for p in range(lam.size):
+            if lam[p].imag >= 0:
+                out[idx[p]].append((complex(lam[p]), res[:, p]))
+        return out
+
     def static_gain(self) -> np.ndarray:
         """Section torque per unit electrical torque at ω → 0 (the shaft as a rigid body
         decelerating under ΔT_e, no self damping): H_upstream / H_total upstream of the generator,
