@@ -39,7 +39,7 @@ from facility.grid_impact.library import load_mode_set, load_shaft, shaft_fatigu
 from facility.grid_impact.modal import ModeSet
 from facility.grid_impact.shaft import ShaftModel
 
-__all__ = ["hold_factor", "GridImpactModel", "build_model", "grid_impact_metrics", "grid_impact_compliance",
+__all__ = ["hold_factor", "section_torque", "GridImpactModel", "build_model", "grid_impact_metrics", "grid_impact_compliance",
            "bin_caps_mw", "bin_metrics", "LIMIT_METRIC"]
 
 #: compliance row -> (limit key in [grid_impact], metric path in the grid_impact block)
@@ -253,3 +253,14 @@ def grid_impact_compliance(block: dict, cfg) -> dict:
         if lim is not None:
             rows[row] = bool(block[metric_key] <= lim + COMPLIANCE_ABS_TOL)
     return rows
+
+
+def section_torque(p_mw: np.ndarray, dt_s: float, model: GridImpactModel, section: int,
+                   mode: int | None = None) -> np.ndarray:
+    """Torque of one shaft section over the horizon (of one torsional mode only: ``mode``, 0-based),
+    as in :func:`grid_impact_metrics`. [pu]"""
+    x, f, _, n = _spectrum(p_mw, dt_s)
+    x = x * hold_factor(f, dt_s)
+    h = model.torque_response(f, modes=mode is not None)
+    h = h[mode, section] if mode is not None else h[section]
+    return np.fft.irfft(x * h, n)
