@@ -61,10 +61,9 @@ class GridImpactConfig(StrictModel):
         if self.enabled and self.generator_share_frac is None and coeffs[0] is None:
             raise ValueError("grid_impact.enabled needs grid_impact.generator_share_frac [frac, 0-1] "
                              "or both sync_coeff_gen_mw_per_rad and sync_coeff_rest_mw_per_rad [MW/rad]")
-        limits = (self.max_shaft_torque_pu, self.max_mode_response_mw, self.max_fatigue_damage_per_year)
-        if any(v is not None for v in limits) and not self.enabled:
-            raise ValueError("grid_impact sets a limit (max_*) but enabled = false; set "
-                             "grid_impact.enabled = true")
+        if self.limits() and not self.enabled:
+            raise ValueError(f"{', '.join('grid_impact.' + k for k in self.limits())} is set but "
+                             "grid_impact.enabled = false; set grid_impact.enabled = true")
         return self
 
     @property

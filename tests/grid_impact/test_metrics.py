@@ -61,7 +61,7 @@ def test_a_bin_at_its_cap_meets_the_limit_exactly(model):
 def test_schema_checks():
     with pytest.raises(ValidationError, match="generator_share_frac"):
         GridImpactConfig(enabled=True)
-    with pytest.raises(ValidationError, match="enabled = false"):
+    with pytest.raises(ValidationError, match="grid_impact.max_shaft_torque_pu is set but grid_impact.enabled = false"):
         GridImpactConfig(max_shaft_torque_pu=0.1)
     with pytest.raises(ValidationError, match="not both"):
         GridImpactConfig(enabled=True, generator_share_frac=0.5, sync_coeff_gen_mw_per_rad=10,
