@@ -15,12 +15,13 @@ lightly damped modes whose decay time is not short against the horizon wrap arou
 Definitions (a_k the single-sided amplitude of bin k, as ``facility.metrics.spectrum``):
 
 * ``shaft.sections.<s>.peak_torque_pu`` = max_t |T_s(t)|, T_s the oscillating torque of
-  section s, T_s(f) = share / S_rated · H_s(f) · ΔP(f). [pu of the generator's rated torque]
-* ``…bin_peak_torque_pu`` = max_k a_k · share / S · |H_s(f_k)|: the largest single-frequency
+  section s, T_s(f) = share / S_rated · H_s(f) · sinc²(f Δt) · ΔP(f). [pu of the generator's
+  rated torque]
+* ``…bin_peak_torque_pu`` = max_k a_k · share / S · |H_s(f_k)| sinc²(f_k Δt): the largest single-frequency
   torque component, the limited quantity (exact LP rows, :func:`bin_caps_mw`). A time peak is
   at most the sum of the bins' components, so it may exceed the bin peak when several bins add.
-* ``shaft.modes.<r>``: the same for torsional mode r's own contribution (its pole pair),
-  over the sections; ``amplification`` = its peak / the air-gap torque swing
+* ``shaft.modes.<r>``: the peak of torsional mode r's own contribution (its pole pair) in the
+  section it loads most (``worst_section_index``); ``amplification`` = its peak / the air-gap torque swing
   share · max|ΔP| / S (how much the mode amplifies a rigid shaft's torque).
 * ``shaft.sections.<s>.fatigue``: rainflow + Miner (:mod:`facility.grid_impact.fatigue`).
 * ``modes.<i>``: peak_mw and bin_peak_mw of the observed generator's power swing, peak_hz of
@@ -39,8 +40,8 @@ from facility.grid_impact.library import load_mode_set, load_shaft, shaft_fatigu
 from facility.grid_impact.modal import ModeSet
 from facility.grid_impact.shaft import ShaftModel
 
-__all__ = ["hold_factor", "section_torque", "GridImpactModel", "build_model", "grid_impact_metrics", "grid_impact_compliance",
-           "bin_caps_mw", "bin_metrics", "LIMIT_METRIC"]
+__all__ = ["hold_factor", "section_torque", "GridImpactModel", "build_model", "grid_impact_metrics",
+           "grid_impact_compliance", "bin_caps_mw", "bin_metrics", "LIMIT_METRIC"]
 
 #: compliance row -> (limit key in [grid_impact], metric path in the grid_impact block)
 LIMIT_METRIC = {

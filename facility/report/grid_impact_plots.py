@@ -75,7 +75,7 @@ def plot_grid_impact(res, raw: np.ndarray, pcc: np.ndarray, out: Path) -> tuple[
         ax2.axhline(-lim, color="k", ls="--", lw=1.0)
     ax2.set_xlabel("time [s]")
     ax2.set_ylabel("section torque (oscillating part) [pu]")
-    ax2.set_title(f"Shaft torque at the worst torsional mode, around its peak", fontsize=10)
+    ax2.set_title("Shaft torque at the worst torsional mode, around its peak", fontsize=10)
     ax2.legend(fontsize=7, loc="best")
     ax2.grid(alpha=0.3)
     fig.tight_layout()
