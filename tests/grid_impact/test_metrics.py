@@ -93,3 +93,18 @@ def test_run_adds_the_block_and_rows_only_when_enabled(tiny_scenario_dict):
     assert on.metrics["grid_impact"]["mode_bin_peak_mw"] > 1e-3
     assert on.metrics["compliance"]["grid_impact_max_mode_response_mw"] is False
     assert on.metrics["compliance"]["compliant"] is False
+
+
+def test_validate_names_unknown_models_and_warns_on_unresolved_modes(tiny_scenario_dict):
+    from facility.config.checks import check_grid_impact, scenario_warnings
+    from facility.config.load import scenario_from_dict
+
+    d = dict(tiny_scenario_dict, grid_impact={"enabled": True, "generator_share_frac": 0.5,
+                                              "shaft_model": "fbm2"})
+    assert any("grid_impact.shaft_model" in p for p in check_grid_impact(scenario_from_dict(d, check=False)))
+    d = dict(tiny_scenario_dict, time={"horizon_s": 20.0, "dt_s": 0.02},
+             grid_impact={"enabled": True, "generator_share_frac": 0.5})
+    w = [x for x in scenario_warnings(scenario_from_dict(d)) if x.startswith("grid_impact")]
+    assert len(w) == 1 and "25.55, 32.28, 47.46 Hz" in w[0]
+    d["time"] = {"horizon_s": 20.0, "dt_s": 0.01}
+    assert not [x for x in scenario_warnings(scenario_from_dict(d)) if x.startswith("grid_impact")]
