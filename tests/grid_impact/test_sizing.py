@@ -68,6 +68,11 @@ def test_lp_spec_caps_the_bins(tmp_path):
     f_k = lim.k[i] / 8.0
     gain = mode.gain_mw_per_mw * abs(mode_response(np.array([f_k]), mode.f_hz, mode.damping_ratio)[0])
     assert lim.limit_mw[i] == pytest.approx(5.0 / (gain * np.sinc(f_k * 0.02) ** 2))
+    import pickle  # the strategies that solve in subprocesses pickle the spec
+
+    again = pickle.loads(pickle.dumps(spec))
+    np.testing.assert_array_equal(again.bin_caps_mw(np.array([1.2, 15.7]), 0.02),
+                                  spec.bin_caps_mw(np.array([1.2, 15.7]), 0.02))
     plain = scenario(tmp_path)
     assert lp_spec(plain) is plain.spec                # no limit: the spec itself
 
