@@ -356,6 +356,8 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
         metrics["compliance"] = fm.compliance(pcc_m, spec, undecided)
         metrics["compliance_raw"] = fm.compliance(raw_m, spec, undecided)
         metrics["undecided"] = {k: True for k in undecided}
+        if scenario.grid_impact.enabled:
+            _grid_impact(metrics, scenario, pf.p_pcc_mw, pf_raw.p_pcc_mw, dt)
         metrics["gpu"] = {"engaged_frac": float(np.mean(engaged)) if engaged.size else 0.0}
         if gpu_full is not None and getattr(gpu_full, "wear", None):
             metrics["gpu"]["wear"] = _numeric_tree(gpu_full.wear)
@@ -417,6 +419,26 @@ def _grid_event_metrics(metrics, ts, scenario, ge, pf, pf_ref, net, storages) ->
     for name, col in ge.columns.items():
         ts[name] = col
     ts["p_ref_pcc_mw"] = pf_ref.p_pcc_mw
+
+
+def _grid_impact(metrics: dict, scenario, p_pcc_mw, p_raw_pcc_mw, dt: float) -> None:
+    """The ``grid_impact`` block (PCC power, and a summary for the raw power) and its limits'
+    rows in ``compliance`` / ``compliance_raw`` (:mod:`facility.grid_impact`)."""
+    from facility.grid_impact.metrics import build_model, grid_impact_compliance, grid_impact_metrics
+
+    cfg = scenario.grid_impact
+    model = build_model(cfg)
+    block = grid_impact_metrics(p_pcc_mw, dt, model)
+    raw = grid_impact_metrics(p_raw_pcc_mw, dt, model)
+    block["raw"] = {k: raw[k] for k in ("shaft_bin_peak_torque_pu", "mode_bin_peak_mw", "max_damage_per_year",
+                                        "min_life_years")}
+    block["raw"]["peak_torque_pu"] = raw["shaft"]["peak_torque_pu"]
+    block["raw"]["mode_total_peak_mw"] = raw["modes"]["total"]["peak_mw"]
+    metrics["grid_impact"] = block
+    for key, blk in (("compliance", block), ("compliance_raw", raw)):
+        rows = fm.limit_rows(metrics[key])
+        rows.update(grid_impact_compliance(blk, cfg))
+        metrics[key] = {**rows, "all_decided": metrics[key]["all_decided"], "compliant": all(rows.values())}
 
 
 def _numeric_tree(obj: Any) -> Any:

@@ -109,8 +109,13 @@ def needed_margin_frac(res: Results, margin_frac: float, limits: list[str],
     for k in limits:
         if comp.get(k, True):
             continue
-        lim, v = _limit_metric(spec, res.metrics["pcc"], k)
-        lo = _limit_metric(spec, lossless, k)[1]
+        if k.startswith("grid_impact_"):
+            from facility.grid_impact.lp import margin_row
+
+            lim, v, lo = margin_row(res, k, _lossless_pcc_mw(res) if p_lp_mw is None else p_lp_mw)
+        else:
+            lim, v = _limit_metric(spec, res.metrics["pcc"], k)
+            lo = _limit_metric(spec, lossless, k)[1]
         failing[k] = (lim, v, lo)
         need = max(need, (v - lo) / lim + VERIFY_HEADROOM_FRAC)
     return float(need), failing
@@ -195,7 +200,9 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
     net = build_network(scenario, feeder_peaks(raw, ctl_site))
     sc = with_network_caps(scenario, network_caps(scenario, net))
     net_for = _design_network(scenario, feeder_peaks(raw, ctl_site))
-    limits = _lp_limits(scenario)
+    from facility.grid_impact.lp import lp_limit_rows, lp_spec
+
+    limits = _lp_limits(scenario) + lp_limit_rows(scenario)  # [grid_impact] responses: per-bin caps
     margin = float(scenario.optimize.limit_margin_frac)
     history: list[float] = []
     n_runs = scenario.optimize.max_verify_runs if verifier == "optimal" else 1
@@ -206,7 +213,7 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
         opt = sc.optimize.model_copy(update={"limit_margin_frac": margin})
         try:
             ns = size_through_network(scenario, net, ctl_site.p_feeder_mw, p_load, storages, opt,
-                                      t_s=profile.t_s, levers=inputs, net_for=net_for)
+                                      t_s=profile.t_s, levers=inputs, net_for=net_for, spec=lp_spec(scenario))
         except InfeasibleError as exc:
             if run == 1:
                 raise

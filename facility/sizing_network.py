@@ -125,7 +125,7 @@ def _anchor_storage(storages: dict) -> str | None:
 
 def size_through_network(scenario, net, p_feeder_mw: np.ndarray, p_load_mw: np.ndarray, storages: dict,
                          optimize, *, t_s: np.ndarray | None = None, levers=None,
-                         net_for=None) -> NetworkSizing:
+                         net_for=None, spec=None) -> NetworkSizing:
     """Size the storages (and GPU levers) on the PCC power through the network (SLP, above).
 
     Parameters
@@ -143,6 +143,9 @@ def size_through_network(scenario, net, p_feeder_mw: np.ndarray, p_load_mw: np.n
         With the network's caps (:func:`facility.simulate.with_network_caps`) and the margin the
         controller needs in ``limit_margin_frac``; ``loss_tol_frac``, ``max_loss_rounds``.
     levers : LeverInputs, optional
+    spec : SpecConfig, optional
+        The limits the LP holds (default ``scenario.spec``; e.g. with the ``[grid_impact]``
+        per-bin caps, :func:`facility.grid_impact.lp.lp_spec`).
     net_for : callable, optional
         ``net_for(p_bess_mw) -> FacilityNetwork``: the network a design is verified on where it
         depends on the design (a BESS transformer rated for the sized BESS); the first anchor
@@ -158,7 +161,7 @@ def size_through_network(scenario, net, p_feeder_mw: np.ndarray, p_load_mw: np.n
     from facility.electrical.pcc import flat_gain, pcc_power_mw, scale_feeders
     from facility.optimize import size_storage
 
-    spec, dt = scenario.spec, scenario.time.dt_s
+    spec, dt = (scenario.spec if spec is None else spec), scenario.time.dt_s
     load = np.asarray(p_load_mw, dtype=float)
     feeders = np.asarray(p_feeder_mw, dtype=float)
     tol_frac = float(optimize.loss_tol_frac)

@@ -185,7 +185,7 @@ def scenario_warnings(s: "Scenario") -> list[str]:
             out.extend(found)
     from facility.config.plausibility import plausibility_warnings
 
-    return out + plausibility_warnings(s)
+    return out + plausibility_warnings(s) + grid_impact_warnings(s)
 
 
 def trace_summaries(s: "Scenario") -> list[str]:
@@ -454,6 +454,40 @@ def check_grid_events(s: "Scenario") -> list[str]:
     return out
 
 
+def check_grid_impact(s: "Scenario") -> list[str]:
+    """``[grid_impact]``: the shaft and mode set are bundled models (validate names them)."""
+    gi = s.grid_impact
+    if not gi.enabled:
+        return []
+    from facility.grid_impact.library import list_mode_sets, list_shafts
+
+    out = []
+    if gi.shaft_model not in list_shafts():
+        out.append(f"grid_impact.shaft_model = {gi.shaft_model!r} is not a bundled shaft model "
+                   f"(models/grid_impact/): {', '.join(list_shafts())}")
+    if gi.mode_set not in list_mode_sets():
+        out.append(f"grid_impact.mode_set = {gi.mode_set!r} is not a bundled mode set "
+                   f"(models/grid_impact/): {', '.join(list_mode_sets())}")
+    return out
+
+
+def grid_impact_warnings(s: "Scenario") -> list[str]:
+    """Torsional modes above the Nyquist frequency of ``time.dt_s`` (their response is not
+    resolved: the metrics see only the modes below it)."""
+    gi = s.grid_impact
+    if not gi.enabled or check_grid_impact(s):
+        return []
+    from facility.grid_impact.library import load_shaft
+
+    nyq = 0.5 / s.time.dt_s
+    above = [f for f in load_shaft(gi.shaft_model).torsional_modes_hz() if f >= nyq]
+    if not above:
+        return []
+    return [f"grid_impact: torsional mode(s) at {', '.join(f'{f:.2f}' for f in above)} Hz lie above the "
+            f"Nyquist frequency {nyq:g} Hz of time.dt_s = {s.time.dt_s:g} s: not resolved, their torque "
+            f"is missing from the grid_impact metrics (use dt_s <= {0.5 / (1.05 * max(above)):.3g} s)"]
+
+
 def _preconditions() -> tuple:
     from facility.config import preconditions as pc
 
@@ -462,7 +496,7 @@ def _preconditions() -> tuple:
 
 
 _CHECKS = (check_time, check_jobs, check_storage, check_spec, check_gpu_controls,
-           check_controller, check_grid, check_grid_events)
+           check_controller, check_grid, check_grid_events, check_grid_impact)
 
 
 def check_scenario(scenario: "Scenario", source: str = "<scenario>") -> None:

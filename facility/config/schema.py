@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import field_validator, model_validator
 
 from facility.config.events import GridEventConfig, RideThroughSpec
+from facility.config.grid_impact import GridImpactConfig
 from facility.config.operation import ControllerConfig, MonitorConfig, OptimizeConfig
 from facility.config.schema_base import F, StrictModel
 
@@ -42,6 +43,7 @@ __all__ = [
     "ControllerConfig",
     "MonitorConfig",
     "OptimizeConfig",
+    "GridImpactConfig",
     "Scenario",
     "STORAGE_NAMES",
 ]
@@ -473,6 +475,9 @@ class Scenario(StrictModel):
     optimize: OptimizeConfig = F(OptimizeConfig(), description="Sizing / dispatch optimization.")
     grid_events: list[GridEventConfig] = F([], max_length=1000, description=(
         "Voltage sags at the PCC (UPS transfer, cooling load response, ride-through rows)."))
+    grid_impact: GridImpactConfig = F(GridImpactConfig(), description=(
+        "Turbine-generator shaft torque and electromechanical-mode response to the PCC power "
+        "(docs/grid_impact.md)."))
 
     @model_validator(mode="after")
     def _unique_job_names(self) -> "Scenario":

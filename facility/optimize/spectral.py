@@ -61,8 +61,10 @@ BINS_PER_ROUND = 32
 
 
 def has_spectral_limits(spec) -> bool:
-    """Whether the spec sets a band peak limit (``max_band_peak_mw`` or ``[[bands]]``)."""
-    return spec.max_band_peak_mw is not None or bool(spec.bands)
+    """Whether the spec sets a band peak limit (``max_band_peak_mw``, ``[[bands]]``, or per-bin
+    caps: :class:`facility.grid_impact.lp.LpSpec`)."""
+    return (spec.max_band_peak_mw is not None or bool(spec.bands)
+            or getattr(spec, "bin_caps_mw", None) is not None)
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,12 @@ def bin_limits(spec, n_steps: int, dt_s: float, margin_frac: float = 0.0) -> Bin
         better = mask & (a < lim)
         lim[better] = a
         fam[better] = name
+    caps = getattr(spec, "bin_caps_mw", None)
+    if caps is not None:  # [grid_impact] response limits, per bin (facility.grid_impact.lp)
+        cap = np.asarray(caps(f, dt_s), dtype=float)
+        better = cap < lim
+        lim[better] = cap[better]
+        fam[better] = "grid_impact"
     k = np.flatnonzero(np.isfinite(lim) & (np.arange(f.size) > 0))
     return BinLimits(k, lim[k] * (1.0 - margin_frac), [str(v) for v in fam[k]], int(n_steps), float(dt_s))
 

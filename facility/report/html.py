@@ -71,6 +71,13 @@ def compliance_rows(res: "Results") -> list[tuple[str, float, float | None, floa
         rows.append((f"band_{b.name} ({b.min_hz:g}–{b.max_hz:g} Hz peak)", b.max_peak_mw,
                      res.metrics["raw"]["band_peaks_mw"][b.name], res.metrics["pcc"]["band_peaks_mw"][b.name],
                      comp.get(f"band_{b.name}", "cannot judge")))
+    if "grid_impact" in res.metrics:
+        from facility.grid_impact.metrics import LIMIT_METRIC
+
+        gi, cfg = res.metrics["grid_impact"], res.scenario.grid_impact
+        for row, (limit_key, metric_key) in LIMIT_METRIC.items():
+            if row in comp:
+                rows.append((row, getattr(cfg, limit_key), gi["raw"][metric_key], gi[metric_key], comp[row]))
     return rows
 
 

@@ -13,7 +13,10 @@
 * ``storage.png``: per storage, power with ±p_rated and the network's headroom, and SoC with
   its bounds, as lines (min / max per bin on long horizons, so slow changes stay visible);
 * ``electrical.png``: PCC / MV / LV voltages against their bands and every equipment loading
-  against its limit.
+  against its limit;
+* ``grid_impact.png`` (``[grid_impact]`` enabled): the PCC spectrum under the grid-side
+  models' response curves, and the shaft torque at the worst torsional mode
+  (:mod:`facility.report.grid_impact_plots`).
 
 Long series are reduced to per-bin minimum and maximum (:func:`envelope`), never subsampled,
 so fast swings are not aliased away.
@@ -356,4 +359,8 @@ def write_plots(res: "Results", out: Path) -> list[tuple[str, str]]:
                   plot_ride_through(res, out)):
         if extra is not None:
             images.append(extra)
+    if "grid_impact" in res.metrics:
+        from facility.report.grid_impact_plots import plot_grid_impact
+
+        images.append(plot_grid_impact(res, raw, pcc, out))
     return images

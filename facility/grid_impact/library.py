@@ -1,0 +1,91 @@
+"""The bundled grid-side models in ``models/grid_impact/`` (shafts and mode sets).
+
+A file with ``masses`` is a shaft (:class:`~facility.grid_impact.shaft.ShaftModel`), one with
+``[[modes]]`` or ``[smib]`` a mode set (:class:`~facility.grid_impact.modal.ModeSet`). Every
+number's source is stated in its file.
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from pathlib import Path
+
+import numpy as np
+
+from facility.errors import ScenarioError
+from facility.grid_impact.modal import Mode, ModeSet, calibrate_gain, hz_gain, smib_mode
+from facility.grid_impact.shaft import ShaftModel
+
+__all__ = ["GRID_IMPACT_DIR", "list_shafts", "list_mode_sets", "load_shaft", "load_mode_set",
+           "shaft_fatigue"]
+
+GRID_IMPACT_DIR = Path(__file__).resolve().parent.parent / "models" / "grid_impact"
+
+
+@functools.lru_cache(maxsize=None)
+def _read(name: str) -> dict:
+    p = GRID_IMPACT_DIR / f"{name}.toml"
+    with open(p, "rb") as fh:
+        return tomllib.load(fh)
+
+
+def _names(kind: str) -> list[str]:
+    out = []
+    for p in sorted(GRID_IMPACT_DIR.glob("*.toml")):
+        d = _read(p.stem)
+        if (kind == "shaft") == ("masses" in d):
+            out.append(p.stem)
+    return out
+
+
+def list_shafts() -> list[str]:
+    """Names of the bundled shaft models."""
+    return _names("shaft")
+
+
+def list_mode_sets() -> list[str]:
+    """Names of the bundled mode sets."""
+    return _names("modes")
+
+
+def _check(name: str, kind: str, field: str) -> dict:
+    names = _names(kind)
+    if name not in names:
+        raise ScenarioError(f"grid_impact.{field} = {name!r} is not a bundled "
+                            f"{'shaft model' if kind == 'shaft' else 'mode set'}; choose one of {', '.join(names)}")
+    return _read(name)
+
+
+def load_shaft(name: str, damping_ratio: float | None = None) -> ShaftModel:
+    """A bundled shaft, with its modal damping ratio or ``damping_ratio`` [frac] instead."""
+    d = _check(name, "shaft", "shaft_model")
+    return ShaftModel(tuple(d["masses"]), np.array(d["h_s"]), np.array(d["k_pu_per_rad"]),
+                      np.array(d["d_pu"]),
+                      float(d["mech_damping_ratio"] if damping_ratio is None else damping_ratio),
+                      d["masses"].index(d["generator"]), float(d["f0_hz"]), float(d["s_rated_mva"]), name)
+
+
+def shaft_fatigue(name: str) -> dict:
+    """The S-N curve of a bundled shaft: sn_exponent, t_endurance_pu, n_endurance_cycles."""
+    return dict(_check(name, "shaft", "shaft_model")["fatigue"])
+
+
+def load_mode_set(name: str) -> ModeSet:
+    """A bundled mode set, gains resolved (calibrated or from the observed machine)."""
+    d = _check(name, "modes", "mode_set")
+    f0, h, s = float(d["f0_hz"]), float(d["observed_h_s"]), float(d["observed_s_mva"])
+    if "smib" in d:
+        m = d["smib"]
+        return ModeSet(name, (smib_mode(h, s, m["ks_pu_per_rad"], m["d_pu"], m["share_frac"], f0),),
+                       d.get("description", ""))
+    rows = d["modes"]
+    if "calibrate_f_hz" in d:
+        k = calibrate_gain(np.array([r["f_hz"] for r in rows]), np.array([r["damping_ratio"] for r in rows]),
+                           float(d["calibrate_f_hz"]), float(d["calibrate_gain_mw_per_mw"]))
+        gains = [k] * len(rows)
+    else:
+        gains = [float(r["gain_mw_per_mw"]) for r in rows]
+    modes = tuple(Mode(r["name"], float(r["f_hz"]), float(r["damping_ratio"]), g,
+                       hz_gain(g, float(r["f_hz"]), h, s, f0)) for r, g in zip(rows, gains))
+    return ModeSet(name, modes, d.get("description", ""))
