@@ -101,7 +101,8 @@ def _max_scale(scenario, base: dict) -> float:
     return max(a, 1.0)
 
 
-def resize_for_controller(scenario, sol, *, progress: bool = False) -> ControllerResizing:
+def resize_for_controller(scenario, sol, *, progress: bool = False,
+                          max_runs: int | None = None) -> ControllerResizing:
     """Grow the foresight design until the scenario's controller keeps the site compliant.
 
     Parameters
@@ -110,6 +111,9 @@ def resize_for_controller(scenario, sol, *, progress: bool = False) -> Controlle
         With ``controller.kind`` the controller that verifies (not ``optimal``).
     sol : SizingResult
         The foresight design (:func:`facility.sizing_network.size_through_network`).
+    max_runs : int, optional
+        Verification runs at most (default ``optimize.max_resize_runs``; 1 = the foresight
+        design only).
 
     Returns
     -------
@@ -124,7 +128,7 @@ def resize_for_controller(scenario, sol, *, progress: bool = False) -> Controlle
     sized0, _, gpu_plan = mix.realize(scenario, sol, closed_loop=True)
     base = _base_ratings(scenario, sol)
     a_max = _max_scale(scenario, base)
-    n_runs = int(scenario.optimize.max_resize_runs)
+    n_runs = int(scenario.optimize.max_resize_runs if max_runs is None else max_runs)
     tried: list[dict] = []
     runs: dict[float, object] = {}
 
