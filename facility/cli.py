@@ -141,12 +141,11 @@ def _cmd_validate(args) -> int:
 
 def _cmd_trace(args) -> int:
     from facility.report.outdir import check_out_file
+    from facility.report.staging import write_sidecar
     from facility.simulate import generate_trace
 
     out: Path = args.out
-    if out.suffix.lower() not in (".csv", ".parquet", ".pq"):
-        raise ScenarioError(f"--out {out}: unknown format; use a .parquet or .csv file name")
-    full = check_out_file(out, force=args.force)
+    full = check_out_file(out, force=args.force, suffixes=(".csv", ".parquet", ".pq"))
     s, _ = _load(args)
     df = generate_trace(s)
     full.parent.mkdir(parents=True, exist_ok=True)
@@ -158,6 +157,7 @@ def _cmd_trace(args) -> int:
             df.to_parquet(tmp, index=False)
         check_out_file(out, force=args.force)  # nothing appeared there meanwhile
         os.replace(tmp, full)
+        write_sidecar(full, "trace")   # marks the file as facility's: a later --force may replace it
     finally:
         tmp.unlink(missing_ok=True)
     print(f"wrote {out} ({len(df):,} steps, columns: {', '.join(df.columns)})")
@@ -291,12 +291,21 @@ def _cmd_export_net(args) -> int:
     from facility.report.outdir import check_out_file
     from facility.workload import default_n_feeders, generate_load, site_power
 
-    full = check_out_file(args.out, force=args.force)
+    from facility.report.staging import write_sidecar
+
+    full = check_out_file(args.out, force=args.force, suffixes=(".json",))
     s, _ = _load(args)
     profile = generate_load(s)
     site = site_power(profile, profile.p_gpu_w, s.site, default_n_feeders(s))
     net = build_network(s, np.asarray(site.p_feeder_mw.max(axis=0)))
-    export_network(net, full)
+    tmp = full.with_name(f".{full.name}.tmp-{os.getpid()}")
+    try:
+        export_network(net, tmp)
+        check_out_file(args.out, force=args.force, suffixes=(".json",))
+        os.replace(tmp, full)
+        write_sidecar(full, "export-net")
+    finally:
+        tmp.unlink(missing_ok=True)
     print(f"wrote {args.out}")
     return EXIT_OK
 
@@ -322,8 +331,11 @@ def _cmd_record(args) -> int:
     cmd = list(args.argv)
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
-    full = check_out_file(args.out, force=args.force)   # before the job runs, not after
+    from facility.report.staging import write_sidecar
+
+    full = check_out_file(args.out, force=args.force, suffixes=(".csv",))   # before the job runs, not after
     res = record(cmd, full, interval_s=args.interval_ms / 1e3)
+    write_sidecar(full, "record")
     print(f"wrote {res.path} ({res.n_polls:,} polls of {res.n_gpus} GPU(s), median interval "
           f"{1e3 * res.median_interval_s:.4g} ms, sensor {res.sensor})")
     if res.exit_status != 0:

@@ -163,15 +163,30 @@ def test_trace_out_file(tmp_path, capsys, no_simulation):
     assert main(["trace", str(SCENARIOS / "default.toml"), "--out", str(tmp_path / "t.xlsx")]) == 2
 
 
-def test_trace_force_replaces_a_file(tmp_path):
+def test_trace_force_replaces_only_a_file_facility_wrote(tmp_path, capsys):
     f = tmp_path / "trace.parquet"
     f.write_text("old")
-    assert main(["trace", str(SCENARIOS / "default.toml"), "--out", str(f), "--set", "time.horizon_s=10",
-                 "--force"]) == 0
+    args = ["trace", str(SCENARIOS / "default.toml"), "--out", str(f), "--set", "time.horizon_s=10"]
+    assert main(args + ["--force"]) == 2                     # a user's file: kept, also with --force
+    assert "facility did not write it" in capsys.readouterr().err and f.read_text() == "old"
+    f.unlink()
+    assert main(args) == 0
     import pandas as pd
 
-    assert len(pd.read_parquet(f)) == 1000
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["trace.parquet"]
+    assert main(args[:-1] + ["time.horizon_s=12", "--force"]) == 0   # facility's own: replaced
+    assert len(pd.read_parquet(f)) == 1200
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".trace.parquet.facility.json", "trace.parquet"]
+
+
+def test_export_net_checks_the_extension_and_keeps_a_users_file(tmp_path, capsys):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    assert main(["export-net", str(SCENARIOS / "default.toml"), "--out", str(notes), "--force"]) == 2
+    assert "writes .json files" in capsys.readouterr().err and notes.read_text() == "my notes\n"
+    mine = tmp_path / "net.json"
+    mine.write_text("{}")
+    assert main(["export-net", str(SCENARIOS / "default.toml"), "--out", str(mine), "--force"]) == 2
+    assert "facility did not write it" in capsys.readouterr().err and mine.read_text() == "{}"
 
 
 def test_library_run_refuses_a_foreign_folder_before_simulating(tmp_path):
