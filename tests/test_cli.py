@@ -224,3 +224,54 @@ def test_warnings_read_as_warning_lines_once_each(monkeypatch, capsys):
         assert "UserWarning" not in err and "warnings.warn" not in err
         assert err.count("warning: a fallback plan was used") == 1
         assert err.count("warning: the plan is only proven within 2 %") == (0 if cmd == "size" else 1)
+
+
+def test_each_warning_is_printed_once_with_one_prefix(monkeypatch, capsys):
+    import logging
+    import warnings
+
+    import facility.cli as cli
+
+    def noisy(args):
+        for _ in range(3):            # a size-and-verify loop repeating itself
+            warnings.warn("storage near its SoC bound")
+            logging.getLogger("facility.sizing").warning("storage near its SoC bound")
+        logging.getLogger("facility.x").warning("another one")
+        return 0
+
+    monkeypatch.setitem(cli._COMMANDS, "validate", noisy)
+    assert main(["validate", str(SCENARIOS / "default.toml")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["warning: storage near its SoC bound", "warning: another one"]
+    # a second command of the same process prints its warnings again (once)
+    assert main(["validate", str(SCENARIOS / "default.toml")]) == 0
+    assert capsys.readouterr().err.count("warning: storage near its SoC bound") == 1
+
+
+def test_debug_works_after_the_command_too(monkeypatch, capsys):
+    import facility.cli as cli
+
+    def broken(args):
+        raise RuntimeError("boom")
+
+    monkeypatch.setitem(cli._COMMANDS, "validate", broken)
+    assert main(["validate", str(SCENARIOS / "default.toml")]) == 1
+    assert "rerun with --debug" in capsys.readouterr().err
+    for argv in (["--debug", "validate", str(SCENARIOS / "default.toml")],
+                 ["validate", "--debug", str(SCENARIOS / "default.toml")],
+                 ["validate", str(SCENARIOS / "default.toml"), "--debug"]):
+        with pytest.raises(RuntimeError, match="boom"):
+            main(argv)
+
+
+def test_dask_sweep_does_not_print_the_schedulers_info_lines(tmp_path, capsys):
+    pytest.importorskip("distributed")
+    from facility.sweep.synthetic import SYNTHETIC_SCENARIO_TOML
+
+    scen = tmp_path / "s.toml"
+    scen.write_text(SYNTHETIC_SCENARIO_TOML.format(description=""))
+    assert main(["sweep", str(scen), "--set", "spec=paper_example", "--out", str(tmp_path / "sw"),
+                 "--executor", "dask", "--dask-threads", "--workers", "1", "--no-progress",
+                 "--case-fn", "facility.sweep.synthetic:synthetic_case"]) == 0
+    err = capsys.readouterr().err
+    assert "INFO" not in err.upper().replace("INFORMATION", "") and "Scheduler at" not in err
