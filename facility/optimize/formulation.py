@@ -37,7 +37,7 @@ __all__ = ["StorageData", "Model", "resolve_storage", "capex_factor", "build_mod
 #: A generic perturbation of the costs makes the optimum a unique vertex. 1e-3 is far above
 #: HiGHS' dual feasibility tolerance on the scaled objective (1e-7 of ~2^-5) and changes the
 #: plan's cost by at most 0.1 % of its operating part. [frac]
-TIE_BREAK_FRAC = 1e-3
+TIE_BREAK_FRAC = 1e-2
 
 
 def _tie_break(name: str, kind: str, n: int) -> np.ndarray:

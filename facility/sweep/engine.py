@@ -118,12 +118,14 @@ def _clean_stale(cases_dir: Path) -> int:
 
 
 def _read_record(path: Path) -> dict | None:
-    """A ``case.json`` record, or None when it is damaged (truncated, not a record)."""
+    """A ``case.json`` record, or None when it is damaged (truncated, not a record, or the
+    record of another case than its folder's)."""
     try:
         rec = json.loads(path.read_text())
     except (OSError, ValueError, UnicodeDecodeError):
         return None
-    if not isinstance(rec, dict) or "case_id" not in rec or "status" not in rec:
+    if (not isinstance(rec, dict) or rec.get("case_id") != Path(path).parent.name
+            or not isinstance(rec.get("status"), str)):
         return None
     return rec
 
