@@ -177,9 +177,9 @@ def check_storage(s: "Scenario") -> list[str]:
             if st.max_e_rated_mwh is None:
                 out.append(f"{name}.max_e_rated_mwh [MWh] is required when {name}.extendable = true")
             if st.max_p_rated_mw is not None and st.max_p_rated_mw < st.min_p_rated_mw:
-                out.append(f"{name}.max_p_rated_mw = {st.max_p_rated_mw:g} MW is below min_p_rated_mw = {st.min_p_rated_mw:g} MW")
+                out.append(f"{name}.max_p_rated_mw = {st.max_p_rated_mw:g} MW is below {name}.min_p_rated_mw = {st.min_p_rated_mw:g} MW")
             if st.max_e_rated_mwh is not None and st.max_e_rated_mwh < st.min_e_rated_mwh:
-                out.append(f"{name}.max_e_rated_mwh = {st.max_e_rated_mwh:g} MWh is below min_e_rated_mwh = {st.min_e_rated_mwh:g} MWh")
+                out.append(f"{name}.max_e_rated_mwh = {st.max_e_rated_mwh:g} MWh is below {name}.min_e_rated_mwh = {st.min_e_rated_mwh:g} MWh")
         else:
             if st.p_rated_mw is None:
                 out.append(f"{name}.p_rated_mw [MW] is required when {name}.enabled = true and "
