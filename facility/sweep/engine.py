@@ -181,9 +181,9 @@ def _adopt_moved(cases_dir: Path, ids: list[str]) -> int:
         if not m or (cases_dir / cid).exists() or m.group(1) not in by_hash:
             continue
         old = by_hash.pop(m.group(1))
+        rec = _read_record(old / CASE_FILE)   # names the old folder; checked when collected
         os.rename(old, cases_dir / cid)
         f = cases_dir / cid / CASE_FILE
-        rec = _read_record(f)
         rec.update(case_id=cid, index=k)
         tmp = f.with_name(f".{CASE_FILE}.tmp")
         tmp.write_text(json.dumps(rec, indent=2) + "\n")
