@@ -112,13 +112,57 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--interval-ms", type=float, default=20.0, help="poll interval [ms] (default 20)")
     p.add_argument("--force", action="store_true", help="replace an existing --out file")
     p.add_argument("argv", nargs=argparse.REMAINDER, metavar="COMMAND", help="the command to run, after --")
+    for sp in sub.choices.values():
+        # --debug also after the command (`facility run --debug …`), as the error message says;
+        # SUPPRESS keeps a --debug given before the command
+        sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show tracebacks of unexpected errors")
     return parser
 
 
+class _Once(logging.Filter):
+    """Let each warning or error message through once per command (a size-and-verify loop, the
+    per-job checks and Python's ``warnings`` would otherwise repeat it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[tuple[int, str]] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.WARNING:
+            return True
+        key = (record.levelno, record.getMessage())
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        return True
+
+
+class _Lower(logging.Formatter):
+    """``warning: message`` — the prefix the CLI's own lines use (not ``WARNING:``)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        return f"{record.levelname.lower()}: {text}"
+
+
 def _setup_logging(args: argparse.Namespace) -> None:
+    """One stderr handler on the root logger at the chosen level: ``warning: …`` lines, each
+    once. The handler's own level also holds back the INFO lines of libraries that set their
+    loggers' levels themselves (Dask's scheduler and nanny)."""
     level = logging.ERROR if args.quiet else (logging.DEBUG if args.verbose > 1 else
                                               logging.INFO if args.verbose == 1 else logging.WARNING)
-    logging.basicConfig(level=level, format="%(levelname)s: %(message)s", stream=sys.stderr)
+    root = logging.getLogger()
+    for h in list(root.handlers):
+        if getattr(h, "_facility_cli", False):
+            root.removeHandler(h)
+    handler = logging.StreamHandler(sys.stderr)
+    handler._facility_cli = True   # replaced by the next main() of this process
+    handler.setLevel(level)
+    handler.setFormatter(_Lower("%(message)s"))
+    handler.addFilter(_Once())
+    root.addHandler(handler)
+    root.setLevel(level)
 
 
 def _cmd_validate(args) -> int:
@@ -135,18 +179,17 @@ def _cmd_validate(args) -> int:
     for line in trace_summaries(s):
         print(f"  {line}")
     for w in scenario_warnings(s):
-        print(f"warning: {w}", file=sys.stderr)
+        log.warning("%s", w)
     return EXIT_OK
 
 
 def _cmd_trace(args) -> int:
     from facility.report.outdir import check_out_file
+    from facility.report.staging import write_sidecar
     from facility.simulate import generate_trace
 
     out: Path = args.out
-    if out.suffix.lower() not in (".csv", ".parquet", ".pq"):
-        raise ScenarioError(f"--out {out}: unknown format; use a .parquet or .csv file name")
-    full = check_out_file(out, force=args.force)
+    full = check_out_file(out, force=args.force, suffixes=(".csv", ".parquet", ".pq"))
     s, _ = _load(args)
     df = generate_trace(s)
     full.parent.mkdir(parents=True, exist_ok=True)
@@ -158,6 +201,7 @@ def _cmd_trace(args) -> int:
             df.to_parquet(tmp, index=False)
         check_out_file(out, force=args.force)  # nothing appeared there meanwhile
         os.replace(tmp, full)
+        write_sidecar(full, "trace")   # marks the file as facility's: a later --force may replace it
     finally:
         tmp.unlink(missing_ok=True)
     print(f"wrote {out} ({len(df):,} steps, columns: {', '.join(df.columns)})")
@@ -291,12 +335,21 @@ def _cmd_export_net(args) -> int:
     from facility.report.outdir import check_out_file
     from facility.workload import default_n_feeders, generate_load, site_power
 
-    full = check_out_file(args.out, force=args.force)
+    from facility.report.staging import write_sidecar
+
+    full = check_out_file(args.out, force=args.force, suffixes=(".json",))
     s, _ = _load(args)
     profile = generate_load(s)
     site = site_power(profile, profile.p_gpu_w, s.site, default_n_feeders(s))
     net = build_network(s, np.asarray(site.p_feeder_mw.max(axis=0)))
-    export_network(net, full)
+    tmp = full.with_name(f".{full.name}.tmp-{os.getpid()}")
+    try:
+        export_network(net, tmp)
+        check_out_file(args.out, force=args.force, suffixes=(".json",))
+        os.replace(tmp, full)
+        write_sidecar(full, "export-net")
+    finally:
+        tmp.unlink(missing_ok=True)
     print(f"wrote {args.out}")
     return EXIT_OK
 
@@ -322,8 +375,11 @@ def _cmd_record(args) -> int:
     cmd = list(args.argv)
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
-    full = check_out_file(args.out, force=args.force)   # before the job runs, not after
+    from facility.report.staging import write_sidecar
+
+    full = check_out_file(args.out, force=args.force, suffixes=(".csv",))   # before the job runs, not after
     res = record(cmd, full, interval_s=args.interval_ms / 1e3)
+    write_sidecar(full, "record")
     print(f"wrote {res.path} ({res.n_polls:,} polls of {res.n_gpus} GPU(s), median interval "
           f"{1e3 * res.median_interval_s:.4g} ms, sensor {res.sensor})")
     if res.exit_status != 0:
@@ -339,16 +395,14 @@ _COMMANDS = {"validate": _cmd_validate, "trace": _cmd_trace, "run": _cmd_run, "s
 
 
 def _warning_lines():
-    """A ``warnings.showwarning`` that prints each message once as a ``warning:`` line on
-    stderr, as the CLI's own warnings read (not Python's ``file:line: UserWarning`` with the
-    source line; a size-and-verify loop would repeat them round after round)."""
-    shown: set[str] = set()
+    """A ``warnings.showwarning`` that sends each message to the ``facility`` logger, whose
+    handler prints it once as a ``warning:`` line on stderr (:func:`_setup_logging`), as the
+    CLI's own warnings read (not Python's ``file:line: UserWarning`` with the source line; a
+    size-and-verify loop would repeat them round after round, and a message both logged and
+    warned shows once)."""
 
     def show(message, category, filename, lineno, file=None, line=None):
-        text = str(message)
-        if text not in shown:
-            shown.add(text)
-            print(f"warning: {text}", file=sys.stderr)
+        log.warning("%s", str(message))
 
     return show
 

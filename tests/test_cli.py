@@ -163,15 +163,30 @@ def test_trace_out_file(tmp_path, capsys, no_simulation):
     assert main(["trace", str(SCENARIOS / "default.toml"), "--out", str(tmp_path / "t.xlsx")]) == 2
 
 
-def test_trace_force_replaces_a_file(tmp_path):
+def test_trace_force_replaces_only_a_file_facility_wrote(tmp_path, capsys):
     f = tmp_path / "trace.parquet"
     f.write_text("old")
-    assert main(["trace", str(SCENARIOS / "default.toml"), "--out", str(f), "--set", "time.horizon_s=10",
-                 "--force"]) == 0
+    args = ["trace", str(SCENARIOS / "default.toml"), "--out", str(f), "--set", "time.horizon_s=10"]
+    assert main(args + ["--force"]) == 2                     # a user's file: kept, also with --force
+    assert "facility did not write it" in capsys.readouterr().err and f.read_text() == "old"
+    f.unlink()
+    assert main(args) == 0
     import pandas as pd
 
-    assert len(pd.read_parquet(f)) == 1000
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["trace.parquet"]
+    assert main(args[:-1] + ["time.horizon_s=12", "--force"]) == 0   # facility's own: replaced
+    assert len(pd.read_parquet(f)) == 1200
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".trace.parquet.facility.json", "trace.parquet"]
+
+
+def test_export_net_checks_the_extension_and_keeps_a_users_file(tmp_path, capsys):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    assert main(["export-net", str(SCENARIOS / "default.toml"), "--out", str(notes), "--force"]) == 2
+    assert "writes .json files" in capsys.readouterr().err and notes.read_text() == "my notes\n"
+    mine = tmp_path / "net.json"
+    mine.write_text("{}")
+    assert main(["export-net", str(SCENARIOS / "default.toml"), "--out", str(mine), "--force"]) == 2
+    assert "facility did not write it" in capsys.readouterr().err and mine.read_text() == "{}"
 
 
 def test_library_run_refuses_a_foreign_folder_before_simulating(tmp_path):
@@ -209,3 +224,54 @@ def test_warnings_read_as_warning_lines_once_each(monkeypatch, capsys):
         assert "UserWarning" not in err and "warnings.warn" not in err
         assert err.count("warning: a fallback plan was used") == 1
         assert err.count("warning: the plan is only proven within 2 %") == (0 if cmd == "size" else 1)
+
+
+def test_each_warning_is_printed_once_with_one_prefix(monkeypatch, capsys):
+    import logging
+    import warnings
+
+    import facility.cli as cli
+
+    def noisy(args):
+        for _ in range(3):            # a size-and-verify loop repeating itself
+            warnings.warn("storage near its SoC bound")
+            logging.getLogger("facility.sizing").warning("storage near its SoC bound")
+        logging.getLogger("facility.x").warning("another one")
+        return 0
+
+    monkeypatch.setitem(cli._COMMANDS, "validate", noisy)
+    assert main(["validate", str(SCENARIOS / "default.toml")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["warning: storage near its SoC bound", "warning: another one"]
+    # a second command of the same process prints its warnings again (once)
+    assert main(["validate", str(SCENARIOS / "default.toml")]) == 0
+    assert capsys.readouterr().err.count("warning: storage near its SoC bound") == 1
+
+
+def test_debug_works_after_the_command_too(monkeypatch, capsys):
+    import facility.cli as cli
+
+    def broken(args):
+        raise RuntimeError("boom")
+
+    monkeypatch.setitem(cli._COMMANDS, "validate", broken)
+    assert main(["validate", str(SCENARIOS / "default.toml")]) == 1
+    assert "rerun with --debug" in capsys.readouterr().err
+    for argv in (["--debug", "validate", str(SCENARIOS / "default.toml")],
+                 ["validate", "--debug", str(SCENARIOS / "default.toml")],
+                 ["validate", str(SCENARIOS / "default.toml"), "--debug"]):
+        with pytest.raises(RuntimeError, match="boom"):
+            main(argv)
+
+
+def test_dask_sweep_does_not_print_the_schedulers_info_lines(tmp_path, capsys):
+    pytest.importorskip("distributed")
+    from facility.sweep.synthetic import SYNTHETIC_SCENARIO_TOML
+
+    scen = tmp_path / "s.toml"
+    scen.write_text(SYNTHETIC_SCENARIO_TOML.format(description=""))
+    assert main(["sweep", str(scen), "--set", "spec=paper_example", "--out", str(tmp_path / "sw"),
+                 "--executor", "dask", "--dask-threads", "--workers", "1", "--no-progress",
+                 "--case-fn", "facility.sweep.synthetic:synthetic_case"]) == 0
+    err = capsys.readouterr().err
+    assert "INFO" not in err.upper().replace("INFORMATION", "") and "Scheduler at" not in err

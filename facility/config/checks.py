@@ -114,7 +114,11 @@ def check_jobs(s: "Scenario") -> list[str]:
                 out.append(f"{key}.trace_file is required when {key}.workload = 'trace'")
             else:
                 try:
-                    files.check_file(job.trace_file, key=f"{key}.trace_file", what="trace file")
+                    files.check_file(job.trace_file, key=f"{key}.trace_file", what="trace file",
+                                     max_bytes=files.MAX_TRACE_BYTES,
+                                     hint=f"; cut {key}.trace_file to the part the job replays, or "
+                                          f"drop columns it does not need (parsing holds ~10 bytes of "
+                                          f"memory per byte of trace)")
                 except ScenarioError as exc:
                     out.append(str(exc))
                 else:
@@ -212,9 +216,9 @@ def check_storage(s: "Scenario") -> list[str]:
             if st.max_e_rated_mwh is None:
                 out.append(f"{name}.max_e_rated_mwh [MWh] is required when {name}.extendable = true")
             if st.max_p_rated_mw is not None and st.max_p_rated_mw < st.min_p_rated_mw:
-                out.append(f"{name}.max_p_rated_mw = {st.max_p_rated_mw:g} MW is below min_p_rated_mw = {st.min_p_rated_mw:g} MW")
+                out.append(f"{name}.max_p_rated_mw = {st.max_p_rated_mw:g} MW is below {name}.min_p_rated_mw = {st.min_p_rated_mw:g} MW")
             if st.max_e_rated_mwh is not None and st.max_e_rated_mwh < st.min_e_rated_mwh:
-                out.append(f"{name}.max_e_rated_mwh = {st.max_e_rated_mwh:g} MWh is below min_e_rated_mwh = {st.min_e_rated_mwh:g} MWh")
+                out.append(f"{name}.max_e_rated_mwh = {st.max_e_rated_mwh:g} MWh is below {name}.min_e_rated_mwh = {st.min_e_rated_mwh:g} MWh")
         else:
             if st.p_rated_mw is None:
                 out.append(f"{name}.p_rated_mw [MW] is required when {name}.enabled = true and "

@@ -51,6 +51,7 @@ from facility.errors import ScenarioError
 __all__ = [
     "MAX_TOML_BYTES",
     "MAX_CSV_BYTES",
+    "MAX_TRACE_BYTES",
     "MAX_DEPTH",
     "shown",
     "check_path_text",
@@ -66,6 +67,10 @@ __all__ = [
 MAX_TOML_BYTES = 16 * 2**20
 #: Largest ``--cases`` CSV read. [bytes]
 MAX_CSV_BYTES = 256 * 2**20
+#: Largest trace file (``jobs.<i>.trace_file``) accepted. [bytes] Parsing holds about 10 bytes
+#: of memory per byte of the file (measured: a 46 MB 8-GPU nvidia-smi log, peak RSS +465 MB;
+#: :mod:`facility.config.resources`), so 256 MiB of trace need ~2.6 GiB on top of the run.
+MAX_TRACE_BYTES = 256 * 2**20
 #: Deepest nesting of tables/arrays accepted in a scenario (the schema needs 4:
 #: ``spec.bands.<i>.max_hz``).
 MAX_DEPTH = 12

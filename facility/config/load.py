@@ -185,27 +185,69 @@ def _describe_range(info: Any) -> str:
     return f" [{'; '.join(bits)}]" if bits else ""
 
 
-def format_validation_error(exc: ValidationError, source: str, model: type[BaseModel] = Scenario) -> str:
-    """One line per error: ``file: key.path = value: reason [unit: …; allowed: …]``."""
+def override_keys(data: dict, overrides: Iterable[str] | None) -> list[tuple[str, str]]:
+    """``(dotted key, item)`` of each ``--set`` item, list entries named by their index
+    (``jobs.llm.n_gpus=8`` -> ``jobs.0.n_gpus``); ``data`` is the table before the overrides."""
+    out = []
+    for item in overrides or ():
+        try:
+            path, _ = parse_override(item)
+        except ScenarioError:
+            continue
+        node: Any = data
+        parts = []
+        for part in path:
+            if isinstance(node, list):
+                try:
+                    idx = _list_index(node, part, path, item)
+                except ScenarioError:
+                    parts.append(part)
+                    node = None
+                    continue
+                parts.append(str(idx))
+                node = node[idx] if idx < len(node) else None
+            else:
+                parts.append(part)
+                node = node.get(part) if isinstance(node, dict) else None
+        out.append((".".join(parts), item))
+    return out
+
+
+def _blame(source: str, key: str, overrides: list[tuple[str, str]]) -> str:
+    """``source``, or the ``--set`` item that set ``key`` (or a table around it, or a key in it)."""
+    for okey, item in reversed(overrides):
+        if key and (okey == key or key.startswith(okey + ".") or okey.startswith(key + ".")):
+            return f"--set {files.shown(item)} (on {source})"
+    return source
+
+
+def format_validation_error(exc: ValidationError, source: str, model: type[BaseModel] = Scenario,
+                            overrides: list[tuple[str, str]] | None = None) -> str:
+    """One line per error: ``file: key.path = value: reason [unit: …; allowed: …]``.
+
+    An error at a key a ``--set`` item set (``overrides``: :func:`override_keys`) names that
+    item instead of the file: ``--set jobs.0.n_gpu=8000 (on default.toml): jobs.0.n_gpu: …``.
+    """
     lines = []
     for err in exc.errors():
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
         info, key = _field_for(model, loc)
+        source_of = _blame(source, key, overrides or [])
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
-            lines.append(f"{source}: {key}: unknown key (check the spelling; see docs/scenario-reference.md)")
+            lines.append(f"{source_of}: {key}: unknown key (check the spelling; see docs/scenario-reference.md)")
             continue
         if err["type"] == "missing":
-            lines.append(f"{source}: {key}: required key is missing{_describe_range(info)}")
+            lines.append(f"{source_of}: {key}: required key is missing{_describe_range(info)}")
             continue
         val = err.get("input")
         shown = "" if isinstance(val, (dict, list)) or val is None else f" = {val!r}"
-        lines.append(f"{source}: {key or '(top level)'}{shown}: {msg}{_describe_range(info)}")
+        lines.append(f"{source_of}: {key or '(top level)'}{shown}: {msg}{_describe_range(info)}")
     return "\n".join(lines)
 
 
 def scenario_from_dict(data: dict, source: str = "<scenario>", base_dir: Path | None = None,
-                       check: bool = True) -> Scenario:
+                       check: bool = True, overrides: list[tuple[str, str]] | None = None) -> Scenario:
     """Validate a raw scenario dict (schema, then physics checks).
 
     Parameters
@@ -218,6 +260,9 @@ def scenario_from_dict(data: dict, source: str = "<scenario>", base_dir: Path | 
         Folder that relative ``trace_file`` paths resolve against.
     check : bool
         Run the physics checks of :mod:`facility.config.checks`.
+    overrides : list of (str, str), optional
+        The ``--set`` items applied to ``data`` (:func:`override_keys`): a schema error at a
+        key they set names the item.
     """
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: a scenario is a table of keys, got {type(data).__name__}")
@@ -229,7 +274,7 @@ def scenario_from_dict(data: dict, source: str = "<scenario>", base_dir: Path | 
         try:
             scenario = Scenario(**data)
         except ValidationError as exc:
-            raise ScenarioError(format_validation_error(exc, source)) from None
+            raise ScenarioError(format_validation_error(exc, source, overrides=overrides)) from None
         except TypeError as exc:
             raise ScenarioError(f"{source}: {exc}") from None
         if check:
@@ -305,9 +350,11 @@ def load_scenario(path: str | Path, overrides: Iterable[str] | None = None, chec
         path, the unit and the allowed range.
     """
     text = files.check_path_text(path, hint="; give the path of a scenario TOML file")
-    data = apply_overrides(read_toml(text), overrides)
+    raw = read_toml(text)
+    data = apply_overrides(raw, overrides)
     base_dir = Path(os.path.abspath(os.path.dirname(text) or "."))
-    return scenario_from_dict(data, source=str(path), base_dir=base_dir, check=check)
+    return scenario_from_dict(data, source=str(path), base_dir=base_dir, check=check,
+                              overrides=override_keys(raw, overrides))
 
 
 def _drop_none(obj: Any) -> Any:

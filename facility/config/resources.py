@@ -8,7 +8,8 @@ bundled scenarios at 6,000-360,000 steps and 1-256 rack groups; see docs/archite
     memory = base + T (per_step + S per_storage_step + F per_feeder_step)
              + G T (per_cell + per_control_cell x n_gpu_passes) + n_lp per_lp_variable
 
-with T steps, G rack groups, S storages, F feeders, ``n_gpu_passes`` the number of GPU-control
+plus ``trace_bytes x per_trace_byte`` for the trace files of trace jobs (each at most
+:data:`facility.config.files.MAX_TRACE_BYTES`), with T steps, G rack groups, S storages, F feeders, ``n_gpu_passes`` the number of GPU-control
 passes (0 without GPU controls, 1 with, 2 under the co-design) and ``n_lp`` the variables of
 the largest LP the run builds (:func:`facility.config.preconditions.lp_size`: the full LP, an
 upper bound when an exact reduction applies). Measured: base ~380 MB (interpreter, numpy,
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from facility.config.schema import Scenario
 
 __all__ = ["ResourceEstimate", "estimate_resources", "default_max_memory_gib", "check_resources",
-           "machine_memory_gib"]
+           "machine_memory_gib", "trace_file_bytes"]
 
 _MB = 1e6
 _GIB = 2.0 ** 30
@@ -49,6 +50,12 @@ PER_FEEDER_STEP_B = 150.0
 PER_CELL_B = 10.0
 PER_CONTROL_CELL_B = 20.0
 PER_LP_VARIABLE_B = 2000.0
+#: Memory while a trace file is parsed, per byte of the file. [B/B] Measured (peak RSS of
+#: ``facility validate``): 23 MB and 46 MB 8-GPU nvidia-smi logs added 231 MB and 465 MB
+#: (10.0 B/B); the issue's 212 MB log added ~2.2 GiB (~10.4 B/B). Counted in full on top of
+#: the run's other parts (the trace is parsed before the run's arrays exist, so this
+#: overestimates run's peak somewhat: 46 MB log, 60 s run: 0.79 GiB estimated, 0.61 measured).
+PER_TRACE_BYTE_B = 10.5
 
 _BASE_S = 2.0
 _PER_STEP_S = 3e-6
@@ -71,7 +78,10 @@ class ResourceEstimate:
     n_steps, n_groups, n_storages, n_feeders, n_lp_variables : int
         The sizes the estimate is built from.
     parts_gib : dict
-        Memory per part (``base``, ``steps``, ``load matrix``, ``GPU controls``, ``LP``). [GiB]
+        Memory per part (``base``, ``steps``, ``load matrix``, ``GPU controls``, ``LP``,
+        ``trace files``). [GiB]
+    trace_bytes : int
+        Size of the trace files read. [bytes]
     """
 
     memory_gib: float
@@ -82,10 +92,13 @@ class ResourceEstimate:
     n_feeders: int
     n_lp_variables: int
     parts_gib: dict = field(default_factory=dict)
+    trace_bytes: int = 0
 
     def summary(self) -> str:
         """One line: memory, time and the sizes."""
         lp = f", LP {self.n_lp_variables:,} variables" if self.n_lp_variables else ""
+        if self.trace_bytes:
+            lp += f", trace files {self.trace_bytes / 1e6:,.1f} MB"
         up = "up to " if self.n_lp_variables else ""
         return (f"estimated peak memory {self.memory_gib:.2f} GiB, wall time {up}~{_fmt_s(self.time_s)} "
                 f"({self.n_steps:,} steps x {self.n_groups:,} rack groups, {self.n_storages} storage(s), "
@@ -116,19 +129,34 @@ def estimate_resources(s: "Scenario") -> ResourceEstimate:
     codesign = gpu_on and S and s.controller.kind != "none" and s.controller.codesign
     passes = (2 if codesign else 1) if gpu_on else 0
     n_lp = lp_size(s)
+    trace_b = trace_file_bytes(s)
     parts = {
         "base": BASE_B,
         "steps": T * (PER_STEP_B + S * PER_STORAGE_STEP_B + F * PER_FEEDER_STEP_B),
         "load matrix": float(G) * T * PER_CELL_B,
         "GPU controls": float(G) * T * PER_CONTROL_CELL_B * passes,
         "LP": n_lp * PER_LP_VARIABLE_B,
+        "trace files": trace_b * PER_TRACE_BYTE_B,
     }
     mem = sum(parts.values())
     t = (_BASE_S + T * _PER_STEP_S * (1 + 0.2 * (S + F)) + float(G) * T * _PER_CELL_S * (1 + passes)
          + _lp_time_s(s, n_lp) + len(s.jobs) * _PER_JOB_S)
     return ResourceEstimate(memory_gib=mem / _GIB, time_s=t, n_steps=T, n_groups=G, n_storages=S,
-                            n_feeders=F, n_lp_variables=n_lp,
+                            n_feeders=F, n_lp_variables=n_lp, trace_bytes=trace_b,
                             parts_gib={k: v / _GIB for k, v in parts.items()})
+
+
+def trace_file_bytes(s: "Scenario") -> int:
+    """Total size of the trace files the scenario's trace jobs read (each file once). [bytes]"""
+    seen = set()
+    for job in s.jobs:
+        if job.workload == "trace" and job.trace_file:
+            try:
+                p = os.path.realpath(job.trace_file)
+                seen.add((p, os.stat(p).st_size))
+            except (OSError, ValueError):
+                continue   # reported by the checks
+    return sum(size for _, size in seen)
 
 
 def _lp_time_s(s: "Scenario", n_lp: int) -> float:
@@ -198,6 +226,8 @@ def check_resources(s: "Scenario", max_memory_gib: float | None = None,
         keys.append("controller.codesign = false")
     if est.parts_gib["LP"] > 0.25 * est.memory_gib:
         keys.append("fewer extendable storages or optimize.coarsen = true")
+    if est.parts_gib["trace files"] > 0.25 * est.memory_gib:
+        keys.append("a shorter trace file (jobs.*.trace_file)")
     raise ScenarioError(
         f"{source}: the run needs more memory than the budget: {est.summary()}; largest parts: "
         f"{big}; budget --max-memory-gib = {budget:.2f} GiB. Use {', '.join(keys)}, or raise "

@@ -479,13 +479,16 @@ class Scenario(StrictModel):
         "Turbine-generator shaft torque and electromechanical-mode response to the PCC power "
         "(docs/grid_impact.md)."))
 
-    @model_validator(mode="after")
-    def _unique_job_names(self) -> "Scenario":
-        names = [j.name for j in self.jobs]
-        dup = sorted({n for n in names if names.count(n) > 1})
-        if dup:
-            raise ValueError(f"job names must be unique; repeated: {', '.join(dup)}")
-        return self
+    @field_validator("jobs")
+    @classmethod
+    def _unique_job_names(cls, jobs: list) -> list:
+        first: dict[str, int] = {}
+        for i, j in enumerate(jobs):
+            if j.name in first:
+                raise ValueError(f"jobs.{i}.name = {j.name!r} repeats jobs.{first[j.name]}.name; job names "
+                                 f"must be unique")
+            first[j.name] = i
+        return jobs
 
     def storages(self) -> dict[str, StorageConfig]:
         """Enabled storages by name (``rack_storage``, ``ups``, ``bess``), in that order."""

@@ -206,7 +206,9 @@ class MpcPlanner:
             # the shortest multiple of dt_s from the target up to the caps that divides every
             # window, else the longest below it
             m0 = max(1, int(np.ceil(target / dt - 1e-9)))
-            m_cap = max(m0, int(np.floor(min(cap) / dt + 1e-9)))
+            # no window limit (a spec with only band limits, or none): nothing caps the step;
+            # the target step (horizon / AUTO_STEPS, at least 0.1 s) is taken as it is
+            m_cap = m0 if not windows else max(m0, int(np.floor(min(cap) / dt + 1e-9)))
             self.r = next((m for m in range(m0, m_cap + 1) if _divides(m * dt, windows)), None) \
                 or next((m for m in range(m0, 0, -1) if _divides(m * dt, windows)), 1)
         self.mpc_dt = self.r * dt

@@ -27,6 +27,26 @@ from facility.optimize.windows import add_lag_bound_rows, lag_bounds
 __all__ = ["StorageData", "Model", "resolve_storage", "capex_factor", "build_model",
            "op_cost_coefficients", "plan_cost_kusd"]
 
+#: Relative tie-break on each storage's per-step operating costs in a dispatch LP with a PCC
+#: variation price (the MPC's re-plans): c_t (1 + TIE_BREAK_FRAC u_t), u_t in [0, 1) drawn
+#: from a generator seeded by the storage's name and the column kind. Without it the LP has
+#: many equal optima — storages of the same efficiency split a flow in any ratio, and the L1
+#: variation price leaves the PCC's path between two levels free — and which one a solver
+#: returns moves with its build, options and CPU (issue 40: pcc.band_energy_frac of the
+#: combined_multi_job golden case 0.535 / 0.518 / 0.487 under three HiGHS option sets).
+#: A generic perturbation of the costs makes the optimum a unique vertex. 1e-3 is far above
+#: HiGHS' dual feasibility tolerance on the scaled objective (1e-7 of ~2^-5) and changes the
+#: plan's cost by at most 0.1 % of its operating part. [frac]
+TIE_BREAK_FRAC = 1e-2
+
+
+def _tie_break(name: str, kind: str, n: int) -> np.ndarray:
+    """``u_t`` of :data:`TIE_BREAK_FRAC` for one storage and column kind (reproducible)."""
+    import zlib
+
+    return np.random.default_rng(zlib.crc32(f"{name}:{kind}".encode())).random(n)
+
+
 @dataclass
 class Model:
     """The assembled LP and where each quantity lives in it."""
@@ -59,6 +79,8 @@ class Model:
     lever_cols: dict = field(default_factory=dict)
     #: the levers' own PCC terms (site power they add), also in ``pcc_terms``
     lever_pcc_terms: list = field(default_factory=list)
+    #: relative tie-break on the storages' operating costs (:data:`TIE_BREAK_FRAC`; 0 = none)
+    tie_break_frac: float = 0.0
 
     def pcc_of(self, x: np.ndarray) -> np.ndarray:
         """PCC power on the model's axis at the column values ``x``. [MW]"""
@@ -86,6 +108,9 @@ def add_storage_variables(m: Model, s: StorageData) -> dict[str, np.ndarray]:
     T = m.n_steps
     w = np.ones(T) if m.op_weight is None else np.asarray(m.op_weight, dtype=float)
     c_ch, c_dis = op_cost_coefficients(s, m.dt_s, m.price_kusd_per_mwh)
+    if m.tie_break_frac > 0:
+        c_ch = c_ch * (1.0 + m.tie_break_frac * _tie_break(s.name, "ch", T))
+        c_dis = c_dis * (1.0 + m.tie_break_frac * _tie_break(s.name, "dis", T))
     lp = m.lp
     shared = m.rating_cols.get(s.name)
     c = {
@@ -379,7 +404,8 @@ def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageD
     ``initial_offset_mwh`` shifts (float) or drops (None) the initial-SoC row per storage, and
     ``terminal`` / ``dynamic_range`` switch those rows.
     ``pcc_variation_cost_usd_per_mw`` prices the PCC variation (:func:`add_pcc_variation`,
-    receding horizon) over ``pcc_variation_lag_steps``. Left at their defaults the model is the full LP.
+    receding horizon) over ``pcc_variation_lag_steps``, and switches on the tie-break of the
+    operating costs (:data:`TIE_BREAK_FRAC`). Left at their defaults the model is the full LP.
     ``levers`` (a :class:`facility.optimize.levers.LeverSet` on this axis) adds the GPU levers'
     columns and their PCC terms (:func:`facility.optimize.lever_columns.add_lever_columns`) before
     the limits. The spectral rows are added lazily by the solve
@@ -389,7 +415,8 @@ def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageD
     m = Model(LinearProgram() if lp is None else lp, load.size, float(dt_s), load, dict(storages),
               price_kusd_per_mwh=price_usd_per_mwh / 1000.0, op_weight=op_weight,
               window_segments=list(window_segments or []), soc_breaks=tuple(int(b) for b in soc_breaks),
-              initial_offset_mwh=dict(initial_offset_mwh or {}), rating_cols=dict(rating_cols or {}))
+              initial_offset_mwh=dict(initial_offset_mwh or {}), rating_cols=dict(rating_cols or {}),
+              tie_break_frac=TIE_BREAK_FRAC if pcc_variation_cost_usd_per_mw > 0 else 0.0)
     for s in storages.values():
         add_storage_variables(m, s)
     pcc_expression(m)

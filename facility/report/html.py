@@ -27,11 +27,12 @@ td.txt{text-align:left}.ok{background:#e5f5e5}.bad{background:#fbe3e3}.warn{back
 
 def fmt_number(v: float, sig: int = 4) -> str:
     """A number for a table: ``sig`` significant digits, thousands separators from 10,000 on,
-    engineering exponents (multiples of 3) below 0.001, 0 below 1e-12 (round-off), never
+    scientific notation with one digit before the point below 0.001 (``-6.42e-4``, not the
+    engineering ``-642e-6`` a reader has to count), 0 below 1e-12 (round-off), never
     ``3.16879e+06``.
 
-    >>> fmt_number(3168793.2), fmt_number(12.34567), fmt_number(2.5e-5), fmt_number(0.0)
-    ('3,168,793', '12.35', '25e-6', '0')
+    >>> fmt_number(3168793.2), fmt_number(12.34567), fmt_number(2.5e-5), fmt_number(-6.42e-4)
+    ('3,168,793', '12.35', '2.5e-5', '-6.42e-4')
     """
     if v != v:
         return "n/a"
@@ -44,8 +45,13 @@ def fmt_number(v: float, sig: int = 4) -> str:
         return f"{v:,.0f}"
     if a >= 1e-3:
         return f"{v:.{sig}g}"
-    exp = int(math.floor(math.log10(a) / 3.0)) * 3
-    return f"{v / 10 ** exp:.{min(sig, 3)}g}e{exp}"
+    mant, exp = f"{v:.{min(sig, 3) - 1}e}".split("e")
+    mant = mant.rstrip("0").rstrip(".") if "." in mant else mant
+    return f"{mant}e{int(exp)}"
+
+
+#: Headings of the metric sections (an acronym stays upper case: "GPU", not "Gpu").
+_HEADINGS = {"energy": "Energy", "training": "Training", "electrical": "Electrical", "gpu": "GPU"}
 
 
 def _fmt(v) -> str:
@@ -220,7 +226,7 @@ def render_report(res: "Results", images: list[tuple[str, str]]) -> str:
             flat.update({f"crashes.{k}": v for k, v in m["training"]["crashes"].items()
                          if not isinstance(v, dict)})
         if flat:
-            parts.append(f"<h2>{section.capitalize()}</h2>")
+            parts.append(f"<h2>{_HEADINGS.get(section, section.capitalize())}</h2>")
             parts.append(_table([[k, v] for k, v in flat.items()], ["metric", "value"]))
     if m.get("storage"):
         names = list(m["storage"])

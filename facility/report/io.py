@@ -9,12 +9,10 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
 import platform
 import shutil
 import subprocess
 import sys
-import tempfile
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -23,6 +21,7 @@ from typing import TYPE_CHECKING, Iterator
 import numpy as np
 
 from facility.report.outdir import MANIFEST_FILE, check_out_dir
+from facility.report.staging import TMP_MARKER, make_temp_dir, swap_into_place
 
 if TYPE_CHECKING:
     from facility.results import Results
@@ -38,7 +37,9 @@ def atomic_dir(final: Path, *, replace_result: bool = True) -> Iterator[Path]:
     """Yield a temporary folder beside ``final``; on success replace ``final`` with it.
 
     A failure leaves ``final`` untouched (an earlier result stays whole) and removes the
-    temporary folder, so a failed run never leaves half a result. ``final`` is checked with
+    temporary folder, so a failed run never leaves half a result; the temporary folders of an
+    earlier run that was killed are removed first (:func:`facility.report.staging.remove_stale`).
+    The folder gets the umask's permissions. ``final`` is checked with
     :func:`facility.report.outdir.check_out_dir` before and again after the body ran (the
     folder may have changed meanwhile): only a new or empty folder, or an earlier facility
     run/size result when ``replace_result`` is set, is ever replaced.
@@ -50,21 +51,14 @@ def atomic_dir(final: Path, *, replace_result: bool = True) -> Iterator[Path]:
         directory, an unwritable place); nothing is written then.
     """
     final, _ = check_out_dir(final, force=replace_result, kinds=("run", "size"))
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.tmp-", dir=final.parent))
+    tmp = make_temp_dir(final)   # also removes what a killed earlier run left beside final
     try:
         yield tmp
         check_out_dir(final, force=replace_result, kinds=("run", "size"))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    old = None
-    if final.exists():
-        old = final.with_name(f".{final.name}.old-{os.getpid()}")
-        final.rename(old)
-    tmp.rename(final)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+    swap_into_place(tmp, final)
 
 
 def _clean(obj):
@@ -154,6 +148,6 @@ def write_outputs(res: "Results", out_dir: Path, *, plots: bool = True, replace_
 
             images = write_plots(res, tmp)
         (tmp / "report.html").write_text(render_report(res, images))
-        files = [p.name for p in tmp.iterdir()]
+        files = [p.name for p in tmp.iterdir() if p.name != TMP_MARKER]
         write_json(tmp / MANIFEST_FILE, manifest(res, files))
     return Path(out_dir)

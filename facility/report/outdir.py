@@ -15,10 +15,15 @@ last part is ``..`` (``some/dir/..`` names ``some``), and a place that cannot be
 written (the check creates and removes a probe folder where the temporary result will go,
 so ``--out /proc/x`` fails at once).
 
-A file target (``trace``, ``export-net``) is accepted when it does not exist, or when it is a
-regular file and ``force`` is set (a file carries no manifest, so facility cannot tell its own
-from a user's: replacing any existing file needs ``--force``). A folder, the current
-directory or an unwritable place is always refused.
+A file target (``trace``, ``export-net``, ``record``) is accepted when it does not exist, or when
+it is a regular file that facility wrote — its sidecar ``.NAME.facility.json`` records the
+command and the file's SHA-256 (:mod:`facility.report.staging`) — and ``force`` is set; a file
+without a matching sidecar (a user's, or one changed since) is refused even with ``--force``.
+The file name must end as the command writes (``.json`` for ``export-net``). A folder, the
+current directory or an unwritable place is always refused.
+
+An existing empty folder is also checked itself: a mount point (which cannot be renamed into
+place) and a folder that cannot be written are refused before the simulation.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ __all__ = [
     "check_out_dir",
     "check_out_file",
     "check_writable",
+    "foreign_entries",
 ]
 
 #: Manifest of a run/size result folder; its ``facility_output`` key names the command.
@@ -77,15 +83,71 @@ def _result_manifest(folder: Path) -> dict | None:
     return None
 
 
+_SWEEP_TMP = re.compile(r"^\.(?P<name>[\w.-]+)\.tmp-\d+$")
+_WORKER_TMP = re.compile(r"^\.tmp-(?P<id>[\w.=+-]+)-[a-z0-9_]{8}$")
+_OLD = re.compile(r"^\.[^/]+\.old-\d+$")
+_AUTO_CASE = re.compile(r"^c\d+-[0-9a-f]{8}$")
+
+
+def _is_facility_temp(p: Path) -> bool:
+    """A hidden folder facility's own writers leave in a sweep's ``cases/`` when killed."""
+    from facility.report.staging import TMP_MARKER
+
+    if p.is_symlink() or not p.is_dir():
+        return False
+    if (p / TMP_MARKER).is_file() or _WORKER_TMP.match(p.name):
+        return True
+    return bool(_OLD.match(p.name)) and (not any(p.iterdir()) or output_kind(p) is not None)
+
+
+def _is_earlier_case(p: Path) -> bool:
+    """A case folder an earlier case list of the sweep named (an automatic id its record names)."""
+    rec = _read_json(p / "case.json")
+    return bool(_AUTO_CASE.match(p.name)) and isinstance(rec, dict) and rec.get("case_id") == p.name
+
+
+def _case_entries_foreign(case: Path) -> list[str]:
+    """Names in a finished case folder that the case did not write."""
+    names = sorted(p.name for p in case.iterdir())
+    known = {"case.json"}
+    m = _result_manifest(case)
+    if m is not None and isinstance(m.get("files"), list):
+        known |= {str(x) for x in m["files"]} | {MANIFEST_FILE}
+    else:
+        known |= set(RESULT_FILES) | {n for n in names if _PNG.match(n)}
+    return [n for n in names if n not in known and not (n.startswith(".case.json.tmp"))]
+
+
 def _foreign_entries(folder: Path, kind: str, manifest: dict) -> list[str]:
-    """Names in ``folder`` that the facility output of ``kind`` did not write."""
+    """Names in ``folder`` that the facility output of ``kind`` did not write.
+
+    A sweep owns the entries of :data:`SWEEP_ENTRIES` (and their ``.NAME.tmp-PID`` files while
+    written), the case folders its manifest lists (or that an earlier list of the same sweep
+    named: automatic ids ``c<i>-<hash>`` whose ``case.json`` names them) with the files their
+    case wrote, and the temporary folders of its workers. Anything else — hidden names and
+    subfolders included — is the user's.
+    """
     names = sorted(p.name for p in folder.iterdir())
     if kind == "sweep":
-        bad = [n for n in names if not n.startswith(".") and n not in SWEEP_ENTRIES]
+        bad = []
+        for n in names:
+            m = _SWEEP_TMP.match(n)
+            if n in SWEEP_ENTRIES or (m and m.group("name") in SWEEP_ENTRIES and (folder / n).is_file()):
+                continue
+            bad.append(n)
         cases = folder / "cases"
+        if cases.is_symlink() or (cases.exists() and not cases.is_dir()):
+            return bad + ["cases"]
+        listed = {str(x) for x in manifest.get("case_ids", []) if isinstance(x, str)}
         if cases.is_dir():
-            bad += [f"cases/{p.name}" for p in sorted(cases.iterdir())
-                    if not p.name.startswith(".") and not p.is_dir()]
+            for p in sorted(cases.iterdir()):
+                if p.name.startswith("."):
+                    if not _is_facility_temp(p):
+                        bad.append(f"cases/{p.name}")
+                elif p.is_symlink() or not p.is_dir() or not (p.name in listed or _is_earlier_case(p)):
+                    bad.append(f"cases/{p.name}")
+                else:
+                    bad += [f"cases/{p.name}/{n}" for n in _case_entries_foreign(p)]
         return bad
     listed = manifest.get("files")
     if isinstance(listed, list):
@@ -94,23 +156,35 @@ def _foreign_entries(folder: Path, kind: str, manifest: dict) -> list[str]:
     return [n for n in names if n not in RESULT_FILES and not _PNG.match(n)]
 
 
-def output_kind(folder: str | Path) -> str | None:
+def foreign_entries(folder: str | Path) -> list[str]:
+    """What in a facility output folder facility did not write (empty for a clean output)."""
+    folder = Path(folder)
+    sweep = _read_json(folder / SWEEP_MANIFEST_FILE)
+    if isinstance(sweep, dict) and "case_ids" in sweep and "scenario_sha256" in sweep:
+        return _foreign_entries(folder, "sweep", sweep)
+    m = _result_manifest(folder)
+    if m is None:
+        return sorted(p.name for p in folder.iterdir())
+    return _foreign_entries(folder, "size" if m.get("facility_output") == "size" else "run", m)
+
+
+def output_kind(folder: str | Path, *, strict: bool = True) -> str | None:
     """What facility output a folder holds: ``"run"``, ``"size"``, ``"sweep"`` or None.
 
-    A folder counts only when its manifest says so *and* it holds nothing else facility did
-    not write (a user's file beside an earlier result makes it a foreign folder).
+    A folder counts only when its manifest says so *and* (``strict``) it holds nothing else
+    facility did not write (a user's file beside an earlier result makes it a foreign folder).
     """
     folder = Path(folder)
-    if not folder.is_dir():
+    if not folder.is_dir() or folder.is_symlink():
         return None
     sweep = _read_json(folder / SWEEP_MANIFEST_FILE)
     if isinstance(sweep, dict) and "case_ids" in sweep and "scenario_sha256" in sweep:
-        return None if _foreign_entries(folder, "sweep", sweep) else "sweep"
+        return None if strict and _foreign_entries(folder, "sweep", sweep) else "sweep"
     m = _result_manifest(folder)
     if m is None:
         return None
     kind = "size" if m.get("facility_output") == "size" else "run"
-    return None if _foreign_entries(folder, kind, m) else kind
+    return None if strict and _foreign_entries(folder, kind, m) else kind
 
 
 def _describe(folder: Path, kind: str) -> str:
@@ -158,10 +232,27 @@ def check_writable(target: Path, flag: str = "--out") -> None:
     except OSError as exc:
         raise ScenarioError(f"{flag} {target}: cannot write in {probe_dir} ({exc.strerror or exc}); "
                             f"choose a writable folder") from None
+    target = Path(target)
+    if target.is_dir() and not target.is_symlink():
+        # the folder itself is replaced (renamed) or written into: a mount point cannot be
+        # renamed, and a folder without write permission cannot be renamed or filled
+        if os.path.ismount(target):
+            raise ScenarioError(f"{flag} {target}: is a mount point; facility replaces its output folder as a "
+                                f"whole, which a mount point does not allow — give a folder inside it, "
+                                f"e.g. {flag} {target / 'result'}")
+        try:
+            probe = tempfile.mkdtemp(prefix=".facility-write-check-", dir=target)
+            os.rmdir(probe)
+        except OSError as exc:
+            raise ScenarioError(f"{flag} {target}: cannot write in this folder ({exc.strerror or exc}); "
+                                f"choose a writable folder") from None
+        if not os.access(target, os.W_OK | os.X_OK):
+            raise ScenarioError(f"{flag} {target}: the folder is not writable; choose a writable folder")
 
 
 def check_out_dir(path: str | Path, *, force: bool = False, kinds: tuple[str, ...] = ("run", "size", "sweep"),
-                  flag: str = "--out", how_to_replace: str = "pass --force to replace it") -> tuple[Path, str | None]:
+                  flag: str = "--out", how_to_replace: str = "pass --force to replace it",
+                  keep_foreign: bool = False) -> tuple[Path, str | None]:
     """Check that a folder may receive a new facility output (see the module docstring).
 
     Parameters
@@ -176,6 +267,9 @@ def check_out_dir(path: str | Path, *, force: bool = False, kinds: tuple[str, ..
         Name of the option, for messages.
     how_to_replace : str
         What the message of a refused earlier output suggests.
+    keep_foreign : bool
+        Accept an earlier output that holds files facility did not write (``sweep --resume``
+        adds to it and leaves them alone; nothing is replaced as a whole then).
 
     Returns
     -------
@@ -195,9 +289,10 @@ def check_out_dir(path: str | Path, *, force: bool = False, kinds: tuple[str, ..
                             f"folder of results — give a new folder name")
     if not full.exists() or not any(full.iterdir()):
         return full, None
-    kind = output_kind(full)
+    kind = output_kind(full, strict=not keep_foreign)
     if kind is None:
-        names = sorted(p.name for p in full.iterdir())
+        kind_loose = output_kind(full, strict=False)
+        names = foreign_entries(full) if kind_loose else sorted(p.name for p in full.iterdir())
         shown = ", ".join(names[:4]) + (f", … ({len(names)} entries)" if len(names) > 4 else "")
         raise ScenarioError(f"{flag} {path}: the folder holds files facility did not write ({shown}); "
                             f"refusing to replace it (also with --force) — give a new or empty folder")
@@ -210,8 +305,21 @@ def check_out_dir(path: str | Path, *, force: bool = False, kinds: tuple[str, ..
     return full, kind
 
 
-def check_out_file(path: str | Path, *, force: bool = False, flag: str = "--out") -> Path:
+def check_out_file(path: str | Path, *, force: bool = False, flag: str = "--out",
+                   suffixes: tuple[str, ...] | None = None) -> Path:
     """Check that a single output file may be written (see the module docstring).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The requested file.
+    force : bool
+        Allow replacing an existing file that facility wrote (its sidecar
+        ``.NAME.facility.json`` matches the content, :func:`facility.report.staging.owned_file`).
+    flag : str
+        Name of the option, for messages.
+    suffixes : tuple of str, optional
+        The file name endings the command writes (lower case, with the dot).
 
     Returns
     -------
@@ -221,17 +329,27 @@ def check_out_file(path: str | Path, *, force: bool = False, flag: str = "--out"
     Raises
     ------
     ScenarioError
-        A folder, an existing file without ``force``, the current directory or an
-        unwritable place (exit code 2).
+        A wrong file name ending, a folder, an existing file without ``force`` or not written
+        by facility, the current directory or an unwritable place (exit code 2).
     """
+    from facility.report.staging import owned_file, sidecar_path
+
+    if suffixes and Path(os.fspath(path)).suffix.lower() not in suffixes:
+        raise ScenarioError(f"{flag} {path}: this command writes {' or '.join(suffixes)} files; give a file "
+                            f"name ending in {' or '.join(suffixes)}")
     full = _resolved(path, flag)
-    check_writable(full, flag)
     if full.is_dir():
         raise ScenarioError(f"{flag} {path}: is a folder; give a file name")
+    check_writable(full, flag)
     if full.exists() or full.is_symlink():
-        if not full.is_file():
+        if not full.is_file() or full.is_symlink():
             raise ScenarioError(f"{flag} {path}: exists and is not a regular file; give a new file name")
         if not force:
             raise ScenarioError(f"{flag} {path}: the file exists; pass --force to replace it, or give a "
                                 f"new file name")
+        if not owned_file(full):
+            why = ("it was changed since" if sidecar_path(full).is_file()
+                   else f"no {sidecar_path(full).name} beside it")
+            raise ScenarioError(f"{flag} {path}: the file exists and facility did not write it ({why}); "
+                                f"refusing to replace it (also with --force) — give a new file name")
     return full

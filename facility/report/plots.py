@@ -99,7 +99,8 @@ def _style(ax, ylabel: str, title: str | None = None, log_grid: bool = False) ->
     ax.set_ylabel(ylabel)
     if title:
         ax.set_title(title, fontsize=10)
-    ax.legend(loc="best", fontsize=7)
+    # beside the axes, never over the data (``loc="best"`` still covers a dense series)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=7)
     ax.grid(alpha=0.3, which="both" if log_grid else "major")
 
 
@@ -226,8 +227,10 @@ def _plot_spectrum(res, raw, pcc, out) -> tuple[str, str]:
     bands = [(spec.band_min_hz, spec.band_max_hz, spec.max_band_peak_mw, "max_band_peak_mw")]
     bands += [(b.min_hz, b.max_hz, b.max_peak_mw, f"band {b.name}") for b in spec.bands]
     f_lo, f_hi = spectrum_axis_hz(spec, dt, f_lo)
-    ax.axvspan(spec.band_min_hz, spec.band_max_hz, color="tab:orange", alpha=0.15,
-               label=f"spec band {spec.band_min_hz:g}–{spec.band_max_hz:g} Hz")
+    band_limited = has_band_limit(spec)
+    if band_limited:   # shaded only where a limit applies to it
+        ax.axvspan(spec.band_min_hz, spec.band_max_hz, color="tab:orange", alpha=0.15,
+                   label=f"spec band {spec.band_min_hz:g}–{spec.band_max_hz:g} Hz")
     for k, (lo, hi, cap, name) in enumerate(bands):
         if cap is not None:
             ax.hlines(cap, lo, hi, colors="k" if k == 0 else f"C{k + 3}", linestyles="--", lw=1.3,
@@ -243,8 +246,16 @@ def _plot_spectrum(res, raw, pcc, out) -> tuple[str, str]:
     _finish(fig, ax, out / "spectrum.png", "Spectrum of PCC power (single-sided amplitude)",
             "frequency [Hz]", "FFT-bin amplitude [MW]", log_grid=True)
     caps = spec.max_band_peak_mw is not None or bool(spec.bands)
-    return ("spectrum.png", "Single-sided FFT amplitude of the PCC power; the spec band shaded"
-                            + (", the FFT-bin cap dashed over its band." if caps else " (no FFT-bin cap is set)."))
+    return ("spectrum.png", "Single-sided FFT amplitude of the PCC power"
+                            + ("; the spec band shaded" if band_limited else " (the spec sets no band limit)")
+                            + (", the FFT-bin cap dashed over its band." if caps else
+                               ("; no FFT-bin cap is set." if band_limited else ".")))
+
+
+def has_band_limit(spec) -> bool:
+    """Whether a limit applies to the spec band ``band_min_hz``–``band_max_hz`` (its energy
+    share or its FFT-bin peak); only then does the spectrum plot shade it."""
+    return spec.max_band_energy_frac is not None or spec.max_band_peak_mw is not None
 
 
 def _storage_bounds(res, name: str) -> tuple[float, float, float]:

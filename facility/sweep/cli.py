@@ -106,12 +106,54 @@ def main_sweep(args: argparse.Namespace) -> int:
               f"{n - len(bad)} ok", file=sys.stderr)
     elif not quiet:
         print(f"sweep: {n} of {n} cases ok -> {Path(args.out) / 'sweep.parquet'}", file=sys.stderr)
+    if n and not quiet:
+        print(summary_table(df))
     for _, row in bad.head(5).iterrows():
         print(f"  {row['case_id']}: {row['error_type']}: {str(row['error']).splitlines()[0] if row['error'] else ''}",
               file=sys.stderr)
     if len(bad) > 5:
         print(f"  … and {len(bad) - 5} more (see the error column)", file=sys.stderr)
     return EXIT_CASES_FAILED if len(bad) else EXIT_OK
+
+
+#: Rows of the sweep table printed on stdout (all of them are in sweep.csv).
+MAX_PRINTED_ROWS = 40
+
+_SHOWN = (("status", "status"), ("compliance.compliant", "compliant"),
+          ("pcc.max_window_swing_mw", "swing_mw"), ("energy.energy_overhead_frac", "overhead_%"),
+          ("cost.total_usd", "cost_musd"))
+
+
+def summary_table(df) -> str:
+    """The sweep's table for the terminal: one row per case (the swept keys, status, compliance,
+    PCC swing, energy overhead, total cost), at most :data:`MAX_PRINTED_ROWS` rows, then the
+    cheapest compliant case per spec."""
+    from facility.sweep.study import COMPLIANT, TOTAL, _override_columns, cheapest_compliant
+
+    cols = ["case_id"] + [c for c in _override_columns(df) if c in df.columns]
+    view = df[cols].copy()
+    for src, name in _SHOWN:
+        if src not in df.columns:
+            continue
+        v = df[src]
+        if name == "overhead_%":
+            v = 100.0 * v.astype(float)
+        elif name == "cost_musd":
+            v = v.astype(float) / 1e6
+        view[name] = v
+    text = view.head(MAX_PRINTED_ROWS).to_string(index=False, float_format=lambda x: f"{x:.4g}")
+    if len(view) > MAX_PRINTED_ROWS:
+        text += f"\n… {len(view) - MAX_PRINTED_ROWS} more rows in sweep.csv"
+    if TOTAL in df.columns and COMPLIANT in df.columns and (df["status"] == "ok").any():
+        for _, row in cheapest_compliant(df).iterrows():
+            spec = row.get("spec_name")
+            where = f" ({spec})" if isinstance(spec, str) and spec else ""
+            if isinstance(row.get("case_id"), str):
+                text += (f"\ncheapest compliant{where}: {row['case_id']}, "
+                         f"{float(row[TOTAL]) / 1e6:.4g} M USD")
+            else:
+                text += f"\ncheapest compliant{where}: none ({row.get('note', '')})"
+    return text
 
 
 def _code_of(error_type: str) -> int:
@@ -125,5 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m facility.sweep SCENARIO --set … --out DIR`` (same flags as ``facility sweep``)."""
     parser = argparse.ArgumentParser(prog="python -m facility.sweep", description="Sweep a scenario over overrides.")
     add_sweep_arguments(parser)
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
+    from facility.cli import _setup_logging
+
+    _setup_logging(argparse.Namespace(quiet=False, verbose=0))   # 'warning: …' once, as facility's
     return main_sweep(parser.parse_args(argv))

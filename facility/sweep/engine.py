@@ -26,7 +26,8 @@ import pandas as pd
 
 from facility.config.load import parse_override, read_toml
 from facility.errors import ScenarioError
-from facility.report.outdir import SWEEP_MANIFEST_FILE, check_out_dir
+from facility.report.outdir import SWEEP_MANIFEST_FILE, check_out_dir, foreign_entries
+from facility.report.staging import make_temp_dir, remove_stale, swap_into_place
 from facility.sweep.cases import CASE_ID_COLUMN, case_ids, expand_cases, validate_cases
 from facility.sweep.executors import run_tasks
 from facility.sweep.table import build_table, write_table
@@ -62,7 +63,14 @@ def _check_target(out_dir: Path, resume: bool, force: bool) -> str | None:
                             "--force replaces it")
     _, held = check_out_dir(out_dir, force=resume or force,
                             kinds=("sweep",) if resume else ("sweep", "run", "size"),
-                            how_to_replace="pass --resume to finish it or --force to replace it")
+                            how_to_replace="pass --resume to finish it or --force to replace it",
+                            keep_foreign=resume)
+    if resume and held is not None:
+        extra = foreign_entries(out_dir)
+        if extra:
+            log.warning("--resume: %s in %s %s not the sweep's; left as %s", ", ".join(extra[:4])
+                        + (f", … ({len(extra)} entries)" if len(extra) > 4 else ""), out_dir,
+                        "is" if len(extra) == 1 else "are", "it is" if len(extra) == 1 else "they are")
     return held
 
 
@@ -85,13 +93,70 @@ def _write_manifest(out_dir: Path, manifest: dict) -> None:
 
 
 def _clean_stale(cases_dir: Path) -> int:
-    """Delete temporary folders a killed sweep left behind (names starting with '.')."""
+    """Delete the temporary folders a killed sweep left in ``cases/``; nothing else.
+
+    Only facility's own: ``.tmp-<case>-XXXXXXXX`` folders of its workers, folders carrying the
+    temporary marker of a process that no longer runs, ``.NAME.old-PID`` folders of a swap
+    (:func:`facility.report.outdir._is_facility_temp`). A user's hidden files stay.
+    """
+    from facility.report.outdir import _is_facility_temp
+    from facility.report.staging import TMP_MARKER, _alive
+
     n = 0
     for p in cases_dir.iterdir():
-        if p.name.startswith("."):
-            shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
-            n += 1
+        if not p.name.startswith(".") or not _is_facility_temp(p):
+            continue
+        try:
+            pid = json.loads((p / TMP_MARKER).read_text()).get("pid")
+        except (OSError, ValueError, AttributeError):
+            pid = None
+        if isinstance(pid, int) and _alive(pid):
+            continue
+        shutil.rmtree(p, ignore_errors=True)
+        n += 1
     return n
+
+
+def _read_record(path: Path) -> dict | None:
+    """A ``case.json`` record, or None when it is damaged (truncated, not a record, or the
+    record of another case than its folder's)."""
+    try:
+        rec = json.loads(path.read_text())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    if (not isinstance(rec, dict) or rec.get("case_id") != Path(path).parent.name
+            or not isinstance(rec.get("status"), str)):
+        return None
+    return rec
+
+
+def _drop_damaged(cases_dir: Path, ids: list[str]) -> tuple[list[str], list[str]]:
+    """Case folders of ``ids`` whose ``case.json`` is damaged: remove the files the case wrote.
+
+    Returns ``(rerun, kept)``: the ids whose folder is gone (their cases run again) and those
+    whose folder still holds files facility did not write (left alone; the case is not run).
+    """
+    from facility.report.outdir import MANIFEST_FILE as RESULT_MANIFEST, RESULT_FILES, _PNG, _read_json
+
+    rerun, kept = [], []
+    for cid in ids:
+        folder = cases_dir / cid
+        f = folder / CASE_FILE
+        if not f.is_file() or _read_record(f) is not None:
+            continue
+        m = _read_json(folder / RESULT_MANIFEST)
+        ours = {CASE_FILE} | set(RESULT_FILES)
+        if isinstance(m, dict) and isinstance(m.get("files"), list):
+            ours |= {str(x) for x in m["files"]}
+        for q in folder.iterdir():
+            if q.is_file() and not q.is_symlink() and (q.name in ours or _PNG.match(q.name)):
+                q.unlink()
+        try:
+            folder.rmdir()
+            rerun.append(cid)
+        except OSError:
+            kept.append(cid)
+    return rerun, kept
 
 
 _AUTO_ID = re.compile(r"^c\d+-([0-9a-f]{8})$")
@@ -108,7 +173,7 @@ def _adopt_moved(cases_dir: Path, ids: list[str]) -> int:
     by_hash: dict[str, Path] = {}
     for p in cases_dir.iterdir():
         m = _AUTO_ID.match(p.name)
-        if m and p.name not in wanted and (p / CASE_FILE).is_file():
+        if m and p.name not in wanted and _read_record(p / CASE_FILE) is not None:
             by_hash.setdefault(m.group(1), p)
     n = 0
     for k, cid in enumerate(ids):
@@ -116,9 +181,9 @@ def _adopt_moved(cases_dir: Path, ids: list[str]) -> int:
         if not m or (cases_dir / cid).exists() or m.group(1) not in by_hash:
             continue
         old = by_hash.pop(m.group(1))
+        rec = _read_record(old / CASE_FILE)   # names the old folder; checked when collected
         os.rename(old, cases_dir / cid)
         f = cases_dir / cid / CASE_FILE
-        rec = json.loads(f.read_text())
         rec.update(case_id=cid, index=k)
         tmp = f.with_name(f".{CASE_FILE}.tmp")
         tmp.write_text(json.dumps(rec, indent=2) + "\n")
@@ -133,9 +198,9 @@ def load_records(out_dir: Path, ids: list[str] | None = None) -> list[dict]:
     names = ids if ids is not None else sorted(p.name for p in cases_dir.iterdir() if not p.name.startswith("."))
     out = []
     for name in names:
-        f = cases_dir / name / CASE_FILE
-        if f.is_file():
-            out.append(json.loads(f.read_text()))
+        rec = _read_record(cases_dir / name / CASE_FILE)
+        if rec is not None:
+            out.append(rec)
     return out
 
 
@@ -239,10 +304,38 @@ def run_sweep(scenario_path: Path, set_items: list[str] | None, out_dir: Path, *
         "updated_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
     _check_resume(out_dir, manifest, resume)
-    if held is not None and not resume:  # --force: the earlier output goes (only facility's files)
-        log.info("--force: replacing the earlier %s in %s", held, out_dir)
-        shutil.rmtree(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    final_dir = out_dir
+    if held is not None and not resume:
+        # --force: the new sweep is built beside the earlier output and swapped in when it is
+        # complete; a sweep killed or failing before then leaves the earlier one whole
+        log.info("--force: building the new sweep beside the earlier %s in %s", held, out_dir)
+        out_dir = make_temp_dir(final_dir)
+    else:
+        remove_stale(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        df = _run_in(out_dir, ids, cases, raw, scenario_path, base_overrides, override_keys, manifest,
+                     resume=resume, mode=mode, executor=executor, workers=workers, scheduler=scheduler,
+                     dask_processes=dask_processes, progress=progress, case_fn=case_fn, plots=plots,
+                     study_outputs=study_outputs)
+    except BaseException:
+        if out_dir != final_dir:
+            shutil.rmtree(out_dir, ignore_errors=True)
+        raise
+    if out_dir != final_dir:
+        try:
+            check_out_dir(final_dir, force=True, kinds=("sweep", "run", "size"))  # unchanged meanwhile
+        except BaseException:
+            shutil.rmtree(out_dir, ignore_errors=True)
+            raise
+        swap_into_place(out_dir, final_dir)
+    return df
+
+
+def _run_in(out_dir: Path, ids, cases, raw, scenario_path: Path, base_overrides, override_keys, manifest, *,
+            resume, mode, executor, workers, scheduler, dask_processes, progress, case_fn, plots,
+            study_outputs) -> pd.DataFrame:
+    """Run the cases of a sweep whose folder is ``out_dir`` and write its table and outputs."""
     cases_dir = out_dir / "cases"
     cases_dir.mkdir(exist_ok=True)
     n_stale = _clean_stale(cases_dir)
@@ -251,8 +344,15 @@ def run_sweep(scenario_path: Path, set_items: list[str] | None, out_dir: Path, *
     if resume:
         _adopt_moved(cases_dir, ids)
     _write_manifest(out_dir, manifest)
+    rerun, kept = _drop_damaged(cases_dir, ids)
+    if rerun:
+        log.warning("--resume: %d case folder(s) had a damaged case.json (%s); running them again",
+                    len(rerun), ", ".join(rerun[:4]) + (" …" if len(rerun) > 4 else ""))
+    if kept:
+        log.warning("--resume: case folder(s) %s have a damaged case.json and hold files facility did not "
+                    "write; left alone and not run (move them away to run these cases)", ", ".join(kept[:4]))
 
-    done = {i for i in ids if (cases_dir / i / CASE_FILE).is_file()}
+    done = {i for i in ids if _read_record(cases_dir / i / CASE_FILE) is not None or i in kept}
     tasks = [
         CaseTask(case_id=cid, index=k, case={kk: v for kk, v in case.items() if kk != CASE_ID_COLUMN},
                  overrides=tuple(base_overrides + [f"{kk}={v}" for kk, v in case.items() if kk != CASE_ID_COLUMN]),
@@ -261,6 +361,14 @@ def run_sweep(scenario_path: Path, set_items: list[str] | None, out_dir: Path, *
         for k, (cid, case) in enumerate(zip(ids, cases)) if cid not in done
     ]
     records = {r["case_id"]: r for r in load_records(out_dir, sorted(done))}
+    for cid in kept:
+        case = dict(zip(ids, cases))[cid]
+        records[cid] = {"case_id": cid, "index": 0, "mode": mode, "status": "error",
+                        "overrides": {kk: v for kk, v in case.items() if kk != CASE_ID_COLUMN},
+                        "error": f"cases/{cid}/case.json is damaged and the folder holds files facility did "
+                                 f"not write; move the folder away to run this case",
+                        "error_type": "ScenarioError", "traceback": "", "wall_s": float("nan"),
+                        "case_s": float("nan"), "result": {}, "persisted": False}
     index_of = {cid: k for k, cid in enumerate(ids)}
     for r in records.values():  # a CSV row may have moved: the index follows the current list
         r["index"] = index_of[r["case_id"]]

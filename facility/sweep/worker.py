@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 from facility.config.load import apply_overrides, scenario_from_dict
 from facility.config.resources import check_resources
+from facility.report.staging import apply_umask
 from facility.sweep.derive import derive
 
 __all__ = ["CaseTask", "execute_case", "default_case_fn", "resolve_case_fn", "CASE_FILE"]
@@ -185,6 +186,7 @@ def execute_case(task: CaseTask) -> dict:
                             f"existing Dask cluster need --out on a shared file system")
         return record
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{task.case_id}-", dir=cases_dir))
+    apply_umask(tmp)   # a case folder gets the permissions of a plain mkdir, not mkdtemp's 0700
     try:
         scenario = scenario_from_dict(apply_overrides(task.raw, list(task.overrides)),
                                       source=f"{task.source} [case {task.case_id}]",

@@ -2,6 +2,10 @@
 ``run`` (see :mod:`tests.config.fuzzing`); prints its figures as one JSON line.
 
     PYTHONPATH=$PWD python -m tests.config.fuzz_scenarios --n 5000 --seed 1 [--no-run] [--log FILE]
+        [--cli-share 0.5] [--run-share 0.05]
+
+``--cli-share`` of the mutations are command lines (:mod:`tests.config.cli_mutations`) instead
+of scenario mutations; ``--run-share`` of the scenario mutations that validate also run.
 
 Exit status 0 when no mutation broke the contract (no exit 1, no traceback, every refusal
 names a mutated key, finite metrics), 1 otherwise (the failures are listed).
@@ -24,20 +28,36 @@ from tests.config.fuzzing import KINDS, PLAUSIBLE, check_mutation, draw_mutation
 
 
 def fuzz(n: int, seed: int, run: bool = True, log=None, max_mutations: int = 3,
-         plausible_share: float = 0.5) -> dict:
+         plausible_share: float = 0.5, cli_share: float = 0.0, run_share: float = 1.0) -> dict:
     """Run ``n`` random mutations; return the figures (counts of exits, failures, time)."""
+    from tests.config.cli_mutations import FAST_KINDS, cli_problems, draw_cli_case, run_cli_case
+
     rng = random.Random(seed)
     t0 = time.perf_counter()
     validate = collections.Counter()
     runs = collections.Counter()
     counts = collections.Counter()
+    cli = collections.Counter()
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(n):
+            if rng.random() < cli_share:
+                # a sweep resumed over a damaged record takes seconds, the other kinds milliseconds
+                case = draw_cli_case(rng.choice, ("sweep_resume",) if rng.random() < 0.03 else FAST_KINDS)
+                counts[f"cli:{case.kind}"] += 1
+                o = run_cli_case(case, Path(tmp) / f"cli{i}")
+                cli[str(o["rc"])] += 1
+                bad = cli_problems(case, o)
+                if bad:
+                    failures.append({"i": i, "cli": repr(case), "problems": bad})
+                if log is not None:
+                    log.write(json.dumps({"i": i, "cli": repr(case), "rc": o["rc"], "problems": bad}) + "\n")
+                    log.flush()
+                continue
             kinds = PLAUSIBLE if rng.random() < plausible_share else KINDS
             name, muts = draw_mutations(rng.choice, max_mutations, kinds)
             counts.update(m.kind for m in muts)
-            o = check_mutation(name, muts, Path(tmp), run=run)
+            o = check_mutation(name, muts, Path(tmp), run=run and rng.random() < run_share)
             validate[str(o.validate_rc)] += 1
             if o.run_rc is not None:
                 runs[str(o.run_rc)] += 1
@@ -50,7 +70,8 @@ def fuzz(n: int, seed: int, run: bool = True, log=None, max_mutations: int = 3,
                                       "validate": o.validate_rc, "run": o.run_rc, "problems": bad}) + "\n")
                 log.flush()
     return {"mutations": n, "seed": seed, "wall_s": round(time.perf_counter() - t0, 1),
-            "validate_exits": dict(validate), "run_exits": dict(runs), "kinds": dict(counts),
+            "validate_exits": dict(validate), "run_exits": dict(runs), "cli_exits": dict(cli),
+            "kinds": dict(counts),
             "n_failures": len(failures), "failures": failures[:50]}
 
 
@@ -62,11 +83,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--log", type=Path, default=None, help="one JSON line per mutation")
     ap.add_argument("--plausible-share", type=float, default=0.5,
                     help="share of cases drawn from the plausible kinds only (more reach the run)")
+    ap.add_argument("--cli-share", type=float, default=0.0,
+                    help="share of command-line mutations (tests/config/cli_mutations.py)")
+    ap.add_argument("--run-share", type=float, default=1.0,
+                    help="share of the validating scenario mutations that also run")
     args = ap.parse_args(argv)
     logging.disable(logging.WARNING)   # the scenarios' own warnings are not failures
     warnings.simplefilter("ignore")
     log = args.log.open("w") if args.log else None
-    figures = fuzz(args.n, args.seed, run=not args.no_run, log=log, plausible_share=args.plausible_share)
+    figures = fuzz(args.n, args.seed, run=not args.no_run, log=log, plausible_share=args.plausible_share,
+                   cli_share=args.cli_share, run_share=args.run_share)
     print(json.dumps(figures))
     return 0 if figures["n_failures"] == 0 else 1
 

@@ -9,8 +9,10 @@ Properties:
   leaf of its metrics.json is finite.
 
 The default suite draws 300 validate-only cases and 80 validate + run cases (derandomized, so
-CI is reproducible; about 20 s, some 40 of the 80 reach the run); ``-m slow`` adds 2,000 random ones. The long run of >= 5,000
-mutations is ``python -m tests.config.fuzz_scenarios --n 5000`` (figures in its JSON line).
+CI is reproducible; about 20 s, some 40 of the 80 reach the run), and 300 + 4 seeded
+command-line mutations (:mod:`tests.config.cli_mutations`, ~10 s); ``-m slow`` adds 2,000 random ones. The long run of >= 5,000
+mutations is ``python -m tests.config.fuzz_scenarios --n 5000`` (figures in its JSON line;
+``--cli-share`` mixes in command-line mutations).
 """
 
 from __future__ import annotations
@@ -62,3 +64,19 @@ def test_fuzz_slow(case, tmp_path_factory):
     name, muts = case
     o = check_mutation(name, muts, tmp_path_factory.mktemp("s"), run=True)
     assert problems(o) == [], (name, muts)
+
+
+def test_seeded_cli_mutations_never_exit_1(tmp_path):
+    """300 seeded command-line mutations (tests/config/cli_mutations.py: --set typos and bad
+    values, refused --out places, wrong file kinds, a user's file under --force, an MPC without
+    limits, sweeps resumed over damaged records) through ``facility.cli.main`` in-process: none
+    exits 1 or prints a traceback, each exits as its kind expects, no user file changes."""
+    from tests.config.cli_mutations import FAST_KINDS, fuzz_cli
+
+    figures = fuzz_cli(300, seed=40, workdir=tmp_path / "fast", kinds=FAST_KINDS)
+    assert figures["n_failures"] == 0, figures["failures"][:5]
+    assert "1" not in figures["exits"] and sum(figures["exits"].values()) == 300
+    assert set(figures["kinds"]) == set(FAST_KINDS)       # every kind drawn (the seed is fixed)
+    # and a few of the slow kind: a sweep resumed over a damaged case.json beside a user's file
+    figures = fuzz_cli(4, seed=40, workdir=tmp_path / "sweep", kinds=("sweep_resume",))
+    assert figures["n_failures"] == 0, figures["failures"]

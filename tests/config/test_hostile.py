@@ -276,3 +276,41 @@ def test_same_scenario_and_seed_give_byte_identical_metrics(tmp_path, scenario, 
         sa, sb = (json.loads((tmp_path / d / "sizing.json").read_text()) for d in ("a", "b"))
         timing = {"build_s", "solve_s"}
         assert {k: v for k, v in sa.items() if k not in timing} == {k: v for k, v in sb.items() if k not in timing}
+
+
+def _trace_scenario(tmp_path, n_polls):
+    """A scenario replaying an 8-GPU nvidia-smi log of ``n_polls`` 100-ms polls (H100 power)."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    rows = ["timestamp, index, name, power.draw [W], utilization.gpu [%], memory.used [MiB]"]
+    for k in range(n_polls):
+        busy = (k % 15) < 10
+        for g in range(8):
+            ms = 589 + 100 * k + 2 * g
+            rows.append(f"2025/03/14 09:{26 + ms // 60000:02d}:{ms // 1000 % 60:02d}.{ms % 1000:03d}, {g}, "
+                        f"NVIDIA H100 80GB HBM3, {(560 if busy else 180) + rng.normal(0, 5):.2f} W, "
+                        f"{100 if busy else 3} %, {61000 + 13 * g} MiB")
+    (tmp_path / "smi.csv").write_text("\n".join(rows) + "\n")
+    scen = tmp_path / "s.toml"
+    scen.write_text('schema_version = 1\nname = "tr"\n[time]\nhorizon_s = 10\ndt_s = 0.01\n'
+                    '[[jobs]]\nname = "j"\nn_gpus = 1000\ngpu = "h100"\nworkload = "trace"\n'
+                    'trace_file = "smi.csv"\n')
+    return scen
+
+
+def test_estimate_counts_trace_files_and_their_size_is_limited(tmp_path, capsys, monkeypatch):
+    from facility.config import files
+    from facility.config.resources import PER_TRACE_BYTE_B, estimate_resources
+
+    scen = _trace_scenario(tmp_path, 600)
+    size = (tmp_path / "smi.csv").stat().st_size
+    est = estimate_resources(load_scenario(scen))
+    assert est.trace_bytes == size
+    assert est.parts_gib["trace files"] == pytest.approx(size * PER_TRACE_BYTE_B / 2**30)
+    rc = main(["validate", str(scen)])
+    assert rc == 0 and f"trace files {size / 1e6:,.1f} MB" in capsys.readouterr().out
+    monkeypatch.setattr(files, "MAX_TRACE_BYTES", size - 1)
+    assert main(["validate", str(scen)]) == 2
+    err = capsys.readouterr().err
+    assert "jobs.0.trace_file" in err and "a trace file is at most" in err and "Traceback" not in err

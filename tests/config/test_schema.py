@@ -158,3 +158,27 @@ def test_a_floor_lever_on_a_gpu_without_smoothing_is_reported(tiny_scenario_dict
         scenario_from_dict(dict(tiny_scenario_dict, optimize=opt, jobs=jobs), "x.toml")
     said = [r.getMessage() for r in caplog.records if "programmable power floor" in r.getMessage()]
     assert len(said) == 1 and "jobs.0.gpu = 'h100'" in said[0] and "'pretrain'" in said[0]
+
+
+def test_a_set_typo_is_blamed_on_the_override_not_the_file():
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(SCENARIOS / "default.toml", ["jobs.0.n_gpu=8000"])
+    msg = str(info.value)
+    assert msg.startswith("--set 'jobs.0.n_gpu=8000' (on ") and "jobs.0.n_gpu: unknown key" in msg
+    # a job addressed by name is reported at its index, still blamed on the item
+    with pytest.raises(ScenarioError, match=r"^--set 'jobs\.pretrain\.n_gpus=-5' .*jobs\.0\.n_gpus = -5"):
+        load_scenario(SCENARIOS / "default.toml", ["jobs.pretrain.n_gpus=-5"])
+    # an error the file itself holds still names the file
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(SCENARIOS / "default.toml", ["time.dt_s=0.02", "jobs.0.n_gpus=-1"])
+    assert "--set 'jobs.0.n_gpus=-1'" in str(info.value) and "time.dt_s=0.02" not in str(info.value)
+
+
+def test_duplicate_job_names_name_the_jobs(tiny_scenario_dict):
+    d = dict(tiny_scenario_dict)
+    d["jobs"] = [dict(d["jobs"][0], name="llm"), dict(d["jobs"][0], name="llm")]
+    with pytest.raises(ScenarioError) as info:
+        scenario_from_dict(d, source="s.toml")
+    msg = str(info.value)
+    assert "(top level)" not in msg
+    assert "s.toml: jobs: Value error, jobs.1.name = 'llm' repeats jobs.0.name" in msg

@@ -194,3 +194,15 @@ def test_late_plan_falls_back_and_the_transfer_is_bumpless(monkeypatch, rack):
     assert r.saturation["rack_storage"] is None
     step = np.abs(np.diff(r.p_pcc_mw[499:]))
     assert step[0] <= 3 * 0.7 * 2.0 * DT and step[1:].max() <= 1.2 * 0.7 * 2.0 * DT
+
+
+def test_mpc_without_spec_limits_runs_and_flattens(rack):
+    """An MPC with nothing to hold (no [spec] limits) chooses its grid from the horizon alone
+    (it raised OverflowError: no window caps the step) and still smooths the load."""
+    sc, sto = make(rack_storage=rack, controller={"kind": "mpc", "replan_s": 5.0})
+    t = np.arange(0, 30, DT)
+    load = square(t)
+    r = run_control(load, DT, sc, sto)
+    check_invariants(r, sto, DT)
+    assert r.info["n_replans"] >= 5
+    assert np.ptp(r.p_pcc_mw[1000:]) < 0.5 * np.ptp(load)

@@ -89,3 +89,25 @@ def test_variation_over_one_period_lets_the_ripple_through_and_prices_the_level(
     assert np.ptp(means[1:]) < 0.5
     with pytest.raises(ScenarioError, match="pcc_variation_lag_steps"):
         solve_dispatch(load, DT, sto, spec, opt, pcc_variation_lag_steps=0, **kw)
+
+
+@pytest.mark.parametrize("options", [{"random_seed": 7}, {"simplex_strategy": 4}, {"presolve": "off"}])
+def test_tie_break_makes_the_priced_plan_the_same_whatever_the_solver_path(monkeypatch, options):
+    """Two storages of the same efficiency split a flow in any ratio at equal cost, and the L1
+    variation price leaves the PCC's path free: without the tie-break
+    (formulation.TIE_BREAK_FRAC) HiGHS' options (a stand-in for another build or CPU) pick
+    different optima. With it every path returns the same plan."""
+    import facility.optimize.lp as lp
+
+    sc = Scenario(jobs=[{"n_gpus": 1000}],
+                  ups={"enabled": True, "p_rated_mw": 40.0, "e_rated_mwh": 1.0},
+                  bess={"enabled": True, "p_rated_mw": 40.0, "e_rated_mwh": 1.0},
+                  spec={"window_s": 5.0, "max_window_swing_mw": 10.0})
+    sto, spec, opt = sc.storages(), sc.spec, sc.optimize
+    kw = dict(terminal="free", pcc_variation_cost_usd_per_mw=0.05)
+    ref = solve_dispatch(_square(), DT, sto, spec, opt, **kw)
+    monkeypatch.setattr(lp, "HIGHS_OPTIONS", {**lp.HIGHS_OPTIONS, **options})
+    other = solve_dispatch(_square(), DT, sto, spec, opt, **kw)
+    np.testing.assert_allclose(other.p_pcc_mw, ref.p_pcc_mw, atol=1e-6)
+    for n in sto:
+        np.testing.assert_allclose(other.p_storage_mw[n], ref.p_storage_mw[n], atol=1e-6)

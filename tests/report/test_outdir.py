@@ -8,6 +8,7 @@ import pytest
 
 from facility.errors import ScenarioError
 from facility.report.outdir import check_out_dir, check_out_file, output_kind
+from facility.report.staging import write_sidecar
 
 
 def _fake_result(folder, kind="run", files=("metrics.json", "report.html", "power.png")):
@@ -133,7 +134,58 @@ def test_out_file(tmp_path):
     f.write_text("t_s\n0\n")
     with pytest.raises(ScenarioError, match="the file exists; pass --force"):
         check_out_file(f)
-    assert check_out_file(f, force=True) == f.resolve()
+    # a user's file (no sidecar) is never replaced, also with force
+    with pytest.raises(ScenarioError, match="facility did not write it"):
+        check_out_file(f, force=True)
     with pytest.raises(ScenarioError, match="is a folder"):
         check_out_file(tmp_path, force=True)
     assert f.read_text() == "t_s\n0\n"
+    # a file facility wrote (its sidecar matches) may be replaced with force
+    write_sidecar(f, "trace")
+    assert check_out_file(f, force=True) == f.resolve()
+    f.write_text("t_s\n0\n1\n")   # changed by the user since: theirs now
+    with pytest.raises(ScenarioError, match="changed since"):
+        check_out_file(f, force=True)
+
+
+def test_out_file_extension_is_checked(tmp_path):
+    with pytest.raises(ScenarioError, match=r"writes \.json files"):
+        check_out_file(tmp_path / "notes.txt", suffixes=(".json",))
+    assert check_out_file(tmp_path / "net.JSON", suffixes=(".json",)).name == "net.JSON"
+
+
+def test_sweep_owns_only_what_its_manifest_lists(tmp_path):
+    sw = tmp_path / "sw"
+    (sw / "cases" / "c0-0123abcd").mkdir(parents=True)
+    (sw / "cases" / "c0-0123abcd" / "case.json").write_text(json.dumps({"case_id": "c0-0123abcd", "status": "ok"}))
+    (sw / "sweep.json").write_text(json.dumps({"case_ids": ["c0-0123abcd"], "scenario_sha256": "x"}))
+    (sw / "sweep.parquet").write_text("x")
+    assert output_kind(sw) == "sweep"
+    for extra in (".my_notes.txt", "cases/my_analysis/important.txt", "cases/.keep_me",
+                  "cases/c0-0123abcd/mine.txt"):
+        q = sw / extra
+        q.parent.mkdir(parents=True, exist_ok=True)
+        q.write_text("keep")
+        assert output_kind(sw) is None, extra
+        assert output_kind(sw, strict=False) == "sweep"
+        with pytest.raises(ScenarioError, match="did not write"):
+            check_out_dir(sw, force=True)
+        q.unlink()
+        if q.parent.name == "my_analysis":
+            q.parent.rmdir()
+    assert output_kind(sw) == "sweep"
+
+
+def test_mount_point_and_unwritable_empty_folder_are_refused(tmp_path, monkeypatch):
+    import os
+
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    real = os.path.ismount
+    monkeypatch.setattr(os.path, "ismount", lambda p: str(p) == str(mnt) or real(p))
+    with pytest.raises(ScenarioError, match="is a mount point.*inside it"):
+        check_out_dir(mnt)
+    monkeypatch.setattr(os, "access", lambda p, mode: str(p) != str(mnt / "ro"))
+    (mnt / "ro").mkdir()
+    with pytest.raises(ScenarioError, match="not writable"):
+        check_out_dir(mnt / "ro")

@@ -275,3 +275,17 @@ def test_exit_code_and_count_of_failed_cases(scenario_file, tmp_path, capsys):
                         "--set", "rack_storage.p_rated_mw=10:30", "--out", str(tmp_path / "c"), "--no-progress"],
                        capture_output=True, text=True, cwd=REPO, timeout=120)
     assert p.returncode == 2 and "START:STOP:N" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_cli_prints_the_table_on_stdout(scenario_file, tmp_path, capsys):
+    scen = scenario_file()
+    parser = argparse.ArgumentParser()
+    add_sweep_arguments(parser)
+    args = parser.parse_args([str(scen), "--set", "rack_storage.e_rated_mwh=0,0.0001,0.0003", "--out",
+                              str(tmp_path / "t"), "--case-fn", SYNTHETIC, "--workers", "1", "--no-progress"])
+    assert main_sweep(args) == 0
+    out = capsys.readouterr().out.splitlines()
+    df = pd.read_parquet(tmp_path / "t" / "sweep.parquet")
+    assert out[0].split()[:3] == ["case_id", "rack_storage.e_rated_mwh", "status"]
+    assert [line.split()[0] for line in out[1:4]] == df["case_id"].tolist()
+    assert "compliant" in out[0] and "cost_musd" in out[0]

@@ -146,5 +146,12 @@ def test_existing_out_file_is_refused_before_the_command_runs(tmp_path, monkeypa
     assert main(["record", "--out", str(out), "--", *cmd]) == 2
     assert "the file exists; pass --force" in capsys.readouterr().err
     assert out.read_text() == "keep me\n" and not marker.exists()
-    assert main(["record", "--out", str(out), "--force", "--", *cmd]) == 0
+    # a user's file is not replaced, also with --force (no sidecar says facility wrote it)
+    assert main(["record", "--out", str(out), "--force", "--", *cmd]) == 2
+    assert "facility did not write it" in capsys.readouterr().err
+    assert out.read_text() == "keep me\n" and not marker.exists()
+    out.unlink()
+    assert main(["record", "--out", str(out), "--", *cmd]) == 0
+    marker.unlink()
+    assert main(["record", "--out", str(out), "--force", "--", *cmd]) == 0   # facility's own: replaced
     assert marker.exists() and out.read_text().startswith("# facility record")

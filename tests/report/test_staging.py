@@ -1,0 +1,57 @@
+"""Temporary folders of a killed run are removed by the next one; result folders honour the umask."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+
+from facility.report.io import atomic_dir
+from facility.report.staging import TMP_MARKER, make_temp_dir, remove_stale
+
+
+def _dead_pid() -> int:
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def _killed_temp(final, pid):
+    tmp = make_temp_dir(final)
+    m = json.loads((tmp / TMP_MARKER).read_text())
+    (tmp / TMP_MARKER).write_text(json.dumps({**m, "pid": pid}))
+    (tmp / "timeseries.parquet").write_bytes(b"x" * 1000)
+    return tmp
+
+
+def test_a_killed_runs_temp_folder_is_removed_by_the_next_run(tmp_path):
+    final = tmp_path / "k1"
+    stale = _killed_temp(final, _dead_pid())
+    live = _killed_temp(final, os.getpid())                 # a run still writing: kept
+    other = _killed_temp(tmp_path / "k2", _dead_pid())      # another --out: not ours to judge now
+    unmarked = tmp_path / ".k1.tmp-mine"                    # a user's folder of the same shape
+    unmarked.mkdir()
+    with atomic_dir(final) as tmp:
+        (tmp / "metrics.json").write_text("{}")
+        (tmp / "manifest.json").write_text(json.dumps({"facility_output": "run", "files": ["metrics.json"]}))
+    assert not stale.exists()
+    assert live.is_dir() and other.is_dir() and unmarked.is_dir()
+    assert sorted(p.name for p in final.iterdir()) == ["manifest.json", "metrics.json"]   # no marker left
+    assert remove_stale(tmp_path / "k2") == [other.name]
+
+
+def test_result_folder_honours_the_umask(tmp_path):
+    old = os.umask(0o022)
+    try:
+        with atomic_dir(tmp_path / "r") as tmp:
+            (tmp / "metrics.json").write_text("{}")
+            (tmp / "manifest.json").write_text(json.dumps({"facility_output": "run", "files": ["metrics.json"]}))
+        assert stat.S_IMODE((tmp_path / "r").stat().st_mode) == 0o755
+        os.umask(0o077)
+        with atomic_dir(tmp_path / "s") as tmp:
+            pass
+        assert stat.S_IMODE((tmp_path / "s").stat().st_mode) == 0o700
+    finally:
+        os.umask(old)
