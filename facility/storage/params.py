@@ -121,6 +121,11 @@ class StorageParams:
             raise ScenarioError(
                 f"{name}.{miss} is not set: give it in the scenario or size the storage first "
                 f"(extendable = {cfg.extendable})")
+        from facility.config.checks import duration_violation
+
+        why = duration_violation(name, cfg, float(p), float(e))
+        if why:  # a design outside its technology's bounds is never run silently
+            raise ScenarioError(why)
         reserve = float(getattr(cfg, "reserve_frac", 0.0))
         return cls(
             name=name, p_rated_mw=float(p), e_rated_mwh=float(e),
