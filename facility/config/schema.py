@@ -252,7 +252,7 @@ class StorageConfig(StrictModel):
     technology: str | None = F(None, description=(
         "Storage technology: a file name (without .toml) in models/storage/ or the path of a .toml "
         "file; fills every key of this section it does not set (costs, fixed O&M, efficiencies, "
-        "self-discharge, duration bounds, response, cycle and calendar life). See docs/storage.md."))
+        "self-discharge, duration bounds, cycle and calendar life). See docs/storage.md."))
     technologies: list[str] | None = F(None, description=(
         "Candidate technologies (names in models/storage/) for the optimizer to choose among "
         "(hybrid storage): one extendable unit per candidate at this section's bus, named "

@@ -32,7 +32,7 @@ __all__ = ["StorageTechnology", "FILLED_KEYS", "list_technologies", "load_techno
 #: keys of a storage section that a technology fills when the section does not set them
 FILLED_KEYS = ("cost_usd_per_kw", "cost_usd_per_kwh", "fixed_om_usd_per_kw_year",
                "eff_charge_frac", "eff_discharge_frac", "self_discharge_frac_per_h",
-               "min_duration_h", "max_duration_h", "response_s", "cycle_life",
+               "min_duration_h", "max_duration_h", "cycle_life",
                "cycle_depth_frac", "calendar_life_years", "cost_year")
 
 STORAGE_SECTIONS = ("rack_storage", "ups", "bess")
@@ -51,7 +51,6 @@ class StorageTechnology(StrictModel):
     self_discharge_frac_per_h: float = F(0.0, unit="frac/h", ge=0, le=1, description="Self-discharge per hour.")
     min_duration_h: float = F(unit="h", gt=0, le=1000, description="Shortest duration E/P sold (the highest C-rate).")
     max_duration_h: float = F(unit="h", gt=0, le=1000, description="Longest duration E/P sold.")
-    response_s: float = F(0.0, unit="s", ge=0, le=60, description="Converter response time.")
     cycle_life: float = F(unit="cycles", gt=0, le=1e9, description="Rated equivalent full cycles at cycle_depth_frac to end of life.")
     cycle_depth_frac: float = F(1.0, unit="frac", gt=0, le=1, description="Depth of discharge at which cycle_life is rated.")
     calendar_life_years: float = F(unit="yr", gt=0, le=100, description="Calendar life.")

@@ -101,3 +101,16 @@ def test_life_metrics_from_the_technology():
     assert m["equivalent_full_cycles_per_year"] == pytest.approx(0.8 * 8760, rel=1e-9)
     # 6000 cycles at 80 % depth = 4800 full cycles: 4800 / 7008 yr, below the 15-year calendar life
     assert m["years_to_end_of_life"] == pytest.approx(6000 * 0.8 / (0.8 * 8760), rel=1e-9)
+
+
+def test_every_bundled_sizing_scenario_names_a_technology():
+    from facility.config import load_scenario
+    from tests.conftest import SCENARIOS
+    from tests.test_bundled_scenarios import SHARED_COPIES
+
+    files = [p for p in sorted(SCENARIOS.glob("sizing_*.toml")) if p.name not in SHARED_COPIES]
+    assert files
+    for p in files:
+        s = load_scenario(p)
+        for name, st in s.storages().items():
+            assert st.technology or st.technologies, f"{p.name}: {name} names no technology"
