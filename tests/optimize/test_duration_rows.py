@@ -60,3 +60,30 @@ def test_fixed_ratings_outside_duration_are_a_physics_error():
         scenario_from_dict({"jobs": [{"n_gpus": 1000}],
                             "bess": {"enabled": True, "technology": "lfp_2h", "p_rated_mw": 10.0,
                                      "e_rated_mwh": 0.5}})
+
+
+def test_interior_bracket_keeps_the_duration_rows():
+    # the interior strategy's restriction and relaxation carry the rows: its plan has E/P >= d_min
+    # and its bracket holds the full LP's optimum with the same rows
+    import warnings
+
+    from facility.optimize.full import solve_full
+    from facility.optimize.interior import solve_interior
+    from tests.optimize.test_interior import problem, site_load
+
+    load = site_load("stochastic", horizon_s=120.0)
+    free = solve_full(problem(load))
+    d_free = free.e_rated_mwh_opt["bess"] / free.p_rated_mw_opt["bess"]
+    d_min = 3 * d_free
+    pb = problem(load, min_duration_h=d_min)
+    full = solve_full(pb)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = solve_interior(pb, min_steps=0, in_process=True)
+    for r in (full, res):
+        assert r.e_rated_mwh_opt["bess"] >= d_min * r.p_rated_mw_opt["bess"] * (1 - 1e-6)
+    assert res.info.lower_bound_usd <= full.info.relaxed_objective_usd * (1 + 1e-9)
+    assert res.info.objective_usd >= full.info.relaxed_objective_usd * (1 - 1e-9)
+    # the relaxation has the rows too, so the bracket is tight (without them its bound would be
+    # the unbounded design's optimum, far below)
+    assert res.info.gap_frac <= pb.optimize.max_gap_frac
