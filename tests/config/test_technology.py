@@ -114,3 +114,18 @@ def test_every_bundled_sizing_scenario_names_a_technology():
         s = load_scenario(p)
         for name, st in s.storages().items():
             assert st.technology or st.technologies, f"{p.name}: {name} names no technology"
+
+
+def test_facility_models_lists_every_technology_with_bounds_costs_and_source(capsys):
+    from facility.cli import main
+
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    text = out[out.index("storage technologies"):]
+    for n in list_technologies():
+        t = load_technology(n)
+        line = next(ln for ln in text.splitlines() if ln.strip().startswith(n + " "))
+        assert f"{t.cost_usd_per_kw:g} USD/kW + {t.cost_usd_per_kwh:g} USD/kWh" in line
+        assert f"{t.cycle_life:,.0f} cycles" in line
+        assert t.source in text
+    assert "2 h-4 h" in text and "1 s-2 min" in text   # lfp_2h, supercap bounds
