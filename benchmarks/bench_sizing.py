@@ -27,6 +27,8 @@ it solved on an exactly equivalent coarser grid. A side that hits
                                                           # steps without (docs/formulation.md)
     python benchmarks/bench_sizing.py --load stochastic --horizon-s 300 --band-frac 0.03
                                                           # a tight band limit on a jittered load
+    python benchmarks/bench_sizing.py --technologies supercap lfp_1h --horizon-s 300 --start-stop
+                                                          # hybrid vs each technology alone
     python benchmarks/bench_sizing.py --mix 0.5           # mix case: band limit + GPU levers vs storage only
     python benchmarks/bench_sizing.py --mix-jittered 60 --horizon-s 300   # levers on the jittered load, vs simplex
     python benchmarks/bench_sizing.py --mix-jittered 60 --horizon-s 300 --mix-load trace   # on a measured-format trace
@@ -354,6 +356,44 @@ def run_mix_jittered(horizon_s: float, price_usd_per_mwh: float, *, time_limit_s
     return out
 
 
+def run_tech_case(horizon_s: float, dt_s: float, techs: list[str], *, kind: str, start_stop: bool,
+                  time_limit_s: float) -> dict:
+    """Sizing time with candidate technologies (hybrid) against each technology alone, on the
+    steady case (``--start-stop``) or a non-repeating load (``--load``); the BESS bounds widened
+    to 200 MW / 400 MWh so an hour-class battery fits. One technology alone is the section with
+    that single candidate (the same LP as ``technology = NAME``)."""
+    if kind == "steady":
+        load, _, spec = case(horizon_s, dt_s, start_stop)
+    else:
+        load = non_periodic_load(kind, horizon_s, dt_s)
+        spec = SpecConfig(max_ramp_mw_per_min=20.0, window_s=5.0, max_window_swing_mw=10.0)
+    opt = OptimizeConfig(time_limit_s=time_limit_s, annualize=True)
+    out = {"name": f"technologies_{kind}{'_start_stop' if start_stop else ''}_{load.size}_steps_dt{dt_s:g}s",
+           "n_steps": int(load.size), "technologies": techs}
+
+    def one(cands):
+        bess = BessConfig(enabled=True, extendable=True, max_p_rated_mw=200.0, max_e_rated_mwh=400.0,
+                          min_soc_frac=0.05, max_soc_frac=0.95, initial_soc_frac=0.5, technologies=cands)
+        t0 = time.perf_counter()
+        res = size_storage(load, dt_s, {"bess": bess}, spec, opt)
+        return time.perf_counter() - t0, res
+
+    single = {}
+    for t in techs:
+        el, res = one([t])
+        single[t] = el
+        out[f"{t}_s"] = el
+        out[f"{t}_objective_usd"] = res.info.objective_usd
+    el, res = one(list(techs))
+    out["hybrid_s"] = el
+    out["hybrid_objective_usd"] = res.info.objective_usd
+    out["hybrid_units"] = {u: [res.p_rated_mw_opt[u], res.e_rated_mwh_opt[u]] for u in res.p_rated_mw_opt}
+    out["method"] = res.info.method
+    out["ratio_vs_slowest_single"] = el / max(single.values())
+    out["ratio_vs_fastest_single"] = el / min(single.values())
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--horizon-s", type=float, default=3600.0)
@@ -387,7 +427,15 @@ def main() -> None:
                     help="the mix case instead: the steady case timed with storage only, then with "
                          "a band peak limit of BAND_PEAK_MW (0.1-5 Hz) as LP rows and the GPU "
                          "levers (floor, burn, cap) as decisions; default dt 0.1 s")
+    ap.add_argument("--technologies", nargs="+", default=None, metavar="NAME",
+                    help="sizing time of a BESS with these candidate technologies (hybrid) against each "
+                         "alone, on the steady case (--start-stop) or --load (default dt 0.1 s)")
     a = ap.parse_args()
+    if a.technologies:
+        print(json.dumps(run_tech_case(a.horizon_s, a.dt_s or 0.1, a.technologies, kind=a.load,
+                                       start_stop=a.start_stop, time_limit_s=a.time_limit_s),
+                         default=float), flush=True)
+        return
     if a.mix_jittered is not None:
         print(json.dumps(run_mix_jittered(a.horizon_s, a.mix_jittered,
                                           time_limit_s=min(a.time_limit_s, 900.0),

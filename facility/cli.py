@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("export-net", help="write the pandapower network of a scenario as JSON")
     _add_common(p, "file")
 
-    sub.add_parser("models", help="list the GPU models and utility specs in models/")
+    sub.add_parser("models", help="list the GPU models, utility specs and storage technologies in models/")
 
     p = sub.add_parser("record", help="record every GPU's power through NVML while a command runs "
                                       "(a trace file the trace workload reads)",
@@ -306,7 +306,7 @@ def _cmd_size(args) -> int:
         print(f"GPU levers: {jobs}")
     if cost is not None:
         print(f"cost {cost['total_usd_per_year']:,.0f} USD/yr (storage capex "
-              f"{cost['storage_capex_usd_per_year']:,.0f}, losses {cost['loss_energy_usd_per_year']:,.0f}, "
+              f"{cost['storage_capex_usd_per_year']:,.0f}, fixed O&M {cost.get('fixed_om_usd_per_year', 0.0):,.0f}, losses {cost['loss_energy_usd_per_year']:,.0f}, "
               f"burn {cost['burn_energy_usd_per_year']:,.0f}, degradation {cost['degradation_usd_per_year']:,.0f}, "
               f"slowdown {cost['slowdown_usd_per_year']:,.0f})")
     hist = z.get("limit_margin_history", [])
@@ -365,7 +365,22 @@ def _cmd_models(args) -> int:
     print("utility specs (models/specs/):")
     for name in list_specs():
         print(f"  {name}")
+    from facility.config.technology import list_technologies, load_technology
+
+    print("storage technologies (models/storage/; technology = NAME in a storage section):")
+    for name in list_technologies():
+        t = load_technology(name)
+        print(f"  {name:9s} {_duration(t.min_duration_h)}-{_duration(t.max_duration_h)}, "
+              f"{t.cost_usd_per_kw:g} USD/kW + {t.cost_usd_per_kwh:g} USD/kWh ({t.cost_year}), "
+              f"O&M {t.fixed_om_usd_per_kw_year:g} USD/kW-yr, round trip {100 * t.round_trip_frac:.3g} %, "
+              f"{t.cycle_life:,.0f} cycles at {100 * t.cycle_depth_frac:g} % depth, "
+              f"{t.calendar_life_years:g} yr\n            source: {t.source}")
     return EXIT_OK
+
+
+def _duration(h: float) -> str:
+    """A duration in the unit that reads best (s, min, h)."""
+    return f"{h * 3600:.3g} s" if h < 1 / 60 else (f"{h * 60:.3g} min" if h < 1 else f"{h:g} h")
 
 
 def _cmd_record(args) -> int:

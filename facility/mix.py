@@ -140,6 +140,16 @@ def realize(scenario, sol, *, closed_loop: bool = False):
 
     upd = {}
     for n, cfg in scenario.storages().items():
+        if cfg.technologies:
+            from facility.errors import NotSupportedError
+
+            units = ", ".join(f"{u} {sol.p_rated_mw_opt[u]:.4g} MW / {sol.e_rated_mwh_opt[u]:.4g} MWh"
+                              for u in sol.p_rated_mw_opt if u.startswith(n + "."))
+            raise NotSupportedError(
+                f"{n}.technologies: the optimizer sized the hybrid ({units}), but the simulator does "
+                f"not yet run several units in one storage section, so the design cannot be "
+                f"verified; size with facility.optimize.size_storage for the LP design, or set "
+                f"{n}.technology to the unit you keep")
         upd[n] = cfg.model_copy(update={"extendable": False,
                                         "p_rated_mw": float(sol.p_rated_mw_opt[n]),
                                         "e_rated_mwh": float(sol.e_rated_mwh_opt[n])})
@@ -175,6 +185,7 @@ def annual_cost(scenario, sol) -> dict:
     key                           meaning
     ============================  =================================================================
     storage_capex_usd_per_year    Σ_s CRF(r, n) · 1000 (P̂_s cost_usd_per_kw + Ê_s cost_usd_per_kwh)
+    fixed_om_usd_per_year         Σ_s 1000 P̂_s fixed_om_usd_per_kw_year
     loss_energy_usd_per_year      π Σ_t Δt_h ((1 − η_c) p^ch + (1/η_d − 1) p^dis) · 8760 / H
     burn_energy_usd_per_year      π κ Σ_t Δt_h (floor burn + planned burn) · 8760 / H
     degradation_usd_per_year      Σ_t Δt_h c_deg p^dis · 8760 / H
@@ -183,7 +194,11 @@ def annual_cost(scenario, sol) -> dict:
     ============================  =================================================================
 
     (H: horizon [h], κ = (1 + non_gpu_frac) pue, CRF = r(1+r)^n / ((1+r)^n − 1).) The mix:
-    per storage ``p_rated_mw``, ``e_rated_mwh``; per job ``floor_frac``, ``cap_frac``,
+    per storage unit (a hybrid section's units ``<section>.<technology>``) ``p_rated_mw``,
+    ``e_rated_mwh``, ``duration_h`` (E/P, 0 without power), ``capex_usd``,
+    ``loss_mwh_per_year``, ``equivalent_full_cycles_per_year`` (planned discharge / E),
+    ``cost_usd_per_year`` (its capex annuity, fixed O&M, losses and degradation) and, with a
+    technology, ``technology``; per job ``floor_frac``, ``cap_frac``,
     ``burned_mwh_per_year`` (site side), ``slowdown_frac``.
     """
     opt = scenario.optimize
@@ -195,22 +210,34 @@ def annual_cost(scenario, sol) -> dict:
     r, n = opt.discount_rate_frac, opt.lifetime_years
     crf = 1.0 / n if r == 0 else r * (1 + r) ** n / ((1 + r) ** n - 1)
     price = opt.energy_price_usd_per_mwh
-    out = {"storage_capex_usd_per_year": 0.0, "loss_energy_usd_per_year": 0.0,
+    out = {"storage_capex_usd_per_year": 0.0, "fixed_om_usd_per_year": 0.0,
+           "loss_energy_usd_per_year": 0.0,
            "burn_energy_usd_per_year": 0.0, "degradation_usd_per_year": 0.0,
            "slowdown_usd_per_year": 0.0}
     mix: dict = {"storages": {}, "jobs": {}}
-    cfgs = scenario.storages()
+    from facility.config.technology import unit_configs
+
+    cfgs = {u: uc for n, c in scenario.storages().items() for u, uc in unit_configs(n, c).items()}
     for name, p_r in sol.p_rated_mw_opt.items():
         c = cfgs[name]
         e_r = sol.e_rated_mwh_opt[name]
         capex = 1000.0 * (p_r * c.cost_usd_per_kw + e_r * c.cost_usd_per_kwh)
+        om = 1000.0 * p_r * c.fixed_om_usd_per_kw_year
         ch, dis = sol.p_charge_mw[name], sol.p_discharge_mw[name]
         loss_mwh = h * float(np.sum((1 - c.eff_charge_frac) * ch + (1 / c.eff_discharge_frac - 1) * dis))
+        deg = c.degradation_usd_per_mwh * h * float(np.sum(dis)) * per_year
         out["storage_capex_usd_per_year"] += crf * capex
+        out["fixed_om_usd_per_year"] += om
         out["loss_energy_usd_per_year"] += price * loss_mwh * per_year
-        out["degradation_usd_per_year"] += c.degradation_usd_per_mwh * h * float(np.sum(dis)) * per_year
+        out["degradation_usd_per_year"] += deg
+        efc = h * float(np.sum(dis)) / e_r * per_year if e_r > 0 else 0.0
         mix["storages"][name] = {"p_rated_mw": float(p_r), "e_rated_mwh": float(e_r),
-                                 "capex_usd": capex, "loss_mwh_per_year": loss_mwh * per_year}
+                                 "duration_h": float(e_r / p_r) if p_r > 0 else 0.0,
+                                 "capex_usd": capex, "loss_mwh_per_year": loss_mwh * per_year,
+                                 "equivalent_full_cycles_per_year": efc,
+                                 "cost_usd_per_year": crf * capex + om + price * loss_mwh * per_year + deg}
+        if c.technology:
+            mix["storages"][name]["technology"] = c.technology
     kappa = (1.0 + scenario.site.non_gpu_frac) * scenario.site.pue
     jobs = {j.name: j for j in scenario.jobs}
     for name, d in sol.levers.items():

@@ -236,12 +236,55 @@ def check_storage(s: "Scenario") -> list[str]:
                 f"{name}.initial_soc_frac = {st.initial_soc_frac:g} [frac] must lie in "
                 f"[min_soc_frac, max_soc_frac] = [{st.min_soc_frac:g}, {st.max_soc_frac:g}]"
             )
+        out += check_duration(name, st)
         reserve = getattr(st, "reserve_frac", 0.0)
         if reserve and st.min_soc_frac + reserve >= st.max_soc_frac:
             out.append(
                 f"{name}.reserve_frac = {reserve:g} leaves no usable energy above min_soc_frac "
                 f"({st.min_soc_frac:g}) below max_soc_frac ({st.max_soc_frac:g}) [frac]"
             )
+    return out
+
+
+def duration_violation(name: str, st, p_mw: float, e_mwh: float, rtol: float = 1e-6) -> str | None:
+    """Why ratings (p_mw [MW], e_mwh [MWh]) break the section's duration bounds
+    ``min_duration_h <= e / p <= max_duration_h`` [h], or None. No power rating: no duration."""
+    lo, hi = st.min_duration_h, st.max_duration_h
+    if p_mw <= 0 or (lo is None and hi is None):
+        return None
+    d = e_mwh / p_mw
+    if (lo is not None and d < lo * (1 - rtol)) or (hi is not None and d > hi * (1 + rtol)):
+        tech = f" (technology {st.technology})" if getattr(st, "technology", None) else ""
+        return (f"{name}: e_rated_mwh / p_rated_mw = {e_mwh:g} MWh / {p_mw:g} MW = {d:.4g} h lies "
+                f"outside [min_duration_h, max_duration_h] = [{lo if lo is not None else 0:g}, "
+                f"{hi if hi is not None else float('inf'):g}] h{tech}")
+    return None
+
+
+def check_duration(name: str, st) -> list[str]:
+    """Duration bounds ordered; fixed ratings within them; extendable bounds that admit a
+    rating within them; candidate technologies only on an extendable storage."""
+    out = []
+    lo, hi = st.min_duration_h, st.max_duration_h
+    if getattr(st, "technologies", None) and not st.extendable:
+        out.append(f"{name}.technologies: candidate technologies need {name}.extendable = true "
+                   f"(the optimizer chooses among them); for a fixed storage set technology")
+    if lo is not None and hi is not None and lo > hi:
+        out.append(f"{name}.min_duration_h = {lo:g} h is above {name}.max_duration_h = {hi:g} h")
+        return out
+    if not st.extendable:
+        if st.p_rated_mw is not None and st.e_rated_mwh is not None:
+            why = duration_violation(name, st, st.p_rated_mw, st.e_rated_mwh)
+            if why:
+                out.append(why)
+        return out
+    p_hi, e_hi = st.max_p_rated_mw, st.max_e_rated_mwh
+    if hi is not None and p_hi is not None and st.min_e_rated_mwh > hi * p_hi * (1 + 1e-9):
+        out.append(f"{name}.min_e_rated_mwh = {st.min_e_rated_mwh:g} MWh needs a power rating above "
+                   f"max_p_rated_mw = {p_hi:g} MW at max_duration_h = {hi:g} h")
+    if lo is not None and e_hi is not None and st.min_p_rated_mw * lo > e_hi * (1 + 1e-9):
+        out.append(f"{name}.min_p_rated_mw = {st.min_p_rated_mw:g} MW at min_duration_h = {lo:g} h "
+                   f"needs more energy than max_e_rated_mwh = {e_hi:g} MWh")
     return out
 
 

@@ -15,7 +15,8 @@ from pydantic import BaseModel, ValidationError
 from facility.config import files
 from facility.config.checks import check_scenario
 from facility.config.library import load_spec_table
-from facility.config.schema import Scenario
+from facility.config.schema import STORAGE_NAMES, Scenario
+from facility.config.technology import apply_technologies
 from facility.errors import ScenarioError
 
 __all__ = [
@@ -271,12 +272,15 @@ def scenario_from_dict(data: dict, source: str = "<scenario>", base_dir: Path | 
         if base_dir is not None:
             data = _absolute_paths(data, Path(base_dir))
         data = _resolve_spec(data, source)
+        data, provenance = apply_technologies(data, source)
         try:
             scenario = Scenario(**data)
         except ValidationError as exc:
             raise ScenarioError(format_validation_error(exc, source, overrides=overrides)) from None
         except TypeError as exc:
             raise ScenarioError(f"{source}: {exc}") from None
+        for sec, notes in provenance.items():
+            getattr(scenario, sec)._defaults_from = notes
         if check:
             check_scenario(scenario, source)
     except RecursionError:
@@ -323,6 +327,15 @@ def _absolute_paths(data: dict, base_dir: Path) -> dict:
     if isinstance(events, list):
         data["grid_events"] = [dict(ev, trace_file=_absolute(ev["trace_file"], base_dir, explicit_only=False))
                                if isinstance(ev, dict) and "trace_file" in ev else ev for ev in events]
+    for sec in STORAGE_NAMES:
+        st = data.get(sec)
+        if isinstance(st, dict) and ("technology" in st or "technologies" in st):
+            st = dict(st)
+            if "technology" in st:
+                st["technology"] = _absolute(st["technology"], base_dir, explicit_only=True)
+            if isinstance(st.get("technologies"), list):
+                st["technologies"] = [_absolute(t, base_dir, explicit_only=True) for t in st["technologies"]]
+            data[sec] = st
     spec = data.get("spec")
     if isinstance(spec, str):
         data["spec"] = _absolute(spec, base_dir, explicit_only=True)
@@ -366,5 +379,19 @@ def _drop_none(obj: Any) -> Any:
 
 
 def dump_scenario_toml(scenario: Scenario) -> str:
-    """The fully resolved scenario (defaults filled in, library spec merged) as TOML text."""
-    return tomli_w.dumps(_drop_none(scenario.model_dump(mode="json")))
+    """The fully resolved scenario (defaults filled in, library spec merged) as TOML text.
+
+    A storage section whose keys came from its ``technology`` carries a comment under its
+    header naming them and where they came from (the values themselves are written as keys,
+    so the file loads back to the same scenario)."""
+    text = tomli_w.dumps(_drop_none(scenario.model_dump(mode="json")))
+    for sec in STORAGE_NAMES:
+        notes = getattr(getattr(scenario, sec), "_defaults_from", None) or {}
+        if not notes:
+            continue
+        by_source: dict[str, list[str]] = {}
+        for k, src in notes.items():
+            by_source.setdefault(src, []).append(k)
+        comment = "".join(f"# {src}: {', '.join(keys)}\n" for src, keys in by_source.items())
+        text = text.replace(f"[{sec}]\n", f"[{sec}]\n{comment}", 1)
+    return text

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import field_validator, model_validator
+from pydantic import PrivateAttr, field_validator, model_validator
 
 from facility.config.events import GridEventConfig, RideThroughSpec
 from facility.config.grid_impact import GridImpactConfig
@@ -266,6 +266,10 @@ class SiteConfig(StrictModel):
 class StorageConfig(StrictModel):
     """Common fields of rack-level storage, the UPS battery and the substation BESS."""
 
+    #: where each key filled from ``technology`` came from (set by the loader, for
+    #: ``scenario.resolved.toml``; not a scenario key)
+    _defaults_from: dict = PrivateAttr(default_factory=dict)
+
     enabled: bool = F(False, description="Include this storage.")
     p_rated_mw: float | None = F(None, unit="MW", ge=0, le=100_000.0,
                                  description="Rated charge/discharge power (fixed when extendable = false).")
@@ -288,7 +292,34 @@ class StorageConfig(StrictModel):
     max_ramp_mw_per_s: float | None = F(None, unit="MW/s", gt=0, le=1e6, description="Ramp limit of the converter; none = unlimited.")
     cost_usd_per_kw: float = F(0.0, unit="USD/kW", ge=0, le=1e5, description="Capital cost per kW of p_rated_mw.")
     cost_usd_per_kwh: float = F(0.0, unit="USD/kWh", ge=0, le=1e5, description="Capital cost per kWh of e_rated_mwh.")
-    degradation_usd_per_mwh: float = F(0.0, unit="USD/MWh", ge=0, le=1e6, description="Degradation cost per MWh of discharge throughput.")
+    degradation_usd_per_mwh: float = F(0.0, unit="USD/MWh", ge=0, le=1e6, description=(
+        "Degradation cost per MWh of discharge throughput. With a technology (or cycle_life) and "
+        "not set here: 1000 cost_usd_per_kwh / (cycle_life x cycle_depth_frac), the energy part's "
+        "replacement spread over its rated throughput."))
+    technology: str | None = F(None, description=(
+        "Storage technology: a file name (without .toml) in models/storage/ or the path of a .toml "
+        "file; fills every key of this section it does not set (costs, fixed O&M, efficiencies, "
+        "self-discharge, duration bounds, cycle and calendar life). See docs/storage.md."))
+    technologies: list[str] | None = F(None, description=(
+        "Candidate technologies (names in models/storage/) for the optimizer to choose among "
+        "(hybrid storage): one extendable unit per candidate at this section's bus, named "
+        "<section>.<technology> in sizing.json. Needs extendable = true; not with technology."))
+    min_duration_h: float | None = F(None, unit="h", gt=0, le=1000.0, description=(
+        "Shortest duration E/P (the highest C-rate, 1/min_duration_h): an LP row "
+        "e_rated >= min_duration_h x p_rated when extendable, a check on fixed ratings; none = no bound."))
+    max_duration_h: float | None = F(None, unit="h", gt=0, le=1000.0, description=(
+        "Longest duration E/P: an LP row e_rated <= max_duration_h x p_rated when extendable, a "
+        "check on fixed ratings; none = no bound."))
+    fixed_om_usd_per_kw_year: float = F(0.0, unit="USD/kW-yr", ge=0, le=1e4, description=(
+        "Fixed operation and maintenance cost per kW of p_rated_mw and year (added to the capex "
+        "per kW in the objective, for the horizon's share of a year)."))
+    cycle_life: float | None = F(None, unit="cycles", gt=0, le=1e9, description=(
+        "Equivalent full cycles at cycle_depth_frac to end of life; metrics report the cycles per "
+        "year and the years to end of life. None = not reported."))
+    cycle_depth_frac: float = F(1.0, unit="frac", gt=0, le=1, description="Depth of discharge at which cycle_life is rated.")
+    calendar_life_years: float | None = F(None, unit="yr", gt=0, le=100.0, description=(
+        "Calendar life: the years to end of life are at most this. None = not bounded."))
+    cost_year: int | None = F(None, unit="yr", ge=1990, le=2100, description="Currency year of the costs (informational).")
 
 
 class RackStorageConfig(StorageConfig):

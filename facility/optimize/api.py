@@ -31,6 +31,7 @@ import numpy as np
 from facility.errors import GapWarning, InfeasibleError, ScenarioError
 from facility.optimize.coarsen import coarsen, expand_result
 from facility.optimize.formulation import S_PER_H, resolve_storage
+from facility.optimize.storage_data import resolve_units
 from facility.optimize.box_bounds import BoxBounds
 from facility.optimize.fallback import SolverTimeLimit
 from facility.optimize.directions import applies as directions_apply, n_forced
@@ -296,7 +297,7 @@ def size_storage(p_load_mw: np.ndarray, dt_s: float, storages: Mapping, spec, op
         if t.size != load.size or (t.size > 1 and not np.allclose(np.diff(t), dt_s, rtol=1e-6, atol=1e-9)):
             raise ScenarioError(f"t_s must have {load.size} samples spaced dt_s = {dt_s:g} s apart")
     horizon_h = load.size * dt_s / S_PER_H
-    data = {n: resolve_storage(n, c, optimize, horizon_h) for n, c in storages.items()}
+    data = resolve_units(storages, optimize, horizon_h)   # hybrid sections: one unit per candidate
     pb = Problem(load, float(dt_s), data, spec, optimize)
     if levers is None:
         return solve(pb)

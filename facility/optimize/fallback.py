@@ -86,7 +86,7 @@ def _size_for(s, p_mw: np.ndarray, dt_s: float, check_bounds: bool = True):
             return None
         if pos.any():
             lo = max(lo, float(np.max(rhs[pos] / coef[pos])))
-    p_r = max(s.p_lo, float(np.max(np.maximum(ch, dis), initial=0.0)))
+    p_r, lo = s.duration_ratings(max(s.p_lo, float(np.max(np.maximum(ch, dis), initial=0.0))), lo)
     if check_bounds and (p_r > min(s.p_hi, s.max_own_p_mw) + 1e-9 or lo > s.e_hi + 1e-9):
         return None
     return p_r, lo, ch, dis, alpha * lo + d

@@ -139,6 +139,26 @@ def pcc_expression(m: Model) -> None:
         m.pcc_terms += [(c["ch"], one), (c["dis"], -one)]
 
 
+def add_duration_limits(m: Model, s: StorageData) -> None:
+    r"""Duration bounds of an extendable storage (``min_duration_h``, ``max_duration_h``):
+
+    .. math::  \hat E \ge d_{min} \hat P,\qquad \hat E \le d_{max} \hat P   \quad [MWh]
+
+    d [h]. Rows only where the storage owns its rating columns (a model sharing another's
+    ratings, ``Model.rating_cols``, has them there already) and a rating is a decision; fixed
+    ratings are checked by :func:`facility.config.checks.check_duration`.
+    """
+    if s.name in m.rating_cols or (s.p_lo == s.p_hi and s.e_lo == s.e_hi):
+        return
+    c = m.cols[s.name]
+    if s.d_min_h is not None:
+        m.lp.add_rows("min_duration", [(c["e_rated"], 1.0), (c["p_rated"], -s.d_min_h)], 0.0, np.inf,
+                      t=-1, soft=False, unit="MWh")
+    if s.d_max_h is not None:
+        m.lp.add_rows("max_duration", [(c["e_rated"], 1.0), (c["p_rated"], -s.d_max_h)], -np.inf, 0.0,
+                      t=-1, soft=False, unit="MWh")
+
+
 def add_power_limits(m: Model, s: StorageData) -> None:
     """Charge plus discharge power within the rating: :math:`p^{ch}_t + p^{dis}_t \\le \\hat P`. [MW]
 
@@ -393,7 +413,7 @@ def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageD
     """Assemble the LP in the fixed order of the named steps.
 
     Minimize capex + loss cost + degradation cost (see :func:`add_storage_variables`)
-    subject to SoC dynamics, power limits, SoC bounds, terminal SoC, converter ramps, the
+    subject to duration bounds, SoC dynamics, power limits, SoC bounds, terminal SoC, converter ramps, the
     network's headroom (:func:`add_network_limits`), the window limits and the dynamic range
     on the PCC power.
 
@@ -426,6 +446,7 @@ def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageD
         m.levers = levers
         add_lever_columns(m, levers)
     for s in storages.values():
+        add_duration_limits(m, s)
         add_power_limits(m, s)
         add_soc_dynamics(m, s)
         add_soc_bounds(m, s)

@@ -48,7 +48,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from facility.optimize.formulation import (Model, add_dynamic_range, add_network_limits,
-                                           add_power_limits, add_soc_bounds, add_soc_dynamics,
+                                           add_duration_limits, add_power_limits, add_soc_bounds,
+                                           add_soc_dynamics,
                                            add_storage_ramp, add_storage_variables,
                                            add_terminal_soc, pcc_expression)
 from facility.optimize.group_rows import (add_group_power_rows, add_neighbour_power_rows,
@@ -234,6 +235,7 @@ def build_grid_model(pb: Problem, g: int, mode: str, spectral_dirs: dict | None 
         m.levers = pb.levers
         add_lever_columns(m, pb.levers)
     for s in storages.values():
+        add_duration_limits(m, s)   # rows on the ratings alone: valid in the relaxation too
         add_power_limits(m, s)
         add_soc_dynamics(m, s)
         add_soc_bounds(m, s)

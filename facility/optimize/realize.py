@@ -51,9 +51,8 @@ def _realize_storage(s, p: np.ndarray, e_r: float, dt_s: float, price_kusd: floa
 
     def plan_at(delta, netted=None):
         ch, dis, e, de = netted if netted is not None else _netted(s, p, e_r, h, delta)
-        e_r2 = max(e_r + de, s.e_lo)
+        p_r2, e_r2 = s.duration_ratings(max(float(np.max(ch + dis)), s.p_lo), max(e_r + de, s.e_lo))
         e = e + s.soc0 * (e_r2 - e_r)
-        p_r2 = max(float(np.max(ch + dis)), s.p_lo)
         ok = (np.isfinite(de) and e_r2 <= s.e_hi * (1 + 1e-9) and p_r2 <= s.p_hi * (1 + 1e-9)
               and e[-1] >= s.soc0 * e_r2 - 1e-9 * max(e_r2, 1.0)
               and (s.terminal != "equal_initial" or abs(e[-1] - e[0]) <= 1e-7 * max(e_r2, 1.0)))

@@ -16,7 +16,7 @@ import numpy as np
 
 from facility.errors import ScenarioError
 
-__all__ = ["S_PER_H", "StorageData", "resolve_storage", "capex_factor", "op_cost_coefficients",
+__all__ = ["S_PER_H", "StorageData", "resolve_storage", "resolve_units", "capex_factor", "op_cost_coefficients",
            "plan_cost_kusd"]
 
 S_PER_H = 3600.0
@@ -46,6 +46,10 @@ class StorageData:
     max_site_p_mw          MW         site capacity C_S (same on every storage)
     soc_end_lo, soc_end_hi frac       SoC band at the end of the horizon (None = the
                                       terminal policy alone; receding horizon)
+    d_min_h, d_max_h       h          duration bounds d_min P̂ <= Ê <= d_max P̂ (None =
+                                      none; ``min_duration_h`` / ``max_duration_h``)
+    section                -          the scenario section the storage belongs to (a
+                                      hybrid section's units ``bess.supercap`` ... share it)
     =====================  =========  ===============================================
     """
 
@@ -71,6 +75,20 @@ class StorageData:
     max_site_p_mw: float = np.inf
     soc_end_lo: float | None = None
     soc_end_hi: float | None = None
+    d_min_h: float | None = None
+    d_max_h: float | None = None
+    section: str = ""
+
+    def duration_ratings(self, p_rated: float, e_rated: float) -> tuple[float, float]:
+        """The least ratings at or above ``(p_rated, e_rated)`` within the duration bounds:
+        Ê lifted to d_min P̂, then P̂ to Ê / d_max. [MW], [MWh] (Raising Ê by ΔÊ moves the
+        stored energy by s_0 ΔÊ and the SoC band by s_min ΔÊ and s_max ΔÊ, so a plan that
+        keeps its band keeps it; raising P̂ loosens the power limit.)"""
+        if self.d_min_h is not None:
+            e_rated = max(e_rated, self.d_min_h * p_rated)
+        if self.d_max_h is not None and self.d_max_h > 0:
+            p_rated = max(p_rated, e_rated / self.d_max_h)
+        return p_rated, e_rated
 
 
 def _cap(optimize, key: str) -> float:
@@ -105,6 +123,10 @@ def resolve_storage(name: str, cfg, optimize, horizon_h: float, *, soc0: float |
     ------
     ScenarioError
         A fixed rating is missing, or a bound pair is inverted.
+
+    ``fixed_om_usd_per_kw_year`` adds the horizon's share of a year of fixed O&M to c_P;
+    ``min_duration_h`` / ``max_duration_h`` become d_min / d_max (rows of
+    :func:`facility.optimize.formulation.add_duration_limits`).
     """
     if cfg.extendable:
         p_lo, p_hi = cfg.min_p_rated_mw, (np.inf if cfg.max_p_rated_mw is None else cfg.max_p_rated_mw)
@@ -129,19 +151,37 @@ def resolve_storage(name: str, cfg, optimize, horizon_h: float, *, soc0: float |
         raise ScenarioError(f"{name}: end-of-horizon SoC band {tuple(soc_end)!r} must satisfy "
                             f"0 <= lo <= hi <= 1 [frac]")
     f = capex_factor(optimize, horizon_h)
+    om = float(getattr(cfg, "fixed_om_usd_per_kw_year", 0.0) or 0.0) * horizon_h / 8760.0
+    section = name.split(".", 1)[0]
     return StorageData(
         name=name, p_lo=p_lo, p_hi=p_hi, e_lo=e_lo, e_hi=e_hi,
         eta_c=cfg.eff_charge_frac, eta_d=cfg.eff_discharge_frac, soc_min=soc_min,
         soc_max=cfg.max_soc_frac, soc0=s0, terminal=terminal or cfg.terminal_soc,
         sigma_per_h=cfg.self_discharge_frac_per_h, max_ramp_mw_per_s=cfg.max_ramp_mw_per_s,
         # USD/kW = k$/MW, USD/kWh = k$/MWh
-        c_p=f * cfg.cost_usd_per_kw, c_e=f * cfg.cost_usd_per_kwh,
+        # fixed O&M per kW-year: the horizon's share of a year, whatever the capex factor
+        c_p=f * cfg.cost_usd_per_kw + om, c_e=f * cfg.cost_usd_per_kwh,
         c_deg=cfg.degradation_usd_per_mwh / 1000.0,
-        behind_ups=name in ("rack_storage", "ups"),
-        max_own_p_mw=_cap(optimize, "max_bess_p_mw") if name == "bess" else np.inf,
+        behind_ups=section in ("rack_storage", "ups"),
+        max_own_p_mw=_cap(optimize, "max_bess_p_mw") if section == "bess" else np.inf,
         max_feeder_p_mw=_cap(optimize, "max_feeder_p_mw"), max_site_p_mw=_cap(optimize, "max_site_p_mw"),
         soc_end_lo=None if soc_end is None else float(soc_end[0]),
-        soc_end_hi=None if soc_end is None else float(soc_end[1]))
+        soc_end_hi=None if soc_end is None else float(soc_end[1]),
+        d_min_h=getattr(cfg, "min_duration_h", None), d_max_h=getattr(cfg, "max_duration_h", None),
+        section=section)
+
+
+def resolve_units(storages, optimize, horizon_h: float) -> dict[str, StorageData]:
+    """:func:`resolve_storage` of every unit of every section: one per section, or with
+    candidate ``technologies`` one per candidate, ``<section>.<technology>``
+    (:func:`facility.config.technology.unit_configs`)."""
+    from facility.config.technology import unit_configs
+
+    out = {}
+    for n, c in storages.items():
+        for u, uc in unit_configs(n, c).items():
+            out[u] = resolve_storage(u, uc, optimize, horizon_h)
+    return out
 
 
 def op_cost_coefficients(s: StorageData, dt_s: float, price_kusd_per_mwh: float) -> tuple[float, float]:

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 __all__ = ["cost_section"]
 
 _ROWS = (("storage_capex_usd_per_year", "storage capex (annuity)"),
+         ("fixed_om_usd_per_year", "storage fixed O&M"),
          ("loss_energy_usd_per_year", "energy of conversion losses"),
          ("burn_energy_usd_per_year", "energy burned by GPU floor / dummy load"),
          ("degradation_usd_per_year", "storage degradation"),
@@ -21,6 +22,12 @@ _ROWS = (("storage_capex_usd_per_year", "storage capex (annuity)"),
 
 def _num(v, fmt="{:,.0f}") -> str:
     return "–" if v is None else fmt.format(v)
+
+
+def _duration(h) -> str:
+    if h is None:
+        return "–"
+    return f"{h * 3600:.3g} s" if h < 1 / 60 else (f"{h * 60:.3g} min" if h < 1 else f"{h:.3g} h")
 
 
 def cost_section(res: "Results") -> str:
@@ -38,18 +45,22 @@ def cost_section(res: "Results") -> str:
            f"repeated all year).</p>",
            "<table><tr><th>cost</th><th>USD/yr</th><th>share</th></tr>"]
     for key, label in _ROWS:
-        v = cost[key]
+        v = cost.get(key, 0.0)
         share = f"{100 * v / total:.1f} %" if total > 0 else "–"
         out.append(f"<tr><td>{html.escape(label)}</td><td>{v:,.0f}</td><td>{share}</td></tr>")
     out.append("</table>")
     mix = sz.get("mix", {})
     if mix.get("storages"):
-        out.append("<table><tr><th>storage</th><th>P [MW]</th><th>E [MWh]</th><th>capex [USD]</th>"
-                   "<th>losses [MWh/yr]</th></tr>")
+        out.append("<table><tr><th>storage</th><th>technology</th><th>P [MW]</th><th>E [MWh]</th>"
+                   "<th>duration</th><th>cycles/yr</th><th>capex [USD]</th>"
+                   "<th>losses [MWh/yr]</th><th>cost [USD/yr]</th></tr>")
         for n, d in mix["storages"].items():
-            out.append(f"<tr><td>{html.escape(n)}</td><td>{d['p_rated_mw']:.4g}</td>"
-                       f"<td>{d['e_rated_mwh']:.4g}</td><td>{d['capex_usd']:,.0f}</td>"
-                       f"<td>{d['loss_mwh_per_year']:,.0f}</td></tr>")
+            dur = d.get("duration_h")
+            out.append(f"<tr><td>{html.escape(n)}</td><td>{html.escape(str(d.get('technology', '–')))}</td>"
+                       f"<td>{d['p_rated_mw']:.4g}</td><td>{d['e_rated_mwh']:.4g}</td>"
+                       f"<td>{_duration(dur)}</td><td>{_num(d.get('equivalent_full_cycles_per_year'), '{:,.4g}')}</td>"
+                       f"<td>{d['capex_usd']:,.0f}</td><td>{d['loss_mwh_per_year']:,.0f}</td>"
+                       f"<td>{_num(d.get('cost_usd_per_year'))}</td></tr>")
         out.append("</table>")
     if mix.get("jobs"):
         out.append("<table><tr><th>job</th><th>floor [×TDP]</th><th>cap [×TDP]</th>"

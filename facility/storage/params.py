@@ -49,6 +49,9 @@ class StorageParams:
         rack storage and BESS); a loss of the load path, applied by the electrical model. [frac]
     cost_usd_per_kw, cost_usd_per_kwh, degradation_usd_per_mwh : float
         Economics, for the optimizer. [USD/kW], [USD/kWh], [USD/MWh]
+    cycle_life, cycle_depth_frac, calendar_life_years : float or None, float, float or None
+        Rated cycles at that depth [-], [frac] and calendar life [yr] (life metrics,
+        :func:`facility.storage.metrics.life_metrics`).
     """
 
     name: str
@@ -68,6 +71,9 @@ class StorageParams:
     cost_usd_per_kw: float = 0.0
     cost_usd_per_kwh: float = 0.0
     degradation_usd_per_mwh: float = 0.0
+    cycle_life: float | None = None
+    cycle_depth_frac: float = 1.0
+    calendar_life_years: float | None = None
 
     def __post_init__(self) -> None:
         k = self.name
@@ -121,6 +127,11 @@ class StorageParams:
             raise ScenarioError(
                 f"{name}.{miss} is not set: give it in the scenario or size the storage first "
                 f"(extendable = {cfg.extendable})")
+        from facility.config.checks import duration_violation
+
+        why = duration_violation(name, cfg, float(p), float(e))
+        if why:  # a design outside its technology's bounds is never run silently
+            raise ScenarioError(why)
         reserve = float(getattr(cfg, "reserve_frac", 0.0))
         return cls(
             name=name, p_rated_mw=float(p), e_rated_mwh=float(e),
@@ -132,6 +143,9 @@ class StorageParams:
             eff_ups_frac=float(getattr(cfg, "eff_ups_frac", 1.0)),
             cost_usd_per_kw=cfg.cost_usd_per_kw, cost_usd_per_kwh=cfg.cost_usd_per_kwh,
             degradation_usd_per_mwh=cfg.degradation_usd_per_mwh,
+            cycle_life=getattr(cfg, "cycle_life", None),
+            cycle_depth_frac=float(getattr(cfg, "cycle_depth_frac", 1.0)),
+            calendar_life_years=getattr(cfg, "calendar_life_years", None),
         )
 
     # ------------------------------------------------------------------ derived

@@ -1,0 +1,211 @@
+"""Storage technologies you can buy: the library ``models/storage/<name>.toml`` and how a
+storage section takes its defaults from one.
+
+A storage section (``[rack_storage]``, ``[ups]``, ``[bess]``) with ``technology = "lfp_2h"``
+(a name in ``models/storage/`` or the path of a ``.toml`` file) takes every key of
+:data:`FILLED_KEYS` it does not set itself from the technology; the keys it sets win.
+``degradation_usd_per_mwh``, when the section does not set it, is derived from the (resolved)
+energy cost and cycle life (:func:`degradation_usd_per_mwh`). :func:`apply_technologies`
+does this on the raw scenario dict before validation and returns where each filled key came
+from; :func:`facility.config.load.dump_scenario_toml` writes that as a comment in
+``scenario.resolved.toml``.
+
+A section may instead list candidate ``technologies``: the optimizer then carries one
+extendable unit per candidate (:func:`unit_configs`), named ``<storage>.<technology>``.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from facility.config import files
+from facility.config.library import MODELS_DIR, read_library
+from facility.config.schema_base import F, StrictModel
+from facility.errors import ScenarioError
+
+__all__ = ["StorageTechnology", "FILLED_KEYS", "list_technologies", "load_technology",
+           "degradation_usd_per_mwh", "apply_technologies", "unit_configs", "technology_label"]
+
+#: keys of a storage section that a technology fills when the section does not set them
+FILLED_KEYS = ("cost_usd_per_kw", "cost_usd_per_kwh", "fixed_om_usd_per_kw_year",
+               "eff_charge_frac", "eff_discharge_frac", "self_discharge_frac_per_h",
+               "min_duration_h", "max_duration_h", "cycle_life",
+               "cycle_depth_frac", "calendar_life_years", "cost_year")
+
+STORAGE_SECTIONS = ("rack_storage", "ups", "bess")
+
+
+class StorageTechnology(StrictModel):
+    """A storage technology: costs, efficiencies, duration bounds, cycle and calendar life."""
+
+    name: str = F(description="Technology name (file stem).")
+    description: str = F("", description="Free text.")
+    cost_usd_per_kw: float = F(unit="USD/kW", ge=0, le=1e5, description="Capital cost per kW of power rating.")
+    cost_usd_per_kwh: float = F(unit="USD/kWh", ge=0, le=1e6, description="Capital cost per kWh of energy rating.")
+    fixed_om_usd_per_kw_year: float = F(0.0, unit="USD/kW-yr", ge=0, le=1e4, description="Fixed operation and maintenance cost per kW and year.")
+    eff_charge_frac: float = F(unit="frac", ge=0.5, le=1, description="Charging efficiency.")
+    eff_discharge_frac: float = F(unit="frac", ge=0.5, le=1, description="Discharging efficiency.")
+    self_discharge_frac_per_h: float = F(0.0, unit="frac/h", ge=0, le=1, description="Self-discharge per hour.")
+    min_duration_h: float = F(unit="h", gt=0, le=1000, description="Shortest duration E/P sold (the highest C-rate).")
+    max_duration_h: float = F(unit="h", gt=0, le=1000, description="Longest duration E/P sold.")
+    cycle_life: float = F(unit="cycles", gt=0, le=1e9, description="Rated equivalent full cycles at cycle_depth_frac to end of life.")
+    cycle_depth_frac: float = F(1.0, unit="frac", gt=0, le=1, description="Depth of discharge at which cycle_life is rated.")
+    calendar_life_years: float = F(unit="yr", gt=0, le=100, description="Calendar life.")
+    cost_year: int = F(unit="yr", ge=1990, le=2100, description="Year of the cost figures (currency year).")
+    source: str = F(description="Where the values come from (title, publisher, year, table).", min_length=1)
+
+    @property
+    def round_trip_frac(self) -> float:
+        """Round-trip efficiency eta_c * eta_d. [frac]"""
+        return self.eff_charge_frac * self.eff_discharge_frac
+
+
+def list_technologies() -> list[str]:
+    """Names of the storage technologies in ``models/storage/``."""
+    return sorted(p.stem for p in (MODELS_DIR / "storage").glob("*.toml"))
+
+
+def technology_label(name: str) -> str:
+    """How a technology reference is named in messages and notes."""
+    return name if files.is_explicit_path(name) else f"models/storage/{name}.toml"
+
+
+@functools.lru_cache(maxsize=64)
+def load_technology(name: str, key: str = "technology") -> StorageTechnology:
+    """Load a storage technology by name (file stem in ``models/storage/``) or ``.toml`` path.
+
+    Raises
+    ------
+    ScenarioError
+        Unknown name (the message lists the available ones), malformed file, or
+        min_duration_h above max_duration_h.
+    """
+    data, label = read_library("storage", name, "storage technology", key)
+    if files.is_explicit_path(name):
+        data.setdefault("name", Path(name).stem)
+    try:
+        tech = StorageTechnology(**data)
+    except ValidationError as exc:
+        from facility.config.load import format_validation_error
+
+        raise ScenarioError(f"{key} = {files.shown(name)}: {label} is not a valid StorageTechnology "
+                            f"table:\n" + format_validation_error(exc, label, StorageTechnology)) from None
+    except TypeError as exc:
+        raise ScenarioError(f"{label} ({key}): {exc}") from None
+    if tech.min_duration_h > tech.max_duration_h:
+        raise ScenarioError(f"{label} ({key}): min_duration_h = {tech.min_duration_h:g} h is above "
+                            f"max_duration_h = {tech.max_duration_h:g} h")
+    return tech
+
+
+def degradation_usd_per_mwh(cost_usd_per_kwh: float, cycle_life: float, cycle_depth_frac: float) -> float:
+    r"""Cost of one MWh of discharge throughput from the replacement of the energy part.
+
+    .. math::  c_{deg} = \frac{1000\, c_E}{N\, d}
+
+    c_E: energy cost [USD/kWh]; N: rated cycles at depth d [frac]. A cycle of depth d
+    discharges d·E, so N cycles deliver N·d·E before the energy part (c_E·E) is replaced: the
+    rating E cancels. Counted on discharge only (charge + discharge throughput would be
+    c_E / (2 N d) per MWh of each). [USD/MWh]
+
+    Examples
+    --------
+    >>> degradation_usd_per_mwh(400.0, 6000, 0.8)   # LFP: 400 USD/kWh, 6000 cycles at 80 %
+    83.33333333333333
+    """
+    return 1000.0 * float(cost_usd_per_kwh) / (float(cycle_life) * float(cycle_depth_frac))
+
+
+def _fill(section: dict, tech: StorageTechnology, label: str) -> tuple[dict, dict[str, str]]:
+    """The section with the technology's values under the keys it does not set, and where each
+    filled key came from."""
+    out, notes = dict(section), {}
+    for k in FILLED_KEYS:
+        if k not in out:
+            out[k] = getattr(tech, k)
+            notes[k] = f"from technology {tech.name} ({label})"
+    if "degradation_usd_per_mwh" not in out:
+        out["degradation_usd_per_mwh"] = degradation_usd_per_mwh(
+            out["cost_usd_per_kwh"], out["cycle_life"], out["cycle_depth_frac"])
+        notes["degradation_usd_per_mwh"] = ("derived as 1000 cost_usd_per_kwh / (cycle_life x "
+                                            "cycle_depth_frac)")
+    return out, notes
+
+
+def apply_technologies(data: dict, source: str) -> tuple[dict, dict[str, dict[str, str]]]:
+    """Fill each storage section's defaults from its ``technology``.
+
+    Parameters
+    ----------
+    data : dict
+        Raw scenario (overrides applied, paths absolute).
+    source : str
+        Name of the scenario for messages.
+
+    Returns
+    -------
+    (dict, dict)
+        The scenario with the filled keys, and per section ``{key: where it came from}``.
+
+    Raises
+    ------
+    ScenarioError
+        An unknown technology, a malformed file, or a section that sets both ``technology``
+        and ``technologies``.
+    """
+    out, provenance = dict(data), {}
+    for sec in STORAGE_SECTIONS:
+        section = data.get(sec)
+        if not isinstance(section, dict):
+            continue
+        tech = section.get("technology")
+        techs = section.get("technologies")
+        if tech is not None and techs is not None:
+            raise ScenarioError(f"{source}: {sec}: set either technology (one) or technologies "
+                                f"(candidates the optimizer chooses among), not both")
+        if techs is not None:
+            if not isinstance(techs, list) or not techs or not all(isinstance(t, str) for t in techs):
+                raise ScenarioError(f"{source}: {sec}.technologies = {techs!r}: a list of at least "
+                                    f"one technology name (see `facility models`)")
+            if len(set(techs)) != len(techs):
+                raise ScenarioError(f"{source}: {sec}.technologies lists a technology twice: {techs!r}")
+            for t in techs:  # an unknown name fails here, with the list of names
+                load_technology(t, key=f"{source}: {sec}.technologies")
+            continue
+        if tech is None:
+            continue
+        if not isinstance(tech, str):
+            raise ScenarioError(f"{source}: {sec}.technology = {tech!r}: a technology name or a .toml path")
+        t = load_technology(tech, key=f"{source}: {sec}.technology")
+        out[sec], provenance[sec] = _fill(section, t, technology_label(tech))
+    return out, provenance
+
+
+def unit_configs(name: str, cfg) -> dict:
+    """The units of a storage section: ``{name: cfg}``, or with candidate ``technologies``
+    one config per candidate, ``{"<name>.<technology>": cfg'}``.
+
+    Each unit's config is the section's with the candidate's values under every key of
+    :data:`FILLED_KEYS` the section does not set itself (and its derived degradation cost);
+    its ratings are extendable between 0 and the section's ``max_*`` (the section's ``min_*``
+    apply to the sum over its units, not to each: a unit may be left out).
+    """
+    techs = getattr(cfg, "technologies", None)
+    if not techs:
+        return {name: cfg}
+    set_keys = cfg.model_fields_set
+    out = {}
+    for t_name in techs:
+        tech = load_technology(t_name, key=f"{name}.technologies")
+        upd = {k: getattr(tech, k) for k in FILLED_KEYS if k not in set_keys}
+        if "degradation_usd_per_mwh" not in set_keys:
+            upd["degradation_usd_per_mwh"] = degradation_usd_per_mwh(
+                upd.get("cost_usd_per_kwh", cfg.cost_usd_per_kwh),
+                upd.get("cycle_life", cfg.cycle_life or tech.cycle_life),
+                upd.get("cycle_depth_frac", cfg.cycle_depth_frac))
+        upd.update(technology=t_name, technologies=None, min_p_rated_mw=0.0, min_e_rated_mwh=0.0)
+        out[f"{name}.{tech.name}"] = cfg.model_copy(update=upd)
+    return out

@@ -1,0 +1,131 @@
+"""The storage technology library and the keys that take their defaults from it."""
+
+import tomllib
+
+import pytest
+
+from facility.config.load import dump_scenario_toml, scenario_from_dict
+from facility.config.technology import (FILLED_KEYS, degradation_usd_per_mwh, list_technologies,
+                                        load_technology)
+from facility.errors import ScenarioError
+
+BASE = {"jobs": [{"n_gpus": 1000}]}
+
+
+def _bess(**kw):
+    d = {"enabled": True, "extendable": True, "max_p_rated_mw": 10.0, "max_e_rated_mwh": 100.0}
+    d.update(kw)
+    return scenario_from_dict({**BASE, "bess": d})
+
+
+def test_library_has_the_promised_technologies_each_with_a_source_and_ordered_bounds():
+    names = set(list_technologies())
+    assert {"lfp_1h", "lfp_2h", "lfp_4h", "rack_bbu", "supercap", "flywheel"} <= names
+    for n in names:
+        t = load_technology(n)
+        assert t.source and t.min_duration_h <= t.max_duration_h and 1990 <= t.cost_year <= 2100
+    # the classes order as their names say: seconds, minutes, hours
+    d = {n: load_technology(n).min_duration_h for n in ("supercap", "rack_bbu", "lfp_1h", "lfp_2h", "lfp_4h")}
+    assert d["supercap"] < d["rack_bbu"] < d["lfp_1h"] < d["lfp_2h"] < d["lfp_4h"]
+    # a supercapacitor's million cycles are cheaper per MWh than a battery's thousands
+    deg = {n: degradation_usd_per_mwh(load_technology(n).cost_usd_per_kwh, load_technology(n).cycle_life,
+                                      load_technology(n).cycle_depth_frac) for n in ("supercap", "lfp_2h")}
+    assert deg["supercap"] < deg["lfp_2h"]
+
+
+def test_technology_fills_unset_keys_and_the_users_values_win():
+    s = _bess(technology="lfp_2h", cost_usd_per_kw=100.0, eff_charge_frac=0.99)
+    t = load_technology("lfp_2h")
+    b = s.bess
+    assert b.cost_usd_per_kw == 100.0 and b.eff_charge_frac == 0.99   # the user's
+    assert b.cost_usd_per_kwh == t.cost_usd_per_kwh and b.eff_discharge_frac == t.eff_discharge_frac
+    assert (b.min_duration_h, b.max_duration_h) == (t.min_duration_h, t.max_duration_h)
+    assert b.cycle_life == t.cycle_life and b.fixed_om_usd_per_kw_year == t.fixed_om_usd_per_kw_year
+    # degradation from the energy part's replacement over its rated throughput
+    assert b.degradation_usd_per_mwh == pytest.approx(1000 * t.cost_usd_per_kwh / (t.cycle_life * t.cycle_depth_frac))
+    # a user's energy cost moves the derived degradation with it
+    assert _bess(technology="lfp_2h", cost_usd_per_kwh=200.0).bess.degradation_usd_per_mwh == pytest.approx(
+        1000 * 200.0 / (t.cycle_life * t.cycle_depth_frac))
+
+
+def test_resolved_scenario_says_where_each_key_came_from_and_loads_back_the_same():
+    s = _bess(technology="lfp_2h", cost_usd_per_kw=100.0)
+    text = dump_scenario_toml(s)
+    head = text[text.index("[bess]"):].splitlines()[1:3]
+    assert head[0].startswith("# from technology lfp_2h (models/storage/lfp_2h.toml): ")
+    filled = head[0].split(": ", 1)[1].split(", ")
+    assert "cost_usd_per_kw" not in filled and "cost_usd_per_kwh" in filled
+    assert set(filled) == set(FILLED_KEYS) - {"cost_usd_per_kw"}
+    assert head[1].startswith("# derived as 1000 cost_usd_per_kwh") and head[1].endswith("degradation_usd_per_mwh")
+    again = scenario_from_dict(tomllib.loads(text))
+    assert again.bess.model_dump() == s.bess.model_dump()
+
+
+def test_a_technology_file_given_by_path(tmp_path):
+    t = (tmp_path / "mine.toml")
+    t.write_text("\n".join(f"{k} = {v!r}" if not isinstance(v, str) else f'{k} = "{v}"'
+                             for k, v in load_technology("supercap").model_dump().items() if k != "name"))
+    s = scenario_from_dict({**BASE, "bess": {"enabled": True, "technology": "./mine.toml",
+                                             "p_rated_mw": 10.0, "e_rated_mwh": 0.01}}, base_dir=tmp_path)
+    assert s.bess.cost_usd_per_kwh == load_technology("supercap").cost_usd_per_kwh
+
+
+@pytest.mark.parametrize("bess, match", [
+    ({"technology": "lfp_3h"}, r"unknown storage technology; available: .*lfp_2h.*supercap"),
+    ({"technology": "lfp_2h", "technologies": ["supercap"]}, "either technology .* or technologies"),
+    ({"technologies": ["supercap", "nope"]}, "unknown storage technology"),
+    ({"technologies": ["supercap", "supercap"]}, "twice"),
+    ({"technologies": ["supercap"], "extendable": False, "p_rated_mw": 1.0, "e_rated_mwh": 0.001},
+     "need bess.extendable = true"),
+    ({"min_duration_h": 2.0, "max_duration_h": 1.0}, "min_duration_h = 2 h is above"),
+    ({"technology": "lfp_4h", "max_e_rated_mwh": 1.0, "min_p_rated_mw": 1.0}, "needs more energy than max_e_rated_mwh"),
+])
+def test_bad_technology_keys_are_clear_errors(bess, match):
+    with pytest.raises(ScenarioError, match=match):
+        _bess(**bess)
+
+
+def test_life_metrics_from_the_technology():
+    import numpy as np
+
+    from facility.storage import StorageParams, storage_metrics_from_series
+
+    s = scenario_from_dict({**BASE, "bess": {"enabled": True, "technology": "lfp_1h", "p_rated_mw": 1.0,
+                                             "e_rated_mwh": 1.0}})
+    params = StorageParams.from_config("bess", s.bess)
+    # one hour: discharge 0.8 MWh (0.8 equivalent full cycles), then idle
+    dt, n = 1.0, 3600
+    p = np.where(np.arange(n) < 2880, -1.0, 0.0)
+    soc = 0.9 - np.cumsum(-p) * dt / 3600.0
+    m = storage_metrics_from_series(p, soc, params, dt)
+    assert m["equivalent_full_cycles_per_year"] == pytest.approx(0.8 * 8760, rel=1e-9)
+    # 6000 cycles at 80 % depth = 4800 full cycles: 4800 / 7008 yr, below the 15-year calendar life
+    assert m["years_to_end_of_life"] == pytest.approx(6000 * 0.8 / (0.8 * 8760), rel=1e-9)
+
+
+def test_every_bundled_sizing_scenario_names_a_technology():
+    from facility.config import load_scenario
+    from tests.conftest import SCENARIOS
+    from tests.test_bundled_scenarios import SHARED_COPIES
+
+    files = [p for p in sorted(SCENARIOS.glob("sizing_*.toml")) if p.name not in SHARED_COPIES]
+    assert files
+    for p in files:
+        s = load_scenario(p)
+        for name, st in s.storages().items():
+            assert st.technology or st.technologies, f"{p.name}: {name} names no technology"
+
+
+def test_facility_models_lists_every_technology_with_bounds_costs_and_source(capsys):
+    from facility.cli import main
+
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    text = out[out.index("storage technologies"):]
+    for n in list_technologies():
+        t = load_technology(n)
+        line = next(ln for ln in text.splitlines() if ln.strip().startswith(n + " "))
+        assert f"{t.cost_usd_per_kw:g} USD/kW + {t.cost_usd_per_kwh:g} USD/kWh" in line
+        assert f"{t.cycle_life:,.0f} cycles" in line
+        assert t.source in text
+    assert "2 h-4 h" in text and "1 s-2 min" in text   # lfp_2h, supercap bounds
