@@ -13,7 +13,10 @@ sizing on that PCC power by **sequential linear programming** (:func:`size_throu
 
 a linearization anchored at the previous round's plan :math:`s^{(k)}` (exact there), with one
 slope g [MW/MW]: the incremental PCC power per MW of storage, 1 + the incremental losses
-between the storage and the PCC, taken at the site's mean load. Divided by g, that PCC power is
+between the storage and the PCC, taken along the flat plan. A storage at another bus has its
+own slope g_n = r_n g (storage behind the UPSs pays the UPS and feeder-transformer losses too):
+its power enters the LP referred to the anchor's, s'_n = r_n s_n (:func:`referred_storages`,
+back with :func:`at_the_storages`). Divided by g, that PCC power is
 the LP's own form, ``load' + Σ s + λ`` with ``load' = a / g``, and every spec limit the LP holds
 is positively homogeneous in P (ramps, window swings, dynamic range, DFT-bin amplitudes), so
 the LP holds them at ``limit / g`` (through ``optimize.limit_margin_frac``; the band energy share
@@ -44,7 +47,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["NetworkSizing", "size_through_network", "limit_scale_mw", "LOSS_STORAGE_ORDER"]
+__all__ = ["NetworkSizing", "size_through_network", "limit_scale_mw", "referred_storages", "at_the_storages",
+           "LOSS_STORAGE_ORDER"]
 
 log = logging.getLogger(__name__)
 
@@ -86,10 +90,12 @@ class NetworkSizing:
     converged: bool = False
     solve_s: float = 0.0
     p_lp_mw: np.ndarray | None = None
+    ratios: dict = field(default_factory=dict)
 
     def as_json(self) -> dict:
         """The ``losses`` block of ``sizing.json``."""
-        return {"method": "sequential_lp", "gain_mw_per_mw": float(self.gain), "rounds": int(self.rounds),
+        return {"method": "sequential_lp", "gain_mw_per_mw": float(self.gain),
+                "relative_gains": {n: float(r) for n, r in self.ratios.items()}, "rounds": int(self.rounds),
                 "residuals_mw": [float(r) for r in self.residuals_mw], "tol_mw": float(self.tol_mw),
                 "converged": bool(self.converged)}
 
@@ -172,6 +178,8 @@ def size_through_network(scenario, net, p_feeder_mw: np.ndarray, p_load_mw: np.n
     if net_for is not None:  # the design's network at the flat plan's peak power
         net = net_for(float(np.max(np.abs(np.clip(np.mean(load) - load, -reach, reach)), initial=0.0)))
     s0, gain = flat_gain(net, feeders, at, reach)
+    ratio = _relative_gains(net, feeders, s0, at, gain, storages)
+    lp_storages = referred_storages(storages, ratio)
     p0 = pcc_power_mw(net, feeders, s0)
     anchor = p0 - gain * (s0[at] if at is not None else 0.0)
     m_user = float(optimize.limit_margin_frac)
@@ -187,16 +195,17 @@ def size_through_network(scenario, net, p_feeder_mw: np.ndarray, p_load_mw: np.n
         shift = float(np.min(lp_load - load))
         opt = optimize.model_copy(update={"limit_margin_frac": margin, **_shifted_caps(optimize, shift)})
         t0 = time.perf_counter()
-        sol = size_storage(lp_load, dt, storages, spec, opt, t_s=t_s, levers=levers)
+        sol = size_storage(lp_load, dt, lp_storages, spec, opt, t_s=t_s, levers=levers)
         solve_s += time.perf_counter() - t0
-        s_sum = sum(sol.p_storage_mw.values(), np.zeros(load.size))
+        s_sum = sum(sol.p_storage_mw.values(), np.zeros(load.size))      # Σ r_n s_n
         lever_mw = np.asarray(sol.p_pcc_mw, dtype=float) - lp_load - s_sum
+        p_lp = gain * np.asarray(sol.p_pcc_mw, dtype=float)
+        sol = at_the_storages(sol, ratio)
         site = load + lever_mw
         f_k = scale_feeders(feeders, site) if np.any(lever_mw) else feeders
         if net_for is not None:
             net = net_for(sol.p_rated_mw_opt.get("bess", 0.0))
-        p_true = pcc_power_mw(net, f_k, sol.p_storage_mw)
-        p_lp = gain * np.asarray(sol.p_pcc_mw, dtype=float)
+        p_true = pcc_power_mw(net, f_k, _by_section(sol.p_storage_mw))
         eps = float(np.max(np.abs(p_true - p_lp)))
         residuals.append(eps)
         log.info("loss-aware sizing round %d: residual %.3g MW (tol %.3g MW, g = %.5f)", k, eps, tol_mw, gain)
@@ -205,7 +214,84 @@ def size_through_network(scenario, net, p_feeder_mw: np.ndarray, p_load_mw: np.n
         anchor = p_true - gain * (s_sum + lever_mw)
     sol.p_pcc_mw = p_true
     return NetworkSizing(sol=sol, gain=gain, rounds=len(residuals), residuals_mw=residuals, tol_mw=tol_mw,
-                         converged=residuals[-1] <= tol_mw, solve_s=solve_s, p_lp_mw=p_lp)
+                         converged=residuals[-1] <= tol_mw, solve_s=solve_s, p_lp_mw=p_lp,
+                         ratios=ratio)
+
+
+def _section(unit: str) -> str:
+    """The storage section of a unit (``bess.lfp_1h`` -> ``bess``)."""
+    return unit.split(".")[0]
+
+
+def _by_section(p_mw: dict) -> dict:
+    """Unit powers summed per storage section (where the network connects them). [MW]"""
+    out: dict = {}
+    for u, p in p_mw.items():
+        out[_section(u)] = out.get(_section(u), 0.0) + np.asarray(p, dtype=float)
+    return out
+
+
+def _relative_gains(net, feeders, s0: dict, at, gain: float, storages: dict) -> dict:
+    """r_n = g_n / g of every storage section: its own slope at the first anchor over the anchor
+    storage's (rack storage and the UPS battery share the UPS output, one slope)."""
+    from facility.electrical.pcc import pcc_gain
+
+    load = feeders.sum(axis=1) if feeders.ndim == 2 else feeders
+    delta = max(1e-3, 1e-4 * float(np.max(np.abs(load), initial=0.0)))
+    out, seen = {}, {}
+    for n in storages:
+        bus = "bess" if n == "bess" else "ups_output"
+        if n == at:
+            out[n] = 1.0
+            continue
+        if bus not in seen:
+            g = float(np.mean(pcc_gain(net, feeders, s0, n, delta)))
+            seen[bus] = g / gain if np.isfinite(g) and g > 0 else 1.0
+        out[n] = seen[bus]
+    return out
+
+
+def referred_storages(storages: dict, ratio: dict) -> dict:
+    """The storage sections in the LP's frame: each one's power referred to the anchor
+    storage's slope, s'_n = r_n s_n (the LP's PCC power is load' + Σ s'_n). A ratio r scales
+    the power side and leaves the energy side: P̂' = r P̂ (its bounds, the converter ramp,
+    the cost per kW and fixed O&M per kW / r), η_c' = η_c / r, η_d' = r η_d (the stored energy
+    is the same: η_c' s'^{ch} = η_c s^{ch}, s'^{dis} / η_d' = s^{dis} / η_d), the degradation
+    per MWh discharged / r, the duration bounds / r (E ≥ d P̂ = (d / r) P̂')."""
+    out = {}
+    for n, c in storages.items():
+        r = float(ratio.get(n, 1.0))
+        if abs(r - 1.0) < 1e-12:
+            out[n] = c
+            continue
+        upd = {"eff_charge_frac": c.eff_charge_frac / r, "eff_discharge_frac": c.eff_discharge_frac * r,
+               "cost_usd_per_kw": c.cost_usd_per_kw / r, "min_p_rated_mw": c.min_p_rated_mw * r,
+               "degradation_usd_per_mwh": c.degradation_usd_per_mwh / r}
+        for k in ("max_p_rated_mw", "p_rated_mw", "max_ramp_mw_per_s"):
+            if getattr(c, k, None) is not None:
+                upd[k] = getattr(c, k) * r
+        for k in ("min_duration_h", "max_duration_h", "fixed_om_usd_per_kw_year"):
+            if getattr(c, k, None) is not None:
+                upd[k] = getattr(c, k) / r
+        out[n] = c.model_copy(update=upd)
+    return out
+
+
+def at_the_storages(sol, ratio: dict):
+    """A LP result in the referred frame back at the storages' own buses: P̂ and the powers / r
+    (Ê and the SoC are the same in both frames)."""
+    from dataclasses import replace
+
+    if all(abs(float(ratio.get(_section(u), 1.0)) - 1.0) < 1e-12 for u in sol.p_rated_mw_opt):
+        return sol
+
+    def back(d: dict) -> dict:
+        return {u: np.asarray(v) / float(ratio.get(_section(u), 1.0)) for u, v in d.items()}
+
+    return replace(sol, p_rated_mw_opt={u: float(v) / float(ratio.get(_section(u), 1.0))
+                                        for u, v in sol.p_rated_mw_opt.items()},
+                   p_storage_mw=back(sol.p_storage_mw), p_charge_mw=back(sol.p_charge_mw),
+                   p_discharge_mw=back(sol.p_discharge_mw))
 
 
 def _reach_mw(name: str, cfg, optimize) -> float:

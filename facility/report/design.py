@@ -25,7 +25,7 @@ def design_units(sizing: dict, scenario=None) -> list[dict]:
     out = []
 
     def add(name: str, d: dict, tech):
-        p, e = max(float(d["p_rated_mw_opt"]), 0.0), max(float(d["e_rated_mwh_opt"]), 0.0)
+        p, e = (float(v) if float(v) > 0 else 0.0 for v in (d["p_rated_mw_opt"], d["e_rated_mwh_opt"]))
         if tech is None and scenario is not None:
             st = scenario.storages().get(name.split(".")[0])
             tech = getattr(st, "technology", None)
