@@ -23,6 +23,7 @@ site will run, re-sized until that controller keeps it compliant.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +35,7 @@ from facility.results import Results
 from facility.simulate import (feeder_peaks, gpu_controls_active, network_caps, run_scenario,
                                with_network_caps)
 
-__all__ = ["size_scenario", "needed_margin_frac", "verification_controller", "LP_LIMITS",
+__all__ = ["size_scenario", "sizing_inputs", "SizingInputs", "needed_margin_frac", "verification_controller", "LP_LIMITS",
            "VERIFY_HEADROOM_FRAC", "MIN_MARGIN_STEP_FRAC", "MAX_MARGIN_FRAC"]
 
 log = logging.getLogger(__name__)
@@ -121,6 +122,60 @@ def needed_margin_frac(res: Results, margin_frac: float, limits: list[str],
     return float(need), failing
 
 
+@dataclass
+class SizingInputs:
+    """What the sizing LP of a scenario works on (:func:`sizing_inputs`).
+
+    Attributes
+    ----------
+    profile : LoadProfile
+    ctl_site : SitePower
+        Site power after the GPU controls that are not decisions (per feeder and summed). [MW]
+    levers : LeverInputs or None
+    p_load_mw : numpy.ndarray (T,)
+        Its sum. [MW]
+    net : FacilityNetwork
+        The network the caps come from (an extendable BESS at ``max_p_rated_mw``).
+    scenario_caps : Scenario
+        The scenario with the network's caps in ``[optimize]``.
+    net_for : callable or None
+        The network a design is verified on (:func:`_design_network`).
+    """
+
+    profile: object
+    ctl_site: object
+    levers: object
+    p_load_mw: np.ndarray
+    net: object
+    scenario_caps: Scenario
+    net_for: object
+
+
+def sizing_inputs(scenario: Scenario) -> SizingInputs:
+    """The load, levers and network of a scenario's sizing (``size`` and the benchmarks)."""
+    from facility import mix
+    from facility.electrical import build_network
+    from facility.workload import default_n_feeders, generate_load, site_power
+
+    profile = generate_load(scenario)
+    n_f = default_n_feeders(scenario)
+    raw = site_power(profile, profile.p_gpu_w, scenario.site, n_f)
+    # the base the levers act on: the GPU controls that are not decisions
+    base = mix.base_scenario(scenario) if mix.gpu_levers(scenario) else scenario
+    p_base_w = profile.p_gpu_w
+    if gpu_controls_active(base):
+        from facility.gpu import apply_gpu_controls
+
+        p_base_w = apply_gpu_controls(profile, base).p_gpu_w
+    ctl_site = site_power(profile, p_base_w, scenario.site, n_f) if p_base_w is not profile.p_gpu_w else raw
+    peaks = feeder_peaks(raw, ctl_site)
+    net = build_network(scenario, peaks)
+    return SizingInputs(profile=profile, ctl_site=ctl_site, levers=mix.lever_inputs(scenario, profile, p_base_w),
+                        p_load_mw=ctl_site.p_site_mw, net=net,
+                        scenario_caps=with_network_caps(scenario, network_caps(scenario, net)),
+                        net_for=_design_network(scenario, peaks))
+
+
 def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progress: bool = False,
                   plots: bool = True, require_compliant: bool = True):
     """Size through the network, verify under the site's controller, re-size until it holds.
@@ -165,11 +220,9 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
         was tried). The last design and its run are written to ``out_dir`` first.
     """
     from facility import mix
-    from facility.electrical import build_network
     from facility.errors import InfeasibleError
     from facility.optimize import sizing_to_json
     from facility.sizing_network import size_through_network
-    from facility.workload import default_n_feeders, generate_load, site_power
 
     if out_dir is not None:  # refuse a target that may not be replaced before sizing
         from facility.report.outdir import check_out_dir
@@ -185,22 +238,9 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
     if verifier != scenario.controller.kind:
         scenario = scenario.model_copy(update={"controller": scenario.controller.model_copy(
             update={"kind": verifier})})
-    profile = generate_load(scenario)
-    n_f = default_n_feeders(scenario)
-    raw = site_power(profile, profile.p_gpu_w, scenario.site, n_f)
-    # the base the levers act on: the GPU controls that are not decisions
-    base = mix.base_scenario(scenario) if mix.gpu_levers(scenario) else scenario
-    p_base_w = profile.p_gpu_w
-    if gpu_controls_active(base):
-        from facility.gpu import apply_gpu_controls
-
-        p_base_w = apply_gpu_controls(profile, base).p_gpu_w
-    ctl_site = site_power(profile, p_base_w, scenario.site, n_f) if p_base_w is not profile.p_gpu_w else raw
-    inputs = mix.lever_inputs(scenario, profile, p_base_w)
-    p_load = ctl_site.p_site_mw
-    net = build_network(scenario, feeder_peaks(raw, ctl_site))
-    sc = with_network_caps(scenario, network_caps(scenario, net))
-    net_for = _design_network(scenario, feeder_peaks(raw, ctl_site))
+    si = sizing_inputs(scenario)
+    profile, ctl_site, inputs, p_load, net, sc, net_for = (si.profile, si.ctl_site, si.levers, si.p_load_mw,
+                                                           si.net, si.scenario_caps, si.net_for)
     from facility.grid_impact.lp import lp_limit_rows, lp_spec
 
     limits = _lp_limits(scenario) + lp_limit_rows(scenario)  # [grid_impact] responses: per-bin caps
