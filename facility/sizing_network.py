@@ -204,7 +204,7 @@ def size_through_network(scenario, net, p_feeder_mw: np.ndarray, p_load_mw: np.n
         site = load + lever_mw
         f_k = scale_feeders(feeders, site) if np.any(lever_mw) else feeders
         if net_for is not None:
-            net = net_for(sol.p_rated_mw_opt.get("bess", 0.0))
+            net = net_for(sum(float(v) for u, v in sol.p_rated_mw_opt.items() if _section(u) == "bess"))
         p_true = pcc_power_mw(net, f_k, _by_section(sol.p_storage_mw))
         eps = float(np.max(np.abs(p_true - p_lp)))
         residuals.append(eps)

@@ -40,7 +40,7 @@ def load():
 def _size(load, milp_bound_s):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return size_storage(load, DT, {"bess": BESS}, SPEC, OptimizeConfig(milp_bound_s=milp_bound_s))
+        return size_storage(load, DT, {"bess": BESS}, SPEC, OptimizeConfig(annualize=False, milp_bound_s=milp_bound_s))
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +79,7 @@ def test_the_milp_bound_lies_below_its_own_plan(load, both):
     from facility.optimize.formulation import resolve_storage
 
     base, _ = both
-    opt = OptimizeConfig()
+    opt = OptimizeConfig(annualize=False)
     pb = Problem(load, DT, {"bess": resolve_storage("bess", BESS, opt, load.size * DT / 3600.0)}, SPEC, opt)
     _, forced = interior.direction_lower_bound_usd(pb, base.info.objective_usd)
     mb = milp_lower_bound_usd(pb, base.info.objective_usd, forced, 8.0)
@@ -92,14 +92,14 @@ def test_the_milp_bound_lies_below_its_own_plan(load, both):
 
 
 def test_the_warning_points_at_the_option():
-    assert "optimize.milp_bound_s=60" in gap_reason_text("complementarity", OptimizeConfig())
+    assert "optimize.milp_bound_s=60" in gap_reason_text("complementarity", OptimizeConfig(annualize=False))
     assert "after optimize.milp_bound_s = 5 s" in gap_reason_text("complementarity",
-                                                                  OptimizeConfig(milp_bound_s=5.0))
+                                                                  OptimizeConfig(annualize=False, milp_bound_s=5.0))
     # where it would be skipped, the sentence says so instead of offering it
-    for opt in (OptimizeConfig(), OptimizeConfig(milp_bound_s=5.0)):
+    for opt in (OptimizeConfig(annualize=False), OptimizeConfig(annualize=False, milp_bound_s=5.0)):
         text = gap_reason_text("complementarity", opt, 36_000)
         assert "not tried above 12,000 steps" in text and "=60" not in text and "after" not in text
-    assert "optimize.milp_bound_s=60" in gap_reason_text("complementarity", OptimizeConfig(), 3_600)
+    assert "optimize.milp_bound_s=60" in gap_reason_text("complementarity", OptimizeConfig(annualize=False), 3_600)
 
 
 def test_not_tried_on_horizons_it_cannot_finish(load, both, monkeypatch):
@@ -109,6 +109,6 @@ def test_not_tried_on_horizons_it_cannot_finish(load, both, monkeypatch):
 
     monkeypatch.setattr(certify, "MAX_STEPS", load.size - 1)
     with pytest.warns(UserWarning, match="not tried above"):
-        res = size_storage(load, DT, {"bess": BESS}, SPEC, OptimizeConfig(milp_bound_s=8.0))
+        res = size_storage(load, DT, {"bess": BESS}, SPEC, OptimizeConfig(annualize=False, milp_bound_s=8.0))
     assert res.info.n_binary_steps == 0
     assert res.info.lower_bound_usd == pytest.approx(both[0].info.lower_bound_usd, rel=1e-9)

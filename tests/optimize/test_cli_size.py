@@ -57,12 +57,13 @@ def test_size_output_and_report_lead_with_the_design(tmp_path, capsys):
     first = capsys.readouterr().out.splitlines()[0]
     js = json.loads((tmp_path / "out" / "sizing.json").read_text())
     p, e = js["bess"]["p_rated_mw_opt"], js["bess"]["e_rated_mwh_opt"]
-    assert first.startswith(f"design: bess {p:.4g} MW / {e:.4g} MWh, {e / p:.3g} h; annual cost ")
+    dur = f"{e / p * 3600:.3g} s" if e / p < 0.1 else f"{e / p:.3g} h"
+    assert first.startswith(f"design: bess {p:.4g} MW / {e:.4g} MWh, {dur}; annual cost ")
     assert f"{js['cost']['total_usd_per_year']:,.0f} USD/yr" in first
-    assert first.endswith("verified by controller 'optimal': compliant yes")
+    assert first.endswith("verified by perfect-foresight dispatch (controller.kind = 'optimal'): compliant yes")
     html = (tmp_path / "out" / "report.html").read_text()
     head = html[html.index("<h1>"):html.index("Compliant with the utility spec")]
-    assert "<h2>Design</h2>" in head and f"{p:.4g}" in head and "Verified by controller <b>optimal</b>" in head
+    assert "<h2>Design</h2>" in head and f"{p:.4g}" in head and "Verified by <b>perfect-foresight dispatch (controller.kind = &#x27;optimal&#x27;)</b>" in head
 
 
 def test_size_cli_exit_3_with_diagnosis(tmp_path, capsys):

@@ -7,7 +7,7 @@ from facility import metrics
 from facility.config.schema import BessConfig, OptimizeConfig, SpecConfig
 from facility.optimize import size_storage, sizing_to_json
 
-NO_PRICE = OptimizeConfig(energy_price_usd_per_mwh=0.0)
+NO_PRICE = OptimizeConfig(annualize=False, energy_price_usd_per_mwh=0.0)
 
 
 def lossless(**kw):

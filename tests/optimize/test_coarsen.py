@@ -22,7 +22,7 @@ def bess(**kw):
 
 
 def data_of(storages, n, dt):
-    return {k: resolve_storage(k, c, OptimizeConfig(), n * dt / 3600.0) for k, c in storages.items()}
+    return {k: resolve_storage(k, c, OptimizeConfig(annualize=False), n * dt / 3600.0) for k, c in storages.items()}
 
 
 def stepped_load(dt_s=0.1):
@@ -66,8 +66,8 @@ def test_coarse_grid_gives_the_fine_optimum():
                 "rack_storage": RackStorageConfig(enabled=True, extendable=True,
                                                   max_p_rated_mw=20.0, max_e_rated_mwh=1.0,
                                                   cost_usd_per_kw=80.0, cost_usd_per_kwh=30000.0)}
-    fine = size_storage(load, 0.1, storages, spec, OptimizeConfig(coarsen=False, periodic=False))
-    coarse = size_storage(load, 0.1, storages, spec, OptimizeConfig(periodic=False))
+    fine = size_storage(load, 0.1, storages, spec, OptimizeConfig(annualize=False, coarsen=False, periodic=False))
+    coarse = size_storage(load, 0.1, storages, spec, OptimizeConfig(annualize=False, periodic=False))
     assert fine.info.step_factor == 1 and coarse.info.step_factor == 5
     assert coarse.info.n_variables < fine.info.n_variables / 4
     z_f, z_c = fine.info.relaxed_objective_usd, coarse.info.relaxed_objective_usd
@@ -84,5 +84,5 @@ def test_coarse_grid_gives_the_fine_optimum():
 
 def test_coarsen_false_keeps_the_given_grid():
     load = stepped_load()
-    r = size_storage(load[:300], 0.1, {"bess": bess()}, SPEC, OptimizeConfig(coarsen=False))
+    r = size_storage(load[:300], 0.1, {"bess": bess()}, SPEC, OptimizeConfig(annualize=False, coarsen=False))
     assert r.info.step_factor == 1 and r.info.method == "full"

@@ -13,7 +13,7 @@ from facility.optimize.verify import verify_plan
 
 DT = 1.0
 SPEC = SpecConfig(max_ramp_mw_per_min=10.0, window_s=5.0, max_window_swing_mw=10.0)
-OPT = OptimizeConfig()
+OPT = OptimizeConfig(annualize=False)
 
 
 def start_load():

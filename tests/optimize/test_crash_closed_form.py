@@ -37,7 +37,7 @@ from facility.optimize import size_storage
 from facility.workload import generate_load
 from tests.workload.conftest import make_scenario
 
-NO_PRICE = OptimizeConfig(energy_price_usd_per_mwh=0.0)
+NO_PRICE = OptimizeConfig(annualize=False, energy_price_usd_per_mwh=0.0)
 
 
 def lossless(**kw):

@@ -79,7 +79,7 @@ def test_the_pcc_reach_is_the_brute_force_bound(dr):
 
 
 def _problem(load, dt, n_storages=1, spec=SPEC, **opt):
-    o = OptimizeConfig(**opt)
+    o = OptimizeConfig(**{'annualize': False, **opt})
     bess = BessConfig(enabled=True, extendable=True, max_p_rated_mw=200.0, max_e_rated_mwh=50.0,
                       min_soc_frac=0.05, max_soc_frac=0.95, initial_soc_frac=0.9,
                       cost_usd_per_kw=150.0, cost_usd_per_kwh=250.0)

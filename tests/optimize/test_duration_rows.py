@@ -8,7 +8,7 @@ from facility.config.schema import BessConfig, OptimizeConfig, SpecConfig
 from facility.optimize import size_storage, sizing_to_json
 from tests.optimize.test_closed_forms import job_start_energy_mwh, lossless, square_wave
 
-NO_PRICE = OptimizeConfig(energy_price_usd_per_mwh=0.0)
+NO_PRICE = OptimizeConfig(annualize=False, energy_price_usd_per_mwh=0.0)
 
 
 def _square(**kw):

@@ -61,7 +61,7 @@ def bess(**kw) -> BessConfig:
 
 
 def problem(load, spec=SPEC, opt=None, dt=DT, **kw) -> Problem:
-    opt = opt or OptimizeConfig()
+    opt = opt or OptimizeConfig(annualize=False)
     sd = {"bess": resolve_storage("bess", bess(**kw), opt, load.size * dt / 3600.0)}
     return Problem(load, dt, sd, spec, opt)
 
@@ -146,7 +146,7 @@ def test_the_bracket_on_groups_holds_the_full_lp_optimum(monkeypatch):
     narrows as g falls. At 50 ms the 5-s window is 100 steps; a smaller K_EXACT forces groups."""
     dt = 0.05
     load = site_load("stochastic", horizon_s=60.0, dt_s=dt)
-    pb = problem(load, dt=dt, opt=OptimizeConfig(max_gap_frac=0.1))  # no refinement here
+    pb = problem(load, dt=dt, opt=OptimizeConfig(annualize=False, max_gap_frac=0.1))  # no refinement here
     opt = lp_optimum(solve_full(pb))
     gaps = []
     for k_exact in (20, 50):  # g = 5, then 2
@@ -259,7 +259,7 @@ def test_at_the_time_limit_without_a_plan_the_fallback_answers_not_the_full_lp(m
     monkeypatch.setattr(interior, "run_solves", stopped)
     monkeypatch.setattr(api, "solve_full", no_full)
     monkeypatch.setattr(full, "solve_full", no_full)
-    pb = problem(load, opt=OptimizeConfig(time_limit_s=1.0))
+    pb = problem(load, opt=OptimizeConfig(annualize=False, time_limit_s=1.0))
     with pytest.warns(UserWarning):
         res = solve_interior(pb, min_steps=0, in_process=False)
     assert res.info.method == "follower" and res.info.status == "gap"
@@ -287,13 +287,13 @@ def test_size_storage_takes_the_interior_path_on_a_long_horizon(monkeypatch):
     monkeypatch.setattr(interior, "MIN_STEPS", 1000)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        r = size_storage(site_load("stochastic"), DT, {"bess": bess()}, SPEC, OptimizeConfig())
+        r = size_storage(site_load("stochastic"), DT, {"bess": bess()}, SPEC, OptimizeConfig(annualize=False))
     assert r.info.method == "interior" and r.info.status == "optimal" and r.info.gap_frac <= 1e-4
     # two storages: one may charge while the other discharges, a resistor a site can build, so
     # no direction is forced and the LP's resistor stays in the bound
     two = {"bess": bess(), "ups": bess(cost_usd_per_kw=200.0, cost_usd_per_kwh=300.0)}
     with pytest.warns(UserWarning, match=r"charges and discharges at once.*verified interior plan"):
-        r = size_storage(site_load("start_stop"), DT, two, SPEC, OptimizeConfig())
+        r = size_storage(site_load("start_stop"), DT, two, SPEC, OptimizeConfig(annualize=False))
     assert r.info.status == "gap" and r.info.gap_reason == "complementarity"
     assert 0 < r.info.lower_bound_usd < r.info.objective_usd and r.info.n_forced_steps == 0
 

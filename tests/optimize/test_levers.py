@@ -177,7 +177,7 @@ def test_coarsened_and_periodic_solutions_with_levers_match_the_full_lp():
 def test_gpu_levers_need_annualized_capex():
     p = square_w(80, 8, 4)
     with pytest.raises(ScenarioError, match="annualize"):
-        size(p, 0.5, SWING, OptimizeConfig(), bess(), burn=True)
+        size(p, 0.5, SWING, OptimizeConfig(annualize=False), bess(), burn=True)
 
 
 def test_the_reported_bound_is_the_least_over_the_pieces(monkeypatch):

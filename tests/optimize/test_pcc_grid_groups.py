@@ -146,7 +146,7 @@ def test_the_strategy_proves_the_relaxation_with_these_rows(edgy):
     from facility.optimize.interior import InteriorStats, solve_interior
 
     pb, opt = edgy
-    pb = problem(pb.load_mw, dt=DT, opt=OptimizeConfig(max_gap_frac=0.05))  # no refinement
+    pb = problem(pb.load_mw, dt=DT, opt=OptimizeConfig(annualize=False, max_gap_frac=0.05))  # no refinement
     st = InteriorStats()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
