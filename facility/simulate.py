@@ -142,12 +142,11 @@ def _metered_load(net, site_normal, site_full, storages: dict, kind: str):
     (numpy.ndarray (T,), numpy.ndarray (T,) or None)
         The plain and the GPU-engaged load (None without co-design). [MW]
     """
-    if kind == "optimal" or not net.enabled or "bess" not in storages:
+    if kind == "optimal" or not net.enabled or "bess" not in storages or storages["bess"].p_rated_mw <= 0:
         return site_normal.p_site_mw, (site_full.p_site_mw if site_full is not None else None)
     from facility.electrical.pcc import pcc_power_mw, referred_load_mw
 
-    reach = sum(float(st.p_rated_mw) for st in storages.values())
-    seen, g = referred_load_mw(net, site_normal.p_feeder_mw, storages, reach)
+    seen, g = referred_load_mw(net, site_normal.p_feeder_mw, ["bess"], float(storages["bess"].p_rated_mw))
     eng = pcc_power_mw(net, site_full.p_feeder_mw, None) / g if site_full is not None else None
     return seen, eng
 

@@ -203,8 +203,8 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
     ``margin_loop``; ``verified``; ``cost``, ``mix``, ``verification``.
 
     ``require_compliant`` false (``facility run`` on a scenario with extendable storage, where
-    compliance is a result): the foresight design is run once under the scenario's controller
-    (no search) and returned whatever its verification says.
+    compliance is a result): the same search, and the last design returned whatever its
+    verification says.
 
     Returns
     -------
@@ -288,8 +288,7 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
         from facility.sizing_control import realized_sizing, resize_for_controller
 
         gpu_plan = mix.realize(scenario, sol, closed_loop=True)[2]
-        resize = resize_for_controller(scenario, sol, progress=progress,
-                                       max_runs=None if require_compliant else 1)
+        resize = resize_for_controller(scenario, sol, progress=progress)
         res = resize.results
         delivered = realized_sizing(scenario, sol, resize)
         cost = mix.annual_cost(scenario, delivered)
