@@ -19,7 +19,7 @@ SHARED_COPIES = {"combined_multi_job.toml", "gpu_smoothing_floor.toml", "sizing_
 PENDING: dict[str, str] = {}
 
 #: Full runs that take more than a few seconds here.
-SLOW = {"combined_multi_job.toml", "sizing_start_ramp.toml", "sizing_stochastic_hour.toml",
+SLOW = {"combined_multi_job.toml", "sizing_start_ramp.toml", "sizing_stochastic_hour.toml", "sizing_rack_and_bess.toml",
         "crash_restart.toml", "studies/crash_100mw.toml"}
 
 _HEADER = re.compile(r"^# expect: (compliant|non-compliant)(?::\s*([\w, ]+?))?(?:\s+[—(-].*)?$")
