@@ -246,3 +246,27 @@ def test_the_annualized_cost_is_the_objective(tmp_path):
     sol, res = size_scenario(s, plots=False)
     per_year = 8760.0 * 3600.0 / s.time.horizon_s
     assert sol.info.objective_usd * per_year == pytest.approx(res.sizing["objective_usd_per_year"], rel=1e-6)
+
+
+#: every bundled scenario with extendable storage, at a horizon that keeps its events (start,
+#: stop, crash) where it has them short: `size` exits 0 only with "compliant: yes"
+BUNDLED_SIZING = {
+    "sizing_start_ramp.toml": ["time.horizon_s=600", "controller.kind=mpc"],
+    "sizing_stochastic_hour.toml": ["time.horizon_s=120"],
+    "sizing_rack_and_bess.toml": ["time.horizon_s=300"],
+    "crash_restart.toml": [],
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(BUNDLED_SIZING))
+def test_no_bundled_sizing_scenario_exits_0_with_a_verification_that_is_not_compliant(name, tmp_path, capsys):
+    from tests.conftest import SCENARIOS
+
+    sets = [x for s in BUNDLED_SIZING[name] for x in ("--set", s)]
+    rc = main(["size", str(SCENARIOS / name), "--out", str(tmp_path / "out"), "--no-plots", *sets])
+    out = capsys.readouterr().out
+    assert rc in (0, 3)
+    if rc == 0:
+        assert "compliant: yes" in out and "compliant: no" not in out
+        assert json.loads((tmp_path / "out" / "sizing.json").read_text())["verified"] is True
