@@ -146,7 +146,7 @@ def _metered_load(net, site_normal, site_full, storages: dict, kind: str):
         return site_normal.p_site_mw, (site_full.p_site_mw if site_full is not None else None)
     from facility.electrical.pcc import pcc_power_mw, referred_load_mw
 
-    seen, g = referred_load_mw(net, site_normal.p_feeder_mw, ["bess"], float(storages["bess"].p_rated_mw))
+    seen, g = referred_load_mw(net, site_normal.p_feeder_mw, "bess", float(storages["bess"].p_rated_mw))
     eng = pcc_power_mw(net, site_full.p_feeder_mw, None) / g if site_full is not None else None
     return seen, eng
 

@@ -104,8 +104,8 @@ def needed_margin_frac(res: Results, margin_frac: float, limits: list[str],
     """
     spec = res.scenario.spec
     comp = res.metrics["compliance"]
-    lossless = fm.power_metrics(_lossless_pcc_mw(res) if p_lp_mw is None else p_lp_mw,
-                                res.scenario.time.dt_s, spec)
+    p_plan = _lossless_pcc_mw(res) if p_lp_mw is None else p_lp_mw
+    lossless = fm.power_metrics(p_plan, res.scenario.time.dt_s, spec)
     need, failing = margin_frac + MIN_MARGIN_STEP_FRAC, {}
     for k in limits:
         if comp.get(k, True):
@@ -113,7 +113,7 @@ def needed_margin_frac(res: Results, margin_frac: float, limits: list[str],
         if k.startswith("grid_impact_"):
             from facility.grid_impact.lp import margin_row
 
-            lim, v, lo = margin_row(res, k, _lossless_pcc_mw(res) if p_lp_mw is None else p_lp_mw)
+            lim, v, lo = margin_row(res, k, p_plan)
         else:
             lim, v = _limit_metric(spec, res.metrics["pcc"], k)
             lo = _limit_metric(spec, lossless, k)[1]
@@ -248,7 +248,7 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
     history: list[float] = []
     n_runs = scenario.optimize.max_verify_runs if verifier == "optimal" else 1
     failing: dict = {}
-    res = gpu_plan = None
+    res = gpu_plan = need = None
     for run in range(1, n_runs + 1):
         history.append(margin)
         opt = sc.optimize.model_copy(update={"limit_margin_frac": margin})
@@ -287,9 +287,8 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
     if verifier != "optimal":
         from facility.sizing_control import realized_sizing, resize_for_controller
 
-        gpu_plan = mix.realize(scenario, sol, closed_loop=True)[2]
         resize = resize_for_controller(scenario, sol, progress=progress)
-        res = resize.results
+        res, gpu_plan = resize.results, resize.gpu_plan
         delivered = realized_sizing(scenario, sol, resize)
         cost = mix.annual_cost(scenario, delivered)
         sizing["resize"] = resize.as_json()
@@ -313,7 +312,7 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
 
         write_outputs(res, Path(out_dir), plots=plots)
     if not comp["compliant"] and require_compliant:
-        raise InfeasibleError(_not_compliant_message(res, verifier, history, failing, resize, out_dir),
+        raise InfeasibleError(_not_compliant_message(res, verifier, history, failing, need, resize, out_dir),
                               {"failing": [k for k, v in fm.limit_rows(comp).items() if not v],
                                "limit_margin_history": history, "verified_by": verifier,
                                **({"resize": resize.as_json()} if resize is not None else {})})
@@ -343,8 +342,9 @@ def _design_network(scenario: Scenario, feeder_peak_mw: np.ndarray):
     return net_for
 
 
-def _not_compliant_message(res, verifier, history, failing, resize, out_dir) -> str:
-    """Why ``size`` exits 3: which limits the verification breaks and what was tried."""
+def _not_compliant_message(res, verifier, history, failing, need, resize, out_dir) -> str:
+    """Why ``size`` exits 3: which limits the verification breaks and what was tried (``need``:
+    the margin :func:`needed_margin_frac` gives the next round)."""
     spec = res.scenario.spec
     rows = [k for k, v in fm.limit_rows(res.metrics["compliance"]).items() if not v]
     what = []
@@ -364,13 +364,15 @@ def _not_compliant_message(res, verifier, history, failing, resize, out_dir) -> 
                 f"margin (controller.mpc_limit_margin_frac) or size for perfect foresight with "
                 f"controller.kind = 'optimal'{where}")
     if failing:
-        need = max((v - lo) / lim + VERIFY_HEADROOM_FRAC for lim, v, lo in failing.values())
         detail = "; ".join(f"{k} {v:.4g} vs {lim:g} (LP plan {lo:.4g})" for k, (lim, v, lo) in failing.items())
+        why = (f"the next round would need optimize.limit_margin_frac = {need:.3g}: rerun with "
+               f"--set optimize.limit_margin_frac={need:.3g} or --set optimize.max_verify_runs={len(history) + 1}"
+               if need < MAX_MARGIN_FRAC else
+               f"the excess would need optimize.limit_margin_frac = {need:.3g} (at least {MAX_MARGIN_FRAC:g} "
+               f"is not tried)")
         return (f"after {len(history)} size-and-verify round(s) (optimize.limit_margin_frac "
                 f"{' -> '.join(f'{m:.3g}' for m in history)}) the verification run of the sized design still "
-                f"breaks {detail}; the next round would need optimize.limit_margin_frac = {need:.3g}: rerun with "
-                f"--set optimize.limit_margin_frac={need:.3g} or --set optimize.max_verify_runs="
-                f"{len(history) + 1}{where}")
+                f"breaks {detail}; {why}{where}")
     return (f"the verification run of the sized design breaks {'; '.join(what)}, which the sizing LP does not "
             f"hold (not a linear limit of the LP){where}")
 

@@ -60,6 +60,8 @@ class ControllerResizing:
         Each verification run: ``scale``, ``compliant``, ``failing`` (the limits it broke).
     compliant : bool
         Whether ``results`` is compliant.
+    gpu_plan : GpuPlan or None
+        The static GPU levers every run realized (:func:`facility.mix.realize`, closed loop).
     """
 
     results: object
@@ -67,6 +69,7 @@ class ControllerResizing:
     ratings: dict
     tried: list = field(default_factory=list)
     compliant: bool = False
+    gpu_plan: object = None
 
     def as_json(self) -> dict:
         """The ``resize`` block of ``sizing.json``."""
@@ -166,7 +169,7 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
                 lo = mid
     best = hi if hi is not None else tried[-1]["scale"]
     return ControllerResizing(results=runs[best], scale=best, ratings=ratings_at(best), tried=tried,
-                              compliant=hi is not None)
+                              compliant=hi is not None, gpu_plan=gpu_plan)
 
 
 def realized_sizing(scenario, sol, rs: ControllerResizing):

@@ -234,10 +234,9 @@ def _by_section(p_mw: dict) -> dict:
 def _relative_gains(net, feeders, s0: dict, at, gain: float, storages: dict) -> dict:
     """r_n = g_n / g of every storage section: its own slope at the first anchor over the anchor
     storage's (rack storage and the UPS battery share the UPS output, one slope)."""
-    from facility.electrical.pcc import pcc_gain
+    from facility.electrical.pcc import pcc_gain, perturbation_mw
 
-    load = feeders.sum(axis=1) if feeders.ndim == 2 else feeders
-    delta = max(1e-3, 1e-4 * float(np.max(np.abs(load), initial=0.0)))
+    delta = perturbation_mw(feeders.sum(axis=1) if feeders.ndim == 2 else feeders)
     out, seen = {}, {}
     for n in storages:
         bus = "bess" if n == "bess" else "ups_output"

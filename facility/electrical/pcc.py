@@ -15,7 +15,7 @@ import numpy as np
 from facility.electrical.network import FacilityNetwork
 from facility.electrical.powerflow import run_power_flow
 
-__all__ = ["pcc_power_mw", "pcc_gain", "scale_feeders", "flat_gain", "referred_load_mw"]
+__all__ = ["pcc_power_mw", "pcc_gain", "scale_feeders", "flat_gain", "referred_load_mw", "perturbation_mw"]
 
 _STORAGES = ("rack_storage", "ups", "bess")
 
@@ -106,6 +106,12 @@ def pcc_gain(net: FacilityNetwork, p_feeder_mw: np.ndarray, p_storage_mw: dict |
 
 
 
+def perturbation_mw(load_mw: np.ndarray) -> float:
+    """The perturbation of a slope's one-sided difference: 1e-4 of the peak load, at least
+    1 kW. [MW]"""
+    return max(1e-3, 1e-4 * float(np.max(np.abs(load_mw), initial=0.0)))
+
+
 def flat_gain(net: FacilityNetwork, p_feeder_mw: np.ndarray, at: str | None,
               max_abs_mw: float = np.inf) -> tuple[dict, float]:
     r"""The flat plan at one storage and the PCC power's slope there.
@@ -123,14 +129,13 @@ def flat_gain(net: FacilityNetwork, p_feeder_mw: np.ndarray, at: str | None,
     p = np.asarray(p_feeder_mw, dtype=float)
     load = p.sum(axis=1) if p.ndim == 2 else p
     s0 = {at: np.clip(float(np.mean(load)) - load, -max_abs_mw, max_abs_mw)} if at is not None else {}
-    d = max(1e-3, 1e-4 * float(np.max(np.abs(load), initial=0.0)))
-    g = float(np.mean(pcc_gain(net, p, s0, at, d)))
+    g = float(np.mean(pcc_gain(net, p, s0, at, perturbation_mw(load))))
     if not np.isfinite(g) or g <= 0:
         g = 1.0
     return s0, g
 
 
-def referred_load_mw(net: FacilityNetwork, p_feeder_mw: np.ndarray, storage_names,
+def referred_load_mw(net: FacilityNetwork, p_feeder_mw: np.ndarray, at: str,
                      max_abs_mw: float = np.inf) -> tuple[np.ndarray, float]:
     r"""The site load as a closed-loop storage controller at the PCC sees it, and its slope.
 
@@ -140,16 +145,14 @@ def referred_load_mw(net: FacilityNetwork, p_feeder_mw: np.ndarray, storage_name
 
     .. math::  \tilde L_t = P^{pcc}_t(L, s = 0) / g
 
-    with g the slope at the flat plan of the first storage of ``storage_names`` in the order
-    bess, rack_storage, ups (:func:`flat_gain`). Flattening :math:`\tilde L + s` then flattens
-    the PCC power up to the variation of g.
+    with g the slope at the flat plan of storage ``at`` of reach ``max_abs_mw`` [MW]
+    (:func:`flat_gain`). Flattening :math:`\tilde L + s` then flattens the PCC power up to the
+    variation of g.
 
     Returns
     -------
     (numpy.ndarray (T,), float)
         :math:`\tilde L` [MW] and g [MW/MW].
     """
-    names = set(storage_names)
-    at = next((n for n in ("bess", "rack_storage", "ups") if n in names), None)
     _, g = flat_gain(net, p_feeder_mw, at, max_abs_mw)
     return pcc_power_mw(net, p_feeder_mw, None) / g, g
