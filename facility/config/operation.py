@@ -44,6 +44,13 @@ class ControllerConfig(StrictModel):
         "MPC time step (rounded to a multiple of dt_s); none = max(dt_s, 0.1 s, horizon / 400), "
         "at most half the ramp window, a quarter of the swing window and 7.5 s under a "
         "per-minute limit."))
+    mpc_level_dt_s: float | None = F(None, unit="s", gt=0, le=3600.0, description=(
+        "MPC step of the plans made on a level forecast (a jittered load whose iterations "
+        "do not follow the nominal waveform: the plan sees no ripple, so it needs no fine "
+        "grid); the plan is held over each of these steps. Rounded to a multiple of the MPC "
+        "step; none = the longest multiple of the MPC step up to the caps of mpc_dt_s that "
+        "divides every window of the spec's limits (the MPC step when mpc_dt_s is set or "
+        "the spec has no window limit)."))
     forecast: Literal["perfect", "persistence", "periodic"] = F("periodic", description=(
         "Forecast the MPC plans on: periodic = the load level over whole iteration periods "
         "(period detected from the last windows) moved ahead by the declared schedule; "

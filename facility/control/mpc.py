@@ -212,11 +212,29 @@ class MpcPlanner:
             self.r = next((m for m in range(m0, m_cap + 1) if _divides(m * dt, windows)), None) \
                 or next((m for m in range(m0, 0, -1) if _divides(m * dt, windows)), 1)
         self.mpc_dt = self.r * dt
+        self.k_level = self._level_steps(windows, min(cap))
         self.horizon_s = horizon
         self.n_h = max(1, int(round(horizon / self.mpc_dt)))
         if ctrl.horizon_s is not None and ctrl.horizon_s + 1e-9 < ctrl.replan_s:
             raise ScenarioError(f"controller.horizon_s = {ctrl.horizon_s:g} s must be at least "
                                 f"replan_s = {ctrl.replan_s:g} s")
+
+    def _level_steps(self, windows: list, cap_s: float) -> int:
+        """MPC steps per step of a level plan (``controller.mpc_level_dt_s``; auto: the
+        longest multiple of the MPC step up to ``cap_s`` that divides every window, 1 when
+        ``mpc_dt_s`` is set or there is no window)."""
+        ctrl, step = self.ctrl, self.mpc_dt
+        if ctrl.mpc_level_dt_s is not None:
+            k = max(1, int(round(ctrl.mpc_level_dt_s / step)))
+            if not _divides(k * step, windows):
+                raise ScenarioError(
+                    f"controller.mpc_level_dt_s = {ctrl.mpc_level_dt_s:g} s must divide every "
+                    f"window of the spec's limits ({', '.join(f'{w:g} s' for w in windows)})")
+            return k
+        if ctrl.mpc_dt_s is not None or not windows:
+            return 1
+        k_max = max(1, int(np.floor(cap_s / step + 1e-9)))
+        return next((k for k in range(k_max, 0, -1) if _divides(k * step, windows)), 1)
 
     # ------------------------------------------------------------------ pieces
     def _measured(self, out_load: np.ndarray, end: int) -> np.ndarray:
@@ -395,14 +413,23 @@ class MpcPlanner:
         attempts = ([("ok", cfgs, soc_end)] if cfgs is not relaxed else []) + [
             ("ok" if cfgs is relaxed else "wide", relaxed, soc_end),
             ("keep", relaxed, keep), ("free", relaxed, None)]
-        hist_pcc = block_mean(out_pcc[max(0, t - self.pcc_hist_n * r):t], r)
+        # a level plan sees no ripple: it is made on the coarser level grid (k MPC steps a
+        # step) and held; the PCC history is taken on the same grid
+        k = self.k_level if self.mode == "level" else 1
+        n_k = -(-n_h // k)
+        fc_k = np.concatenate([fc, np.full(n_k * k - n_h, fc[-1])]).reshape(-1, k).mean(axis=1)
+        n_hist_k = -(-self.pcc_hist_n // k)
+        hist_pcc = block_mean(out_pcc[max(0, t - n_hist_k * k * r):t], k * r)
         lag = self._variation_lag(period)
         try:
-            p_sto, pcc, pinfo = _plan.plan_once(fc, self.mpc_dt, attempts, self.spec, self.optimize,
+            p_sto, pcc, pinfo = _plan.plan_once(fc_k, k * self.mpc_dt, attempts, self.spec, self.optimize,
                                           {n: float(soc_now[i]) for i, n in enumerate(self.names)},
                                           hist_pcc, variation_cost=self.vcost, variation_lag=lag)
         except (FacilityError, ValueError) as exc:
             return self._fallback(t, events, info, f"solver failed: {exc}", t_wall)
+        if k > 1:
+            pcc = np.repeat(pcc, k)[:n_h]
+            p_sto = {n: np.repeat(v, k)[:n_h] for n, v in p_sto.items()}
         el = time.perf_counter() - t_wall
         if el > self.deadline_s:
             return self._fallback(t, events, info, f"late: the re-plan took {el:.3g} s, "

@@ -366,7 +366,8 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
                     mpc_solve_median_frac_of_replan=(float(np.median(ts_)) / ctrl.replan_s
                                                      if ts_.size else 0.0),
                     n_fallbacks=int(info.get("n_fallbacks", 0)), mpc_horizon_s=mpc.n_h * mpc.mpc_dt,
-                    mpc_dt_s=mpc.mpc_dt, mpc_period_s=(None if mpc.period_steps is None
+                    mpc_dt_s=mpc.mpc_dt, mpc_level_dt_s=mpc.k_level * mpc.mpc_dt,
+                    mpc_period_s=(None if mpc.period_steps is None
                                                        else mpc.period_steps * dt_s),
                     fallback_frac=float(np.mean(fb)) if fb.size == T else 0.0)
     info.update(n_saturated_steps=n_sat, engaged_frac=float(np.mean(out_w > 0)),

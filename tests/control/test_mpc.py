@@ -206,3 +206,40 @@ def test_mpc_without_spec_limits_runs_and_flattens(rack):
     check_invariants(r, sto, DT)
     assert r.info["n_replans"] >= 5
     assert np.ptp(r.p_pcc_mw[1000:]) < 0.5 * np.ptp(load)
+
+
+def test_level_plans_are_made_on_the_coarser_level_grid(monkeypatch, rack):
+    """A level forecast (no nominal waveform to follow) is planned on the longest step up to a
+    quarter of the 5-s window that divides it (1 s = 10 MPC steps of 0.1 s) and held over
+    each of those steps; the PCC history it is given is on the same grid."""
+    stub = FlatStub()
+    monkeypatch.setattr(plan, "_solve_dispatch", stub)
+    sc, sto = _mpc(rack, mpc_dt_s=None)
+    t = np.arange(0, 40, DT)
+    r = run_control(square(t), DT, sc, sto)
+    check_invariants(r, sto, DT)
+    assert r.info["mpc_dt_s"] == pytest.approx(0.1) and r.info["mpc_level_dt_s"] == pytest.approx(1.0)
+    for k, c in enumerate(stub.calls):
+        assert c["dt_s"] == pytest.approx(1.0) and c["p_load_mw"].size == -(-min(100, 400 - 50 * k) // 10)
+        hist = c["kw"].get("p_pcc_history_mw")
+        if k:
+            # 5 s of history (the swing window) on the 1-s grid: the block means of the PCC
+            step = int(round(k * 5.0 / DT))
+            want = r.p_pcc_mw[step - 500:step].reshape(5, 100).mean(axis=1)
+            np.testing.assert_allclose(hist, want, rtol=1e-12)
+
+
+def test_level_grid_given_or_the_mpc_step(monkeypatch, rack):
+    stub = FlatStub()
+    monkeypatch.setattr(plan, "_solve_dispatch", stub)
+    t = np.arange(0, 20, DT)
+    sc, sto = _mpc(rack, mpc_dt_s=None, mpc_level_dt_s=0.5)
+    assert run_control(square(t), DT, sc, sto).info["mpc_level_dt_s"] == pytest.approx(0.5)
+    assert stub.calls and all(c["dt_s"] == pytest.approx(0.5) for c in stub.calls)
+    # mpc_dt_s set and no level step: levels are planned on the MPC step itself
+    sc, sto = _mpc(rack)
+    assert run_control(square(t), DT, sc, sto).info["mpc_level_dt_s"] == pytest.approx(0.1)
+    # a level step that does not divide the window is refused, naming the key
+    sc, sto = _mpc(rack, mpc_dt_s=None, mpc_level_dt_s=1.5)
+    with pytest.raises(Exception, match="mpc_level_dt_s"):
+        run_control(square(t), DT, sc, sto)
