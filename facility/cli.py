@@ -274,9 +274,12 @@ def _cmd_size(args) -> int:
     print(f"foresight design (LP): {fs_sizes or 'no storage'}, {fs.get('objective_usd_per_year', 0.0):,.0f} USD/yr "
           f"({how}; proven within {sol.info.gap_frac:.2g} of the optimum{loss_txt})")
     if z.get("verified_by", "optimal") != "optimal":
+        from facility.report.design import growth_text
+
         rz = z.get("resize", {})
         print(f"no foresight costs {z.get('cost_of_no_foresight_usd_per_year', 0.0):,.0f} USD/yr: "
-              f"controller.kind = {z['verified_by']!r} needs {rz.get('scale', 1.0):.3g} x the foresight ratings "
+              f"controller.kind = {z['verified_by']!r} needs "
+              f"{growth_text(rz.get('p_scale') or {}, rz.get('e_scale') or {}) or 'the foresight ratings'} "
               f"({rz.get('runs', 0)} verification run(s))")
     if sol.info.status == "gap":
         from facility.optimize.solve import is_time_limit

@@ -356,9 +356,11 @@ def _not_compliant_message(res, verifier, history, failing, need, resize, out_di
             what.append(k)
     where = f"; the last design is in {out_dir}" if out_dir is not None else ""
     if verifier != "optimal":
-        tried = ", ".join(f"{t['scale']:.3g}x" for t in resize.tried)
+        from facility.report.design import growth_text
+
+        tried = "; ".join(growth_text(t["p_scale"], t["e_scale"]) or "the foresight design" for t in resize.tried)
         return (f"the verification run under controller.kind = {verifier!r} breaks {'; '.join(what)} for every "
-                f"design tried (the foresight design's ratings scaled by {tried}; bounded by the storages' "
+                f"design tried (the foresight design's ratings scaled: {tried}; bounded by the storages' "
                 f"max_p_rated_mw / max_e_rated_mwh and optimize.max_resize_runs = "
                 f"{res.scenario.optimize.max_resize_runs}): raise those bounds, give the controller more "
                 f"margin (controller.mpc_limit_margin_frac) or size for perfect foresight with "
@@ -384,7 +386,10 @@ def _realized_by(sized: Scenario, verifier: str, resize=None, gpu_plan=None) -> 
     else:
         out.append(f"controller.kind = {verifier!r} (closed loop, no knowledge of the future load)")
         if resize is not None and resize.scale > 1.0:
-            out.append(f"extendable ratings {resize.scale:.3g} x the foresight design's")
+            from facility.report.design import growth_text
+
+            js = resize.as_json()
+            out.append(f"extendable ratings grown from the foresight design's: {growth_text(js['p_scale'], js['e_scale'])}")
     if gpu_plan is not None:
         out += [f"{j}: GPU floor {v:.4g} x TDP" for j, v in gpu_plan.floor_frac.items()]
         out += [f"{j}: GPU power cap {v:.4g} x TDP" for j, v in gpu_plan.cap_frac.items()]

@@ -5,18 +5,23 @@ controller (the MPC plans on measured history and the declared schedule, never t
 load; the filter and moving-average controllers follow the measured load) needs more: the
 reserve its forecast errors eat, and the margin it plans with.
 :func:`resize_for_controller` verifies the foresight design under the scenario's controller
-and, where that breaks a limit, grows every extendable storage's ratings by one factor α ≥ 1
-(P̂ and Ê together, within their ``max_*`` bounds) by a bracketed search:
+and, where that breaks a limit, grows the extendable storages' ratings by a bracketed search:
 
-1. α = 1 (the foresight design); compliant: done;
-2. α ← min(:data:`GROW` · α, α_max) until a run is compliant (the bracket [α_lo, α_hi]) or
-   α_max fails (exit 3 naming the limits and the factors tried);
-3. bisection (geometric mean) while α_hi / α_lo > 1 + :data:`RESIZE_TOL_FRAC` and runs are
-   left (``optimize.max_resize_runs`` verification runs in all).
+1. the foresight design; compliant: done;
+2. what ran out grows by :data:`GROW` (:func:`grown`: P̂ of a storage the controller found
+   at its power limit, Ê of one it found at a SoC bound, both where it found both, every
+   rating where none saturated), within the ``max_*`` bounds and :data:`MAX_SCALE`, until a
+   run is compliant (the bracket: the last failing design and that one) or nothing that ran
+   out can grow (exit 3 naming the limits and the designs tried);
+3. bisection (geometric midpoint of the two designs, rating by rating) while some rating of
+   the bracket differs by more than :data:`RESIZE_TOL_FRAC` and runs are left
+   (``optimize.max_resize_runs`` verification runs in all).
 
-The design returned is the smallest compliant α found. The search assumes more storage does
-not make the controller worse (monotone); every point it returns has been verified by a full
-co-simulation with that controller, so the answer never rests on the assumption.
+The design returned is the smallest compliant one found. The search assumes more storage does
+not make the controller worse (monotone along the path); every design it returns has been
+verified by a full co-simulation with that controller, so the answer never rests on the
+assumption. Growing only what ran out keeps a controller that lacks power from buying
+energy it does not use (and the other way round).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-__all__ = ["ControllerResizing", "resize_for_controller", "GROW", "RESIZE_TOL_FRAC", "MAX_SCALE",
+__all__ = ["ControllerResizing", "resize_for_controller", "grown", "GROW", "RESIZE_TOL_FRAC", "MAX_SCALE",
            "MIN_DURATION_S"]
 
 log = logging.getLogger(__name__)
@@ -53,7 +58,7 @@ class ControllerResizing:
         The verification run of the design returned (the smallest compliant α, or the last run
         when none was compliant).
     scale : float
-        α of that design. [-]
+        The largest growth of a rating of that design over the foresight design's. [-]
     ratings : dict
         ``{storage: (p_rated_mw, e_rated_mwh)}`` of that design. [MW], [MWh]
     tried : list of dict
@@ -70,12 +75,17 @@ class ControllerResizing:
     tried: list = field(default_factory=list)
     compliant: bool = False
     gpu_plan: object = None
+    base: dict = field(default_factory=dict)
 
     def as_json(self) -> dict:
         """The ``resize`` block of ``sizing.json``."""
-        return {"scale": float(self.scale), "runs": len(self.tried), "compliant": bool(self.compliant),
-                "tried": [{"scale": float(t["scale"]), "compliant": bool(t["compliant"]),
-                           "failing": list(t["failing"])} for t in self.tried]}
+        ps, es, _ = _scales(self.ratings, self.base) if self.base else ({}, {}, 1.0)
+        return {"scale": float(self.scale), "p_scale": ps, "e_scale": es, "runs": len(self.tried),
+                "compliant": bool(self.compliant),
+                "tried": [{"scale": float(t["scale"]), "p_scale": t.get("p_scale", {}),
+                           "e_scale": t.get("e_scale", {}), "compliant": bool(t["compliant"]),
+                           "failing": list(t["failing"]), "saturated": t.get("saturated", {})}
+                          for t in self.tried]}
 
 
 def _base_ratings(scenario, sol) -> dict:
@@ -93,15 +103,59 @@ def _base_ratings(scenario, sol) -> dict:
     return out
 
 
-def _max_scale(scenario, base: dict) -> float:
-    a = MAX_SCALE
-    for n, (p, e) in base.items():
-        cfg = scenario.storages()[n]
-        if cfg.max_p_rated_mw is not None and p > 0:
-            a = min(a, cfg.max_p_rated_mw / p)
-        if cfg.max_e_rated_mwh is not None and e > 0:
-            a = min(a, cfg.max_e_rated_mwh / e)
-    return max(a, 1.0)
+def _saturated(res) -> dict:
+    """``{storage: (power_steps, soc_steps)}``: the steps a run's controller found each
+    storage at its power limit, and at a SoC bound."""
+    by = (res.metrics.get("control") or {}).get("n_saturated_steps_by_limit") or {}
+    return {n: (int(d.get("power", 0)), int(d.get("soc", 0))) for n, d in by.items()}
+
+
+def grown(point: dict, sat: dict, bounds: dict) -> dict:
+    """The next design of the bracketing phase: what ran out grows by :data:`GROW`.
+
+    A storage that hit its power limit (and no SoC bound) grows its P̂, one that hit a SoC
+    bound (and not its power limit) its Ê, one that hit both, both. Where no storage
+    saturated (the controller broke a limit with room left), or what saturated is at its
+    bounds already, every rating grows. Ratings stop at their ``max_*`` bound.
+
+    Parameters
+    ----------
+    point : dict
+        ``{storage: (p_rated_mw, e_rated_mwh)}`` of the failed run. [MW], [MWh]
+    sat : dict
+        ``{storage: (power_steps, soc_steps)}`` of that run (:func:`_saturated`).
+    bounds : dict
+        ``{storage: (max_p_rated_mw, max_e_rated_mwh)}`` (inf where unbounded). [MW], [MWh]
+    """
+    any_sat = any(sp > 0 or se > 0 for n, (sp, se) in sat.items() if n in point)
+    out = {}
+    for n, (p, e) in point.items():
+        sp, se = sat.get(n, (0, 0))
+        gp, ge = (sp > 0, se > 0) if any_sat else (True, True)
+        pmax, emax = bounds[n]
+        out[n] = (min(p * GROW, pmax) if gp else p, min(e * GROW, emax) if ge else e)
+    if out == point and any_sat:
+        # what ran out is at its bounds: the other ratings may still help
+        return grown(point, {}, bounds)
+    return out
+
+
+def _between(lo: dict, hi: dict) -> dict:
+    """Geometric midpoint of two designs, rating by rating."""
+    return {n: (math.sqrt(lo[n][0] * hi[n][0]), math.sqrt(lo[n][1] * hi[n][1])) for n in lo}
+
+
+def _spread(lo: dict, hi: dict) -> float:
+    """Largest ratio of a rating of ``hi`` to the same of ``lo``. [-]"""
+    r = [max(h / l_ if l_ > 0 else 1.0 for h, l_ in zip(hi[n], lo[n])) for n in lo]
+    return max(r, default=1.0)
+
+
+def _scales(point: dict, base: dict) -> tuple[dict, dict, float]:
+    """P̂ and Ê of ``point`` over the foresight design's, per storage, and the largest. [-]"""
+    ps = {n: (p / base[n][0] if base[n][0] > 0 else 1.0) for n, (p, e) in point.items()}
+    es = {n: (e / base[n][1] if base[n][1] > 0 else 1.0) for n, (p, e) in point.items()}
+    return ps, es, max([1.0, *ps.values(), *es.values()])
 
 
 def resize_for_controller(scenario, sol, *, progress: bool = False,
@@ -121,55 +175,63 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
     Returns
     -------
     ControllerResizing
-        ``compliant`` false when no α up to α_max (the ``max_*`` bounds, or
-        :data:`MAX_SCALE`) was compliant, or the runs ran out before one was.
+        ``compliant`` false when no design up to the ``max_*`` bounds (or :data:`MAX_SCALE`
+        × the foresight ratings) was compliant, or the runs ran out before one was.
     """
     from facility import mix
     from facility.metrics import limit_rows
+    from facility.report.design import growth_text
     from facility.simulate import run_scenario
 
     sized0, _, gpu_plan = mix.realize(scenario, sol, closed_loop=True)
     base = _base_ratings(scenario, sol)
-    a_max = _max_scale(scenario, base)
+    cfgs = scenario.storages()
+    bounds = {n: (min(cfgs[n].max_p_rated_mw if cfgs[n].max_p_rated_mw is not None else math.inf, p * MAX_SCALE),
+                  min(cfgs[n].max_e_rated_mwh if cfgs[n].max_e_rated_mwh is not None else math.inf, e * MAX_SCALE))
+              for n, (p, e) in base.items()}
     n_runs = int(scenario.optimize.max_resize_runs if max_runs is None else max_runs)
     tried: list[dict] = []
-    runs: dict[float, object] = {}
+    runs: list[tuple[dict, object]] = []
 
-    def ratings_at(a: float) -> dict:
-        return {n: (p * a, e * a) for n, (p, e) in base.items()}
-
-    def verify(a: float) -> bool:
+    def verify(point: dict) -> tuple[bool, dict]:
         upd = {n: sized0.storages()[n].model_copy(update={"p_rated_mw": p, "e_rated_mwh": e})
-               for n, (p, e) in ratings_at(a).items()}
+               for n, (p, e) in point.items()}
         res = run_scenario(sized0.model_copy(update=upd), progress=progress, gpu_plan=gpu_plan)
         comp = res.metrics["compliance"]
         failing = [k for k, v in limit_rows(comp).items() if not v]
-        tried.append({"scale": a, "compliant": bool(comp["compliant"]), "failing": failing})
-        runs[a] = res
-        log.info("verification under controller %r at %.3g x the foresight ratings: %s", scenario.controller.kind,
-                 a, "compliant" if comp["compliant"] else "breaks " + ", ".join(failing))
-        return bool(comp["compliant"])
+        sat = _saturated(res)
+        ps, es, a = _scales(point, base)
+        tried.append({"scale": a, "p_scale": ps, "e_scale": es, "compliant": bool(comp["compliant"]),
+                      "failing": failing, "saturated": {n: {"power": v[0], "soc": v[1]} for n, v in sat.items()}})
+        runs.append((point, res))
+        log.info("verification under controller %r at %s: %s", scenario.controller.kind,
+                 growth_text(ps, es) or "the foresight design",
+                 "compliant" if comp["compliant"] else "breaks " + ", ".join(failing))
+        return bool(comp["compliant"]), sat
 
-    lo, hi = None, None
-    a = 1.0
+    lo = hi = None
+    point = dict(base)
     while len(tried) < n_runs:
-        if verify(a):
-            hi = a
+        ok, sat = verify(point)
+        if ok:
+            hi = point
             break
-        lo = a
-        if a >= a_max or not base:
+        lo = point
+        nxt = grown(point, sat, bounds) if base else point
+        if nxt == point:            # every rating that ran out is at its bound
             break
-        a = min(a * GROW, a_max)
+        point = nxt
     if hi is not None and lo is not None:
-        while len(tried) < n_runs and hi / lo > 1.0 + RESIZE_TOL_FRAC:
-            mid = math.sqrt(lo * hi)
-            if verify(mid):
+        while len(tried) < n_runs and _spread(lo, hi) > 1.0 + RESIZE_TOL_FRAC:
+            mid = _between(lo, hi)
+            if verify(mid)[0]:
                 hi = mid
             else:
                 lo = mid
-    best = hi if hi is not None else tried[-1]["scale"]
-    return ControllerResizing(results=runs[best], scale=best, ratings=ratings_at(best), tried=tried,
-                              compliant=hi is not None, gpu_plan=gpu_plan)
+    best = hi if hi is not None else runs[-1][0]
+    res = next(r for pt, r in reversed(runs) if pt is best)
+    return ControllerResizing(results=res, scale=_scales(best, base)[2], ratings=best, tried=tried,
+                              compliant=hi is not None, gpu_plan=gpu_plan, base=base)
 
 
 def realized_sizing(scenario, sol, rs: ControllerResizing):

@@ -226,7 +226,9 @@ def test_size_verifies_under_the_mpc_by_default_and_reports_both_designs(tmp_pat
     assert js["verified_by"] == "mpc" and js["verified"] is True and js["perfect_foresight"] is False
     assert js["bess"]["p_rated_mw_opt"] >= js["foresight"]["bess"]["p_rated_mw_opt"] * (1 - 1e-9)
     assert js["bess"]["p_rated_mw_opt"] == pytest.approx(
-        js["resize"]["scale"] * js["foresight"]["bess"]["p_rated_mw_opt"], rel=1e-9)
+        js["resize"]["p_scale"]["bess"] * js["foresight"]["bess"]["p_rated_mw_opt"], rel=1e-9)
+    assert js["bess"]["e_rated_mwh_opt"] == pytest.approx(
+        js["resize"]["e_scale"]["bess"] * js["foresight"]["bess"]["e_rated_mwh_opt"], rel=1e-9)
     assert js["objective_usd_per_year"] == pytest.approx(js["cost"]["total_usd_per_year"])
     assert js["cost_of_no_foresight_usd_per_year"] == pytest.approx(
         js["objective_usd_per_year"] - js["foresight"]["objective_usd_per_year"])
@@ -270,3 +272,26 @@ def test_no_bundled_sizing_scenario_exits_0_with_a_verification_that_is_not_comp
     if rc == 0:
         assert "compliant: yes" in out and "compliant: no" not in out
         assert json.loads((tmp_path / "out" / "sizing.json").read_text())["verified"] is True
+
+
+def test_the_resize_grows_what_ran_out():
+    """Power-saturated: P grows, E stays; SoC-saturated: E; both or neither: both; what ran
+    out at its bound leaves the others to grow; ratings stop at their bounds."""
+    from facility.sizing_control import GROW, grown
+
+    pt = {"bess": (10.0, 1.0), "rack_storage": (2.0, 0.1)}
+    inf = float("inf")
+    b = {"bess": (inf, inf), "rack_storage": (inf, inf)}
+    g = grown(pt, {"bess": (5, 0), "rack_storage": (0, 0)}, b)
+    assert g == {"bess": (10.0 * GROW, 1.0), "rack_storage": (2.0, 0.1)}
+    g = grown(pt, {"bess": (0, 3), "rack_storage": (0, 0)}, b)
+    assert g == {"bess": (10.0, 1.0 * GROW), "rack_storage": (2.0, 0.1)}
+    g = grown(pt, {"bess": (1, 3), "rack_storage": (0, 0)}, b)
+    assert g == {"bess": (10.0 * GROW, 1.0 * GROW), "rack_storage": (2.0, 0.1)}
+    g = grown(pt, {}, b)
+    assert g == {n: (p * GROW, e * GROW) for n, (p, e) in pt.items()}
+    # bess's power ran out at its bound (12 MW): the others grow
+    b2 = {"bess": (12.0, inf), "rack_storage": (inf, inf)}
+    assert grown(pt, {"bess": (5, 0)}, b2)["bess"] == (12.0, 1.0)
+    at = {"bess": (12.0, 1.0), "rack_storage": (2.0, 0.1)}
+    assert grown(at, {"bess": (5, 0)}, b2) == {"bess": (12.0, 1.0 * GROW), "rack_storage": (2.0 * GROW, 0.1 * GROW)}

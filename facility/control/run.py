@@ -33,6 +33,7 @@ from facility.control.plan import allowed_rate_mw_per_s, mpc_margin_frac
 from facility.control.result import ControlResult
 from facility.errors import ScenarioError
 from facility.storage import LIMIT_NAMES, StorageParams, StorageTrace
+from facility.storage.soc import LIMIT_EMPTY, LIMIT_FULL, LIMIT_POWER
 
 __all__ = ["run_control"]
 
@@ -339,11 +340,13 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
     # ---- results
     p_base = load + out_w * (alt - load) if has_alt else load
     traces, p_sto, soc, saturation = {}, {}, {}, {}
-    n_sat = {}
+    n_sat, n_sat_by = {}, {}
     for i, n in enumerate(names):
         tr = StorageTrace.from_energy(out_p[i], out_e[i], out_lim[i], prm[i])
         traces[n], p_sto[n], soc[n] = tr, tr.p_mw, tr.soc_frac
         n_sat[n] = int(np.count_nonzero(out_lim[i]))
+        n_sat_by[n] = {"power": int(np.count_nonzero(out_lim[i] == LIMIT_POWER)),
+                       "soc": int(np.count_nonzero((out_lim[i] == LIMIT_EMPTY) | (out_lim[i] == LIMIT_FULL)))}
         if first_sat[i] >= 0:
             t_sat = float(first_sat[i] * dt_s)
             saturation[n] = t_sat
@@ -370,7 +373,7 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
                     mpc_period_s=(None if mpc.period_steps is None
                                                        else mpc.period_steps * dt_s),
                     fallback_frac=float(np.mean(fb)) if fb.size == T else 0.0)
-    info.update(n_saturated_steps=n_sat, engaged_frac=float(np.mean(out_w > 0)),
+    info.update(n_saturated_steps=n_sat, n_saturated_steps_by_limit=n_sat_by, engaged_frac=float(np.mean(out_w > 0)),
                 n_codesign_engagements=int(np.sum(ev_kind[:min(n_ev[0], _EVENT_CAP)] == K.EV_ENGAGE)),
                 events_dropped=int(max(0, n_ev[0] - _EVENT_CAP)))
     return ControlResult(p_storage_mw=p_sto, soc_frac=soc, p_load_mw=out_load, p_pcc_mw=out_pcc,

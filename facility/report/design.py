@@ -17,7 +17,7 @@ from facility.metrics import verdict_text
 if TYPE_CHECKING:
     from facility.results import Results
 
-__all__ = ["design_units", "design_line", "design_html", "duration_text"]
+__all__ = ["design_units", "design_line", "design_html", "duration_text", "growth_text"]
 
 
 def design_units(sizing: dict, scenario=None) -> list[dict]:
@@ -75,6 +75,11 @@ def _verified(res: "Results") -> tuple[str, str]:
     return who, verdict
 
 
+def growth_text(p_scale: dict, e_scale: dict) -> str:
+    """``bess P x1.5, E x1`` for each storage of a design's growth over the foresight one."""
+    return ", ".join(f"{n} P x{p_scale[n]:.3g}, E x{e_scale.get(n, 1.0):.3g}" for n in p_scale)
+
+
 def _foresight_text(z: dict) -> str:
     """What no foresight costs, where a closed-loop controller verified the design."""
     fs = z.get("foresight") or {}
@@ -82,7 +87,7 @@ def _foresight_text(z: dict) -> str:
         return ""
     return (f"the perfect-foresight design costs {fs['objective_usd_per_year']:,.0f} USD/yr; no foresight "
             f"costs {z.get('cost_of_no_foresight_usd_per_year', 0.0):,.0f} USD/yr more "
-            f"({(z.get('resize') or {}).get('scale', 1.0):.3g} x its ratings)")
+            f"({growth_text((z.get('resize') or {}).get('p_scale') or {}, (z.get('resize') or {}).get('e_scale') or {}) or 'its ratings'})")
 
 
 def design_line(res: "Results") -> str:

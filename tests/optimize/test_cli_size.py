@@ -127,8 +127,13 @@ def test_size_never_exits_0_with_a_controller_that_breaks_the_limits(tmp_path, c
     rc = main(["size", str(f), "--out", str(tmp_path / "out"), "--no-plots", "--set", "optimize.max_resize_runs=2"])
     err = capsys.readouterr().err
     assert rc == 3
-    assert "controller.kind = 'moving_average'" in err and "max_window_swing_mw" in err and "1x, 1.5x" in err
+    assert "controller.kind = 'moving_average'" in err and "max_window_swing_mw" in err and "bess P x1, E x1; bess P x" in err
     js = json.loads((tmp_path / "out" / "sizing.json").read_text())
     assert js["verified"] is False and js["verified_by"] == "moving_average"
-    assert [t["scale"] for t in js["resize"]["tried"]] == [1.0, 1.5]
+    tried = js["resize"]["tried"]
+    assert tried[0]["scale"] == 1.0 and tried[1]["scale"] == pytest.approx(1.5)
+    # what ran out grew (by 1.5), the rest stayed
+    sat = tried[0]["saturated"]["bess"]
+    assert tried[1]["p_scale"]["bess"] == pytest.approx(1.5 if sat["power"] or not sat["soc"] else 1.0)
+    assert tried[1]["e_scale"]["bess"] == pytest.approx(1.5 if sat["soc"] or not sat["power"] else 1.0)
     assert js["foresight"]["bess"]["p_rated_mw_opt"] > 0
