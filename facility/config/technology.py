@@ -17,6 +17,7 @@ extendable unit per candidate (:func:`unit_configs`), named ``<storage>.<technol
 from __future__ import annotations
 
 import functools
+import math
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -119,7 +120,30 @@ def degradation_usd_per_mwh(cost_usd_per_kwh: float, cycle_life: float, cycle_de
     return 1000.0 * float(cost_usd_per_kwh) / (float(cycle_life) * float(cycle_depth_frac))
 
 
-def _fill(section: dict, tech: StorageTechnology, label: str) -> tuple[dict, dict[str, str]]:
+#: Largest degradation cost a storage section accepts (its schema bound). [USD/MWh]
+MAX_DEGRADATION_USD_PER_MWH = 1e6
+
+
+def _derived_degradation(cost_usd_per_kwh, cycle_life, cycle_depth_frac, where: str) -> float:
+    """:func:`degradation_usd_per_mwh`, refused (naming the keys it comes from) where it is
+    past what ``degradation_usd_per_mwh`` accepts. [USD/MWh]"""
+    try:
+        v = degradation_usd_per_mwh(cost_usd_per_kwh, cycle_life, cycle_depth_frac)
+    except (TypeError, ValueError, ZeroDivisionError):
+        return math.nan     # a malformed key: the schema names it
+    if v > MAX_DEGRADATION_USD_PER_MWH:
+        need = 1000.0 * float(cost_usd_per_kwh) / (MAX_DEGRADATION_USD_PER_MWH * float(cycle_depth_frac))
+        raise ScenarioError(
+            f"{where}.cycle_life = {float(cycle_life):g} cycles (at cycle_depth_frac = "
+            f"{float(cycle_depth_frac):g}, cost_usd_per_kwh = {float(cost_usd_per_kwh):g} USD/kWh) "
+            f"prices each MWh discharged at {v:.3g} USD (1000 cost_usd_per_kwh / (cycle_life x "
+            f"cycle_depth_frac)), past the {MAX_DEGRADATION_USD_PER_MWH:g} USD/MWh "
+            f"degradation_usd_per_mwh accepts: cycle_life must be at least {need:.3g} cycles "
+            f"(or set degradation_usd_per_mwh)")
+    return v
+
+
+def _fill(section: dict, tech: StorageTechnology, label: str, where: str = "storage") -> tuple[dict, dict[str, str]]:
     """The section with the technology's values under the keys it does not set, and where each
     filled key came from."""
     out, notes = dict(section), {}
@@ -128,8 +152,10 @@ def _fill(section: dict, tech: StorageTechnology, label: str) -> tuple[dict, dic
             out[k] = getattr(tech, k)
             notes[k] = f"from technology {tech.name} ({label})"
     if "degradation_usd_per_mwh" not in out:
-        out["degradation_usd_per_mwh"] = degradation_usd_per_mwh(
-            out["cost_usd_per_kwh"], out["cycle_life"], out["cycle_depth_frac"])
+        deg = _derived_degradation(out["cost_usd_per_kwh"], out["cycle_life"], out["cycle_depth_frac"], where)
+        if math.isnan(deg):
+            return out, notes
+        out["degradation_usd_per_mwh"] = deg
         notes["degradation_usd_per_mwh"] = ("derived as 1000 cost_usd_per_kwh / (cycle_life x "
                                             "cycle_depth_frac)")
     return out, notes
@@ -180,7 +206,7 @@ def apply_technologies(data: dict, source: str) -> tuple[dict, dict[str, dict[st
         if not isinstance(tech, str):
             raise ScenarioError(f"{source}: {sec}.technology = {tech!r}: a technology name or a .toml path")
         t = load_technology(tech, key=f"{source}: {sec}.technology")
-        out[sec], provenance[sec] = _fill(section, t, technology_label(tech))
+        out[sec], provenance[sec] = _fill(section, t, technology_label(tech), f"{source}: {sec}")
     return out, provenance
 
 
@@ -202,10 +228,10 @@ def unit_configs(name: str, cfg) -> dict:
         tech = load_technology(t_name, key=f"{name}.technologies")
         upd = {k: getattr(tech, k) for k in FILLED_KEYS if k not in set_keys}
         if "degradation_usd_per_mwh" not in set_keys:
-            upd["degradation_usd_per_mwh"] = degradation_usd_per_mwh(
+            upd["degradation_usd_per_mwh"] = _derived_degradation(
                 upd.get("cost_usd_per_kwh", cfg.cost_usd_per_kwh),
                 upd.get("cycle_life", cfg.cycle_life or tech.cycle_life),
-                upd.get("cycle_depth_frac", cfg.cycle_depth_frac))
+                upd.get("cycle_depth_frac", cfg.cycle_depth_frac), name)
         upd.update(technology=t_name, technologies=None, min_p_rated_mw=0.0, min_e_rated_mwh=0.0)
         out[f"{name}.{tech.name}"] = cfg.model_copy(update=upd)
     return out

@@ -129,3 +129,20 @@ def test_facility_models_lists_every_technology_with_bounds_costs_and_source(cap
         assert f"{t.cycle_life:,.0f} cycles" in line
         assert t.source in text
     assert "2 h-4 h" in text and "1 s-2 min" in text   # lfp_2h, supercap bounds
+
+
+def test_a_cycle_life_whose_degradation_price_is_out_of_range_is_blamed_on_cycle_life(tmp_path):
+    """A technology's derived degradation price (1000 c_E / (N d)) past what the key accepts
+    is refused naming cycle_life, the value that gives it and the least cycle life it needs
+    (found by the out-of-suite fuzz: it named only degradation_usd_per_mwh, unset by the user)."""
+    from facility.config import load_scenario
+    from facility.errors import ScenarioError
+
+    f = tmp_path / "s.toml"
+    f.write_text('schema_version = 1\nname = "t"\n[time]\nhorizon_s = 10\ndt_s = 0.1\n'
+                 '[[jobs]]\nname = "j"\nn_gpus = 1000\ngpu = "h100"\n'
+                 '[bess]\nenabled = true\ntechnology = "lfp_2h"\np_rated_mw = 1.0\ne_rated_mwh = 2.0\n')
+    with pytest.raises(ScenarioError, match=r"bess\.cycle_life = 1e-06 cycles .* at least [0-9.]+ cycles"):
+        load_scenario(f, ["bess.cycle_life=1e-6"])
+    s = load_scenario(f, ["bess.cycle_life=5000"])
+    assert s.bess.degradation_usd_per_mwh == pytest.approx(1000 * s.bess.cost_usd_per_kwh / (5000 * s.bess.cycle_depth_frac))
