@@ -4,6 +4,9 @@ Each executor yields one record per task as the task finishes. A case that raise
 with ``status = "error"`` written by the worker itself; a task that dies with its worker
 (killed process, lost Dask worker) yields a record with ``status = "error"`` and
 ``persisted = False`` — no case folder exists for it, so ``--resume`` runs it again.
+
+Pool workers and LocalCluster worker processes end with the sweep, also a SIGKILLed one
+(:mod:`facility.sweep.lifeline`).
 """
 
 from __future__ import annotations
