@@ -21,7 +21,7 @@ psutil = pytest.importorskip("psutil")
 pytest.importorskip("distributed")
 
 REPO = Path(__file__).resolve().parents[2]
-#: 8 cases (of 0.5 s each in the first test)
+#: 8 cases (of 0.3 s each in the first test)
 SET_8 = ["gpu_smoothing.floor_frac=0.2:0.8:4", "spec=paper_example,caiso_2026_straw"]
 
 
@@ -69,7 +69,7 @@ def _assert_whole(out: Path) -> None:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process tree checks on Linux")
 def test_sigkilled_dask_sweep_takes_its_cluster_workers_and_resumes(scenario_file, tmp_path):
-    scen = scenario_file("synthetic:sleep=0.5")
+    scen = scenario_file("synthetic:sleep=0.3")
     out = tmp_path / "sw"
     proc = _start(_sweep_cmd(scen, out, "--executor", "dask", "--workers", "2"))
     # mid-run: a case finished and the two workers busy with the next ones
@@ -87,7 +87,7 @@ def test_sigkilled_dask_sweep_takes_its_cluster_workers_and_resumes(scenario_fil
     _assert_whole(out)
     n_done = len(_published(out))
     assert 1 <= n_done < 8
-    time.sleep(0.6)                          # longer than a case: nobody writes on
+    time.sleep(0.5)                          # longer than a case: nobody writes on
     assert len(_published(out)) == n_done
 
     df = run_sweep(scen, SET_8, out, case_fn=SYNTHETIC, workers=1, progress=False, resume=True,
