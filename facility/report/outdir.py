@@ -23,7 +23,10 @@ The file name must end as the command writes (``.json`` for ``export-net``). A f
 current directory or an unwritable place is always refused.
 
 An existing empty folder is also checked itself: a mount point (which cannot be renamed into
-place) and a folder that cannot be written are refused before the simulation.
+place; bind mounts included, found in ``/proc/self/mountinfo``) and a folder that cannot be
+written are refused before the simulation. "Cannot be written" is decided by the file system,
+not by permission bits (root ignores those): a read-only mount (``statvfs`` ``ST_RDONLY``)
+and a probe folder that cannot be created.
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ __all__ = [
     "check_out_file",
     "check_writable",
     "foreign_entries",
+    "is_mount_point",
+    "read_only_fs",
 ]
 
 #: Manifest of a run/size result folder; its ``facility_output`` key names the command.
@@ -212,13 +217,60 @@ def _resolved(path: str | Path, flag: str) -> Path:
     return full
 
 
+def _unescape_mountinfo(field: str) -> str:
+    """A path of ``/proc/self/mountinfo`` (spaces, tabs, newlines, backslashes octal-escaped)."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
+def _mount_points() -> set[str]:
+    """Mount points of this process's mount namespace (Linux ``/proc/self/mountinfo``; empty elsewhere)."""
+    try:
+        text = Path("/proc/self/mountinfo").read_text()
+    except OSError:
+        return set()
+    return {_unescape_mountinfo(line.split()[4]) for line in text.splitlines() if len(line.split()) > 4}
+
+
+def is_mount_point(path: Path) -> bool:
+    """Whether ``path`` is a mount point, bind mounts within one file system included.
+
+    ``os.path.ismount`` sees only a change of device (or the root); a bind mount of a folder
+    of the same file system is found in ``/proc/self/mountinfo``.
+    """
+    path = Path(path)
+    return os.path.ismount(path) or os.fspath(path.resolve()) in _mount_points()
+
+
+def read_only_fs(path: Path) -> bool:
+    """Whether ``path`` lies on a file system mounted read-only (``statvfs`` ``ST_RDONLY``).
+
+    This holds also for root, whom permission bits (and ``os.access``) do not stop.
+    """
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # pragma: no cover - no statvfs (Windows)
+        return False
+
+
+def _probe(folder: Path) -> None:
+    probe = tempfile.mkdtemp(prefix=".facility-write-check-", dir=folder)
+    os.rmdir(probe)
+
+
 def check_writable(target: Path, flag: str = "--out") -> None:
-    """Create (and remove) a probe folder where ``target``'s temporary copy will be written.
+    """Check that ``target`` can be written where facility writes it, before any work starts.
+
+    The folder that will hold the temporary copy (``target``'s parent, or its first existing
+    ancestor) must not be on a read-only file system (``statvfs``; root ignores permission
+    bits, a read-only mount stops everyone) and must take a probe folder (created and
+    removed: permissions, quotas, odd file systems). An existing folder ``target`` is checked
+    itself: not a mount point (it is replaced as a whole, which a mount point does not allow),
+    not read-only, and taking a probe folder.
 
     Raises
     ------
     ScenarioError
-        A file is in the way of ``target``'s parent, or the parent cannot be written.
+        A file is in the way of ``target``'s parent, or the place cannot be written.
     """
     parent = Path(target).parent
     probe_dir = parent
@@ -226,28 +278,30 @@ def check_writable(target: Path, flag: str = "--out") -> None:
         probe_dir = probe_dir.parent
     if not probe_dir.is_dir():
         raise ScenarioError(f"{flag} {target}: {probe_dir} is a file, not a folder; choose another place")
+    if read_only_fs(probe_dir):
+        raise ScenarioError(f"{flag} {target}: {probe_dir} is on a read-only file system; choose a writable "
+                            f"folder")
     try:
-        probe = tempfile.mkdtemp(prefix=".facility-write-check-", dir=probe_dir)
-        os.rmdir(probe)
+        _probe(probe_dir)
     except OSError as exc:
         raise ScenarioError(f"{flag} {target}: cannot write in {probe_dir} ({exc.strerror or exc}); "
                             f"choose a writable folder") from None
     target = Path(target)
     if target.is_dir() and not target.is_symlink():
         # the folder itself is replaced (renamed) or written into: a mount point cannot be
-        # renamed, and a folder without write permission cannot be renamed or filled
-        if os.path.ismount(target):
+        # renamed, and a read-only or unwritable folder cannot be renamed or filled
+        if is_mount_point(target):
             raise ScenarioError(f"{flag} {target}: is a mount point; facility replaces its output folder as a "
                                 f"whole, which a mount point does not allow — give a folder inside it, "
                                 f"e.g. {flag} {target / 'result'}")
+        if read_only_fs(target):
+            raise ScenarioError(f"{flag} {target}: the folder is on a read-only file system; choose a "
+                                f"writable folder")
         try:
-            probe = tempfile.mkdtemp(prefix=".facility-write-check-", dir=target)
-            os.rmdir(probe)
+            _probe(target)
         except OSError as exc:
             raise ScenarioError(f"{flag} {target}: cannot write in this folder ({exc.strerror or exc}); "
                                 f"choose a writable folder") from None
-        if not os.access(target, os.W_OK | os.X_OK):
-            raise ScenarioError(f"{flag} {target}: the folder is not writable; choose a writable folder")
 
 
 def check_out_dir(path: str | Path, *, force: bool = False, kinds: tuple[str, ...] = ("run", "size", "sweep"),

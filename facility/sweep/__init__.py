@@ -11,10 +11,23 @@ Public API (the CLI's ``sweep`` subcommand uses the last two):
 See docs/studies.md for the definitions of the study quantities.
 """
 
-from facility.sweep.cases import expand_cases, validate_cases
-from facility.sweep.cli import add_sweep_arguments, main_sweep
-from facility.sweep.engine import load_records, run_sweep
-from facility.sweep.study import cheapest_compliant, pareto_front, pareto_mask, strategy_table
+import importlib
+
+# The names load on first use (PEP 562): the CLI's parser needs add_sweep_arguments only, and
+# the engine pulls in pandas and the study outputs (~0.5–3 s) that a `facility validate` or a
+# refused command line must not wait for.
+_WHERE = {
+    "expand_cases": "cases",
+    "validate_cases": "cases",
+    "add_sweep_arguments": "cli",
+    "main_sweep": "cli",
+    "load_records": "engine",
+    "run_sweep": "engine",
+    "cheapest_compliant": "study",
+    "pareto_front": "study",
+    "pareto_mask": "study",
+    "strategy_table": "study",
+}
 
 __all__ = [
     "expand_cases",
@@ -28,3 +41,15 @@ __all__ = [
     "cheapest_compliant",
     "strategy_table",
 ]
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f"facility.sweep.{_WHERE[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'facility.sweep' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -4,6 +4,9 @@ Each executor yields one record per task as the task finishes. A case that raise
 with ``status = "error"`` written by the worker itself; a task that dies with its worker
 (killed process, lost Dask worker) yields a record with ``status = "error"`` and
 ``persisted = False`` — no case folder exists for it, so ``--resume`` runs it again.
+
+Pool workers and LocalCluster worker processes end with the sweep, also a SIGKILLed one
+(:mod:`facility.sweep.lifeline`).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Iterator, Sequence
 
 from facility.errors import ScenarioError
+from facility.sweep.lifeline import SWEEP_PID_ENV, die_with_parent
 from facility.sweep.worker import CaseTask, execute_case
 
 __all__ = ["EXECUTORS", "default_workers", "run_tasks"]
@@ -44,45 +48,9 @@ def _serial(tasks: Sequence[CaseTask]) -> Iterator[dict]:
         yield execute_case(task)
 
 
-#: How often a pool worker checks that the sweep that started it still runs. [s]
-PARENT_POLL_S = 1.0
-
-
-def _die_with_parent(parent_pid: int) -> None:
-    """Pool worker initializer: end this worker when the sweep process that started it dies.
-
-    On Linux the kernel sends SIGKILL at the parent's death (``prctl(PR_SET_PDEATHSIG)``); on
-    every system a daemon thread checks ``os.getppid()`` every :data:`PARENT_POLL_S` and exits
-    the worker once it changed (the worker was re-parented: its sweep is gone). A SIGKILLed
-    sweep therefore leaves no worker computing on.
-    """
-    import signal
-    import sys
-    import threading
-    import time
-
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
-        except (OSError, AttributeError):  # pragma: no cover - no libc prctl
-            pass
-    if os.getppid() != parent_pid:  # the parent died before the signal was armed
-        os._exit(1)
-
-    def watch() -> None:
-        while True:
-            time.sleep(PARENT_POLL_S)
-            if os.getppid() != parent_pid:
-                os._exit(1)
-
-    threading.Thread(target=watch, name="facility-parent-watch", daemon=True).start()
-
-
 def _local(tasks: Sequence[CaseTask], workers: int) -> Iterator[dict]:
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_die_with_parent, initargs=(os.getpid(),))
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=die_with_parent,
+                               initargs=(os.getpid(),))
     try:
         futures = {pool.submit(execute_case, t): t for t in tasks}
         for fut in as_completed(futures):
@@ -104,12 +72,16 @@ def _dask(tasks: Sequence[CaseTask], workers: int | None, scheduler: str | None,
     if scheduler:
         try:
             client = Client(scheduler, timeout=f"{CONNECT_TIMEOUT_S}s")
-        except OSError as exc:
-            raise ScenarioError(f"--scheduler {scheduler}: cannot connect to a Dask scheduler: {exc}") from None
+        except (OSError, ValueError, TypeError) as exc:   # refused, timed out, malformed address
+            raise ScenarioError(f"--scheduler {scheduler}: cannot connect to a Dask scheduler: {exc} "
+                                f"(expected an address such as tcp://host:8786)") from None
     else:
+        # worker processes end with this sweep, also when it is SIGKILLed (facility.sweep.lifeline)
+        tie = ({"preload": ["facility.sweep.lifeline"], "env": {SWEEP_PID_ENV: str(os.getpid())}}
+               if processes else {})
         cluster = LocalCluster(n_workers=workers or default_workers(), threads_per_worker=1,
                                processes=processes, dashboard_address=None,
-                               silence_logs=logging.WARNING)
+                               silence_logs=logging.WARNING, **tie)
         client = Client(cluster)
     try:
         futures = [client.submit(execute_case, t, key=f"facility-case-{t.case_id}-{os.getpid()}", pure=False)

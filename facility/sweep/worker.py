@@ -4,6 +4,8 @@ A case folder ``cases/<case_id>/`` appears only complete: the case runs in a tem
 folder ``cases/.tmp-<case_id>-<random>/`` that is renamed into place at the end (a rename
 within one file system is atomic). A killed sweep therefore leaves complete case folders and
 stale temporary ones, which the next ``--resume`` deletes before it runs the missing cases.
+A case on a Dask worker whose sweep was killed is neither started nor published
+(:func:`facility.sweep.lifeline.sweep_gone`).
 
 Every case folder holds ``case.json`` (id, overrides, status, error, timings, and the nested
 ``result``: metrics + derived study quantities) and whatever the case function wrote
@@ -30,6 +32,7 @@ from facility.config.load import apply_overrides, scenario_from_dict
 from facility.config.resources import check_resources
 from facility.report.staging import apply_umask
 from facility.sweep.derive import derive
+from facility.sweep.lifeline import sweep_gone
 
 __all__ = ["CaseTask", "execute_case", "default_case_fn", "resolve_case_fn", "CASE_FILE"]
 
@@ -180,6 +183,10 @@ def execute_case(task: CaseTask) -> dict:
         "case_s": 0.0,
         "result": {},
     }
+    if sweep_gone():   # a Dask task whose sweep was killed (facility.sweep.lifeline)
+        record.update(status="error", error_type="SweepGone", persisted=False, wall_s=0.0,
+                      error="the sweep that submitted this case is gone; not run")
+        return record
     if not cases_dir.is_dir():
         record.update(status="error", error_type="FileNotFoundError", persisted=False, wall_s=0.0,
                       error=f"{cases_dir} is not visible on worker host {record['host']}: workers of an "
@@ -202,8 +209,15 @@ def execute_case(task: CaseTask) -> dict:
     except Exception as exc:  # a failing case is a result, not the end of the sweep
         record.update(status="error", error=str(exc) or type(exc).__name__, error_type=type(exc).__name__,
                       traceback=traceback.format_exc(limit=20))
-    tmp.mkdir(parents=True, exist_ok=True)  # a case function may have replaced it atomically
     record["wall_s"] = time.perf_counter() - t0
+    if sweep_gone() or not cases_dir.is_dir():
+        # the sweep was killed meanwhile (or its staging folder removed): publish nothing, so
+        # nothing appears that no sweep will account for; --resume runs the case again
+        shutil.rmtree(tmp, ignore_errors=True)
+        record.update(persisted=False, status="error", error_type="SweepGone",
+                      error="the sweep that submitted this case is gone; its result was not kept")
+        return record
+    tmp.mkdir(exist_ok=True)  # a case function may have replaced it atomically
     write_json(tmp / CASE_FILE, record)
     final = cases_dir / task.case_id
     try:

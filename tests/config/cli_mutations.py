@@ -205,10 +205,8 @@ def _damage(sw: Path, how: str) -> None:
         rec.unlink()
 
 
-def run_cli_case(case: CliCase, wd: Path) -> dict:
-    """Set up ``case`` in ``wd`` (an empty folder), run it; ``rc``, ``err`` and what changed."""
-    from facility.cli import main
-
+def _setup(case: CliCase, wd: Path) -> list[str]:
+    """Prepare ``wd`` for ``case`` (scenario, damaged sweep, the user's files); the argv."""
     wd.mkdir(parents=True, exist_ok=True)
     if case.setup == "mpc":
         _mpc_scenario(wd / "mpc.toml")
@@ -218,7 +216,19 @@ def run_cli_case(case: CliCase, wd: Path) -> dict:
         f = wd / rel
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_text(text)
-    argv = [a.replace("{wd}", str(wd)) if isinstance(a, str) else a for a in case.argv]
+    return [a.replace("{wd}", str(wd)) if isinstance(a, str) else a for a in case.argv]
+
+
+def _changed(case: CliCase, wd: Path) -> list[str]:
+    return [rel for rel, text in case.user_files.items()
+            if not (wd / rel).is_file() or (wd / rel).read_text() != text]
+
+
+def run_cli_case(case: CliCase, wd: Path) -> dict:
+    """Set up ``case`` in ``wd`` (an empty folder), run it; ``rc``, ``err`` and what changed."""
+    from facility.cli import main
+
+    argv = _setup(case, wd)
     err, out = io.StringIO(), io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
         try:
@@ -227,9 +237,33 @@ def run_cli_case(case: CliCase, wd: Path) -> dict:
             rc = exc.code if isinstance(exc.code, int) else 1
         except BaseException as exc:  # noqa: BLE001 - an escape is a finding, not a crash of the run
             rc, err = 1, io.StringIO(f"escaped: {type(exc).__name__}: {exc}")
-    changed = [rel for rel, text in case.user_files.items()
-               if not (wd / rel).is_file() or (wd / rel).read_text() != text]
-    return {"rc": rc, "err": err.getvalue(), "changed": changed}
+    return {"rc": rc, "err": err.getvalue(), "changed": _changed(case, wd)}
+
+
+def run_cli_cases_as_processes(cases: list[CliCase], workdir: Path, timeout_s: float = 120.0) -> list[dict]:
+    """Run each case as its own ``python -m facility`` process (all at once): the exit status
+    the shell sees, stderr, and what changed — the in-process runner cannot see an exit
+    status that only the interpreter's shutdown sets."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    procs = []
+    for i, case in enumerate(cases):
+        wd = Path(workdir) / f"p{i}"
+        argv = _setup(case, wd)
+        procs.append((case, wd, subprocess.Popen([sys.executable, "-m", "facility", *argv], cwd=wd, env=env,
+                                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)))
+    out = []
+    for case, wd, p in procs:
+        try:
+            _, err = p.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+        out.append({"rc": p.returncode, "err": err, "changed": _changed(case, wd)})
+    return out
 
 
 def cli_problems(case: CliCase, outcome: dict) -> list[str]:

@@ -167,19 +167,25 @@ def _set(raw: dict, path: tuple, value: Any, delete: bool = False) -> None:
             node[last] = value
 
 
-def _choices(path: tuple, info: Any) -> list:
+@functools.lru_cache(maxsize=1)
+def _library_choices() -> dict[str, tuple]:
+    """The library names a key may take (listed once: each listing walks a folder)."""
     from facility.config.library import list_gpus, list_specs
     from facility.electrical.library import list_trafo_types, list_ups_types
 
+    trafos, specs = tuple(list_trafo_types()), tuple(list_specs())
+    return {"gpu": tuple(list_gpus()), "base": specs, "spec": specs, "trafo_type": trafos,
+            "lv_trafo_type": trafos, "ups_type": tuple(list_ups_types()),
+            "trace_file": (str(REPO / "tests/data/synthetic_trace_p_gpu_w.csv"),)}
+
+
+def _choices(path: tuple, info: Any) -> list:
     leaf = path[-1]
     if info is not None:
         for a in (info.annotation, *typing.get_args(info.annotation)):
             if typing.get_origin(a) is typing.Literal:
                 return list(typing.get_args(a))
-    return {"gpu": list_gpus(), "base": list_specs(), "spec": list_specs(),
-            "trafo_type": list_trafo_types(), "lv_trafo_type": list_trafo_types(),
-            "ups_type": list_ups_types(), "trace_file": [str(REPO / "tests/data/synthetic_trace_p_gpu_w.csv")],
-            }.get(leaf, [None])
+    return list(_library_choices().get(leaf, (None,)))
 
 
 def _is_numeric(info: Any) -> bool:
@@ -402,8 +408,12 @@ def problems(o: Outcome) -> list[str]:
 
 
 def _names(message: str, key: str) -> bool:
-    """Whether a refusal names ``key``: its dotted path, or the path with the job index as
-    ``*`` (``jobs.*.n_gpus`` in a message about every job)."""
+    """Whether a refusal names ``key``: its dotted path, the path with the job index as
+    ``*`` (``jobs.*.n_gpus`` in a message about every job), or its section and its field
+    (``grid_impact: sync_coeff_gen_mw_per_rad and sync_coeff_rest_mw_per_rad go together``)."""
     import re
 
-    return key in message or re.sub(r"^jobs\.\d+\.", "jobs.*.", key) in message
+    section, _, leaf = key.rpartition(".")
+    return (key in message or re.sub(r"^jobs\.\d+\.", "jobs.*.", key) in message
+            or (bool(section) and f"{section}: " in message and re.search(rf"\b{re.escape(leaf)}\b", message)
+                is not None))

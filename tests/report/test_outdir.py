@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
 from facility.errors import ScenarioError
 from facility.report.outdir import check_out_dir, check_out_file, output_kind
 from facility.report.staging import write_sidecar
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _fake_result(folder, kind="run", files=("metrics.json", "report.html", "power.png")):
@@ -176,16 +184,140 @@ def test_sweep_owns_only_what_its_manifest_lists(tmp_path):
     assert output_kind(sw) == "sweep"
 
 
-def test_mount_point_and_unwritable_empty_folder_are_refused(tmp_path, monkeypatch):
-    import os
+def _can_mount() -> str:
+    """'' when this process may mount in a private mount namespace (``unshare -m``), else why not."""
+    if not sys.platform.startswith("linux") or shutil.which("unshare") is None:
+        return "needs Linux and unshare(1)"
+    with tempfile.TemporaryDirectory() as d:
+        r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                            'mount -t tmpfs -o ro,size=64k facility-probe "$1"', "sh", d],
+                           capture_output=True, text=True)
+    return "" if r.returncode == 0 else f"cannot mount in a private namespace: {r.stderr.strip()[:120]}"
 
-    mnt = tmp_path / "mnt"
-    mnt.mkdir()
-    real = os.path.ismount
-    monkeypatch.setattr(os.path, "ismount", lambda p: str(p) == str(mnt) or real(p))
-    with pytest.raises(ScenarioError, match="is a mount point.*inside it"):
-        check_out_dir(mnt)
-    monkeypatch.setattr(os, "access", lambda p, mode: str(p) != str(mnt / "ro"))
-    (mnt / "ro").mkdir()
-    with pytest.raises(ScenarioError, match="not writable"):
-        check_out_dir(mnt / "ro")
+
+#: Runs ``facility.cli.main`` on each command line of argv[1] (JSON) and prints one JSON line
+#: per command: the exit code, stderr, and whether os.path.ismount sees the --out folder.
+_DRIVER = """
+import contextlib, io, json, logging, os, sys
+from facility.cli import main
+for argv in json.loads(sys.argv[1]):
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            rc = main(argv)
+        except SystemExit as exc:
+            rc = exc.code
+        except BaseException as exc:
+            rc, err = 1, io.StringIO(repr(exc))
+    out = argv[argv.index("--out") + 1]
+    print(json.dumps({"out": out, "rc": rc, "err": err.getvalue(), "ismount": os.path.ismount(out)}), flush=True)
+"""
+
+
+_MOUNT_SKIP = _can_mount()
+
+
+@pytest.mark.skipif(bool(_MOUNT_SKIP), reason=_MOUNT_SKIP or "-")
+def test_real_mount_points_and_read_only_mounts_are_refused_before_the_run(tmp_path):
+    """Real mounts in a private mount namespace (no monkeypatching; the suite runs as root, whom
+    permission bits do not stop): an empty read-only tmpfs mount point, a folder inside it, an
+    empty writable tmpfs mount point, a bind mount of a folder of the same file system (which
+    ``os.path.ismount`` does not see) and a read-only bind mount holding an empty folder all
+    exit 2 before a simulation, and nothing is written there."""
+    b = tmp_path
+    for d in ("ro_mnt", "rw_mnt", "bind_src", "bind_dst", "data/sub", "ro_bind"):
+        (b / d).mkdir(parents=True)
+    script = " && ".join([
+        'mount -t tmpfs -o ro,size=64k facility-ro "$1/ro_mnt"',
+        'mount -t tmpfs -o size=64k facility-rw "$1/rw_mnt"',
+        'mount --bind "$1/bind_src" "$1/bind_dst"',
+        'mount --bind "$1/data" "$1/ro_bind"',
+        'mount -o remount,bind,ro "$1/ro_bind"',
+        'exec "$2" -c "$3" "$4"',
+    ])
+    scen = str(REPO / "scenarios" / "default.toml")
+    short = ["--set", "time.horizon_s=10"]          # cheap, should one be accepted by mistake
+    cases = {                # --out: (command, what the message must say)
+        b / "ro_mnt": ("run", "is a mount point"),
+        b / "ro_mnt" / "result": ("run", "read-only file system"),
+        b / "rw_mnt": ("size", "is a mount point"),
+        b / "bind_dst": ("run", "is a mount point"),
+        b / "ro_bind" / "sub": ("run", "read-only file system"),
+        b / "ro_bind" / "new": ("sweep", "read-only file system"),
+        b / "ro_bind" / "measured.csv": ("trace", "read-only file system"),
+    }
+    argvs = []
+    for out, (cmd, _) in cases.items():
+        argv = [cmd, scen, "--out", str(out)]
+        argv += ["--set", "rack_storage.p_rated_mw=10,20"] if cmd == "sweep" else short
+        argvs.append(argv)
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", str(b),
+                        sys.executable, _DRIVER, json.dumps(argvs)], capture_output=True, text=True,
+                       cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    got = {o["out"]: o for o in map(json.loads, r.stdout.splitlines())}
+    for out, (cmd, msg) in cases.items():
+        o = got[str(out)]
+        assert o["rc"] == 2 and msg in o["err"].lower(), (cmd, str(out), o)
+        assert "Traceback" not in o["err"]
+    assert got[str(b / "bind_dst")]["ismount"] is False      # the case os.path.ismount misses
+    assert got[str(b / "rw_mnt")]["ismount"] is True
+    # outside the namespace the folders are plain and nothing was written into them
+    assert [p.name for p in b.rglob("*") if p.name not in ("ro_mnt", "rw_mnt", "bind_src", "bind_dst",
+                                                               "data", "sub", "ro_bind")] == []
+
+
+def test_permission_bits_stop_a_non_root_user_only(tmp_path):
+    """A 0555 folder: refused for an unprivileged user (the probe folder cannot be made);
+    root may write there, so it is accepted for root — the check asks the file system, it
+    does not guess from the bits."""
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    os.chmod(ro, 0o555)
+    if os.geteuid() != 0:
+        with pytest.raises(ScenarioError, match="cannot write"):
+            check_out_dir(ro)
+        with pytest.raises(ScenarioError, match="cannot write"):
+            check_out_dir(ro / "new")
+        return
+    assert check_out_dir(ro) == (ro.resolve(), None)     # root: writable in fact
+    assert check_out_dir(ro / "new")[1] is None
+    # and as an unprivileged user (a forked child that drops root): refused, naming the cause.
+    # A folder the user can reach (pytest's base folder is 0700)
+    base = Path(tempfile.mkdtemp(prefix="facility-outdir-"))
+    try:
+        os.chmod(base, 0o755)
+        (base / "ro").mkdir()
+        os.chmod(base / "ro", 0o555)
+        msgs = _as_nobody(base / "ro")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    assert len(msgs) == 2 and all("cannot write" in m and "Permission denied" in m for m in msgs), msgs
+
+
+def _as_nobody(ro: Path) -> list[str]:
+    """check_out_dir(ro) and (ro/new) in a forked child running as uid/gid 65534."""
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:                        # pragma: no cover - runs in the child
+        os.close(rfd)
+        out = []
+        try:
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+            for target in (ro, ro / "new"):
+                try:
+                    check_out_dir(target)
+                    out.append("accepted")
+                except ScenarioError as exc:
+                    out.append(str(exc))
+        except BaseException as exc:    # noqa: BLE001
+            out.append(f"child failed: {exc!r}")
+        os.write(wfd, json.dumps(out).encode())
+        os._exit(0)
+    os.close(wfd)
+    with os.fdopen(rfd) as f:
+        msgs = json.loads(f.read() or "[]")
+    os.waitpid(pid, 0)
+    return msgs
