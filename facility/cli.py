@@ -279,11 +279,11 @@ def _cmd_size(args) -> int:
               f"controller.kind = {z['verified_by']!r} needs {rz.get('scale', 1.0):.3g} x the foresight ratings "
               f"({rz.get('runs', 0)} verification run(s))")
     if sol.info.status == "gap":
-        from facility.optimize.solve import is_time_limit
+        from facility.optimize.solvers.solve import is_time_limit
 
         hint = "; raise optimize.time_limit_s"
         if sol.info.gap_reason:
-            from facility.optimize.api import gap_reason_text
+            from facility.optimize.driver.api import gap_reason_text
 
             why = gap_reason_text(sol.info.gap_reason, s.optimize,
                                   sol.p_pcc_mw.size // max(sol.info.step_factor, 1))

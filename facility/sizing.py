@@ -184,7 +184,7 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
     the PCC power the network makes of it and of the plan
     (:func:`facility.sizing_network.size_through_network`), within the network's headroom
     (:func:`network_caps`); with GPU levers in ``optimize.levers`` it decides them per job
-    (:mod:`facility.mix`, :mod:`facility.optimize.levers`). That is the foresight design.
+    (:mod:`facility.mix`, :mod:`facility.optimize.model.levers`). That is the foresight design.
     It is verified under :func:`verification_controller` (written into the resolved scenario):
 
     * ``optimal``: the run replays the LP's dispatch and GPU plan (a perfect-foresight study).
