@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from facility.optimize.solvers.lp import LinearProgram
+from facility.optimize.model.linear_program import LinearProgram
 from facility.optimize.model.pcc_grid import transient_steps
 from facility.optimize.model.windows import LagBound, add_block_lag_rows, block_edges
 

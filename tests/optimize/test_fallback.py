@@ -10,9 +10,9 @@ import pytest
 from facility import metrics
 from facility.cli import main
 from facility.config.schema import BessConfig, OptimizeConfig, SpecConfig
-from facility.errors import InfeasibleError, exit_code_for
+from facility.errors import InfeasibleError, SolverTimeLimit, exit_code_for
 from facility.optimize import size_storage
-from facility.optimize.certificates.fallback import SolverTimeLimit, averaged_lower_bound_usd, follower_plan
+from facility.optimize.certificates.fallback import averaged_lower_bound_usd, follower_plan
 from facility.optimize.model.formulation import resolve_storage
 from facility.optimize.model.problem import Problem
 from facility.optimize.certificates.verify import verify_plan

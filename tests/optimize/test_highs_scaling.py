@@ -8,8 +8,8 @@ import pytest
 
 from facility.config.schema import OptimizeConfig, SpecConfig
 from facility.optimize import size_storage
-from facility.optimize.solvers.lp import (TYPICAL_COST_EXPONENT, LinearProgram, objective_scale_exponent,
-                                  solve_highs)
+from facility.optimize.model.linear_program import LinearProgram
+from facility.optimize.solvers.lp import TYPICAL_COST_EXPONENT, objective_scale_exponent, solve_highs
 from tests.optimize.test_periodic import bess
 
 #: the sizing benchmark's limits (``benchmarks/bench_sizing.py``)

@@ -247,7 +247,7 @@ def test_at_the_time_limit_without_a_plan_the_fallback_answers_not_the_full_lp(m
     on a 5-min limit)."""
     from facility.optimize.driver import api
     from facility.optimize.strategies import full
-    from facility.optimize.certificates.fallback import SolverTimeLimit
+    from facility.errors import SolverTimeLimit
     from facility.optimize.model.levers import lever_pieces, single_job_inputs
 
     load = site_load("stochastic", horizon_s=120.0)

@@ -6,7 +6,8 @@ import pytest
 import scipy.sparse as sp
 
 from facility.optimize.solvers.ipm import lagrangian_bound, solve_ipm
-from facility.optimize.solvers.lp import LinearProgram, solve_highs
+from facility.optimize.model.linear_program import LinearProgram
+from facility.optimize.solvers.lp import solve_highs
 
 
 def small_lp():

@@ -10,7 +10,7 @@ from facility.config.schema import BessConfig, OptimizeConfig, SpecConfig
 from facility.errors import ScenarioError
 from facility.optimize import size_storage
 from facility.optimize.model.formulation import resolve_storage
-from facility.optimize.strategies.full import build_full
+from facility.optimize.model.problem import build_full
 from facility.optimize.model.levers import lever_pieces, single_job_inputs
 from facility.optimize.model.problem import Problem
 from facility.optimize.solvers.solve import burn_overlap, solve_lp

@@ -38,11 +38,10 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from facility.optimize.strategies.full import with_forced, build_full
 from facility.optimize.certificates.directions import cost_rating_bound_mw
 from facility.optimize.solvers.lp import (HIGHS_OPTIONS, highs_lp, new_highs, objective_scale_exponent,
                                   solve_highs)
-from facility.optimize.model.problem import Problem
+from facility.optimize.model.problem import Problem, build_full, with_forced
 from facility.optimize.certificates.realize import OVERLAP_NOISE_MW
 from facility.optimize.model.result import plan_from_columns
 from facility.optimize.solvers.solve import overlap_steps

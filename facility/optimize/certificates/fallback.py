@@ -12,7 +12,7 @@ are dual feasible only), so the LP gives no plan. Instead of failing with nothin
 * ``method`` ``"follower"``, ``status`` ``"gap"`` and their ``gap_frac``, with a warning naming
   ``optimize.time_limit_s`` and the gap.
 
-Where no plan passes the check, :class:`SolverTimeLimit` is raised as before (exit 3).
+Where no plan passes the check, :class:`~facility.errors.SolverTimeLimit` is raised as before (exit 3).
 """
 
 from __future__ import annotations
@@ -23,28 +23,18 @@ from dataclasses import replace
 
 import numpy as np
 
-from facility.errors import InfeasibleError
-from facility.optimize.model.formulation import S_PER_H, build_model, plan_cost_kusd
+from facility.errors import InfeasibleError, SolverTimeLimit
+from facility.optimize.model.storage_data import S_PER_H
+from facility.optimize.model.formulation import build_model, plan_cost_kusd
 from facility.optimize.model.result import SizingResult, SolveInfo, gap_frac, pack_result
 from facility.optimize.certificates.verify import verify_plan
 from facility.optimize.model.windows import lag_bounds
 
-__all__ = ["SolverTimeLimit", "follower_plan", "averaged_lower_bound_usd", "trivial_lower_bound_usd",
+__all__ = ["follower_plan", "averaged_lower_bound_usd", "trivial_lower_bound_usd",
            "best_effort", "stopped_strategy"]
 
 #: Coarse steps of the averaged relaxation (its LP solves in about a second here).
 LOWER_BOUND_STEPS = 1200
-
-
-class SolverTimeLimit(InfeasibleError):
-    """The solver stopped at ``optimize.time_limit_s`` before it proved an optimum.
-
-    ``diagnosis["termination"]`` holds the solver's termination string; ``lower_bound_usd``
-    a proven lower bound when one is known (else None)."""
-
-    def __init__(self, message: str, diagnosis: dict | None = None, lower_bound_usd: float | None = None):
-        super().__init__(message, diagnosis)
-        self.lower_bound_usd = lower_bound_usd
 
 
 def _moving_average(x: np.ndarray, w: int) -> np.ndarray:

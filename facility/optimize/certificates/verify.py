@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from facility.metrics import rolling_min_max
-from facility.optimize.model.formulation import S_PER_H
+from facility.optimize.model.storage_data import S_PER_H
 from facility.optimize.model.spectral import bin_limits, has_spectral_limits, spectral_violations
 from facility.optimize.model.windows import lag_bounds
 

@@ -28,12 +28,12 @@ from typing import Mapping
 
 import numpy as np
 
-from facility.errors import GapWarning, InfeasibleError, ScenarioError
+from facility.errors import GapWarning, InfeasibleError, ScenarioError, SolverTimeLimit
 from facility.optimize.strategies.coarsen import coarsen, expand_result
-from facility.optimize.model.formulation import S_PER_H, resolve_storage
+from facility.optimize.model.storage_data import S_PER_H
+from facility.optimize.model.formulation import resolve_storage
 from facility.optimize.model.storage_data import resolve_units
 from facility.optimize.strategies.box_bounds import BoxBounds
-from facility.optimize.certificates.fallback import SolverTimeLimit
 from facility.optimize.certificates.directions import applies as directions_apply, n_forced
 from facility.optimize.strategies.full import solve_full
 from facility.optimize.strategies.idle import solve_idle

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from facility.optimize.solvers.lp import LinearProgram
+from facility.optimize.model.linear_program import LinearProgram
 from facility.optimize.model.storage_data import (S_PER_H, StorageData, capex_factor,
                                             op_cost_coefficients, plan_cost_kusd,
                                             resolve_storage)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from facility.optimize.model.levers import S_PER_H, LeverSet, site_response_mw
+from facility.optimize.model.storage_data import S_PER_H
+from facility.optimize.model.levers import LeverSet, site_response_mw
 
 __all__ = ["add_lever_columns", "lever_plan_from_columns", "lever_delta_mw", "lever_site_mw",
            "lever_cost_kusd", "check_lever_plan"]

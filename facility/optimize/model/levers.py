@@ -50,7 +50,7 @@ from itertools import product
 import numpy as np
 
 from facility.errors import ScenarioError
-from facility.optimize.model.formulation import S_PER_H
+from facility.optimize.model.storage_data import S_PER_H
 
 __all__ = ["LEVER_NAMES", "JobInput", "LeverInputs", "JobLever", "LeverSet", "lever_pieces",
            "piece_lists", "no_cap_frac", "idle_levers",

@@ -54,7 +54,7 @@ from facility.optimize.model.formulation import (Model, add_dynamic_range, add_n
                                            add_terminal_soc, pcc_expression)
 from facility.optimize.model.group_rows import (add_group_power_rows, add_neighbour_power_rows,
                                           within_group_range_mw)
-from facility.optimize.solvers.lp import LinearProgram
+from facility.optimize.model.linear_program import LinearProgram
 from facility.optimize.model.problem import Problem
 from facility.optimize.model.windows import (LagBound, add_block_lag_rows, add_lag_bound_rows, block_edges,
                                       lag_bounds)

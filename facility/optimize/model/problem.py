@@ -1,4 +1,5 @@
-"""What every solution strategy of the optimizer receives: one :class:`Problem`.
+"""What every solution strategy of the optimizer receives: one :class:`Problem`, and its full LP
+(:func:`build_full`, :func:`with_forced`: the full strategy and the branch and bound build it).
 
 The driver (:mod:`facility.optimize.driver.api`) resolves the scenario sections into a ``Problem``
 and hands it to the strategies (:mod:`~facility.optimize.strategies.full`,
@@ -12,9 +13,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from facility.optimize.model.formulation import StorageData
+from facility.optimize.model.formulation import Model, build_model
+from facility.optimize.model.storage_data import StorageData
 
-__all__ = ["Problem"]
+__all__ = ["Problem", "build_full", "with_forced"]
 
 
 @dataclass(frozen=True)
@@ -115,3 +117,22 @@ class Problem:
     def storage_data(self, name: str) -> StorageData:
         """Parameters of one storage."""
         return self.storages[name]
+
+
+def build_full(pb: Problem) -> Model:
+    """The full LP of :func:`facility.optimize.model.formulation.build_model` for a problem."""
+    return build_model(pb.load_mw, pb.dt_s, pb.storages, pb.spec, pb.price_usd_per_mwh,
+                       p_pcc_history_mw=pb.p_pcc_history_mw, margin_frac=pb.margin_frac,
+                       levers=pb.levers,
+                       pcc_variation_cost_usd_per_mw=pb.pcc_variation_cost_usd_per_mw,
+                       pcc_variation_lag_steps=pb.pcc_variation_lag_steps)
+
+
+def with_forced(m: Model, forced: dict | None) -> Model:
+    """The model with upper bound 0 on the columns of ``forced`` (``{storage: {"ch"|"dis":
+    bool (T,)}}``: directions every plan at most as costly as a known one has,
+    :mod:`facility.optimize.certificates.directions`)."""
+    for name, sides in (forced or {}).items():
+        for side, steps in sides.items():
+            m.lp.ub_zero.append(m.cols[name][side][steps])
+    return m

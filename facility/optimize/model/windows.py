@@ -124,7 +124,7 @@ def add_lag_bound_rows(lp, lb: LagBound, pcc_terms, pcc_const: np.ndarray, n_his
 
     Parameters
     ----------
-    lp : facility.optimize.solvers.lp.LinearProgram
+    lp : facility.optimize.model.linear_program.LinearProgram
     lb : LagBound
     pcc_terms : list of (col (U,), coef)
         Column terms of the PCC power on the extended axis (history steps: col = -1).

@@ -3,7 +3,7 @@ r"""Interior-point solves of the assembled LP, and a lower bound that holds what
 HiGHS' simplex needs a time that grows about with the square of the horizon on these LPs
 (:mod:`facility.optimize.strategies.interior` says why); an interior-point method with a sparse direct
 factorization grows about linearly, because the window rows only couple steps a bounded lag
-apart. :func:`solve_ipm` hands an assembled :class:`~facility.optimize.solvers.lp.LinearProgram` to
+apart. :func:`solve_ipm` hands an assembled :class:`~facility.optimize.model.linear_program.LinearProgram` to
 PIQP (a proximal interior-point solver with a sparse LDLᵀ factorization; column bounds are
 native there, so they add no rows) and returns the primal point and the row duals.
 
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from facility.optimize.solvers.lp import LinearProgram
+from facility.optimize.model.linear_program import LinearProgram
 
 __all__ = ["IpmSolution", "IPM_OPTIONS", "solve_ipm", "solve_assembled", "lagrangian_bound"]
 

@@ -11,7 +11,8 @@ import time
 
 import numpy as np
 
-from facility.optimize.solvers.lp import LinearProgram, LpSolution, objective_scale_exponent
+from facility.optimize.model.linear_program import LinearProgram
+from facility.optimize.solvers.lp import LpSolution, objective_scale_exponent
 
 __all__ = ["to_pyomo", "solve_pyomo"]
 

@@ -1,6 +1,6 @@
 """The shared LP layer under every strategy: solve a built model, diagnose, repair.
 
-* :func:`solve_lp` hands a :class:`~facility.optimize.solvers.lp.LinearProgram` to HiGHS (straight
+* :func:`solve_lp` hands a :class:`~facility.optimize.model.linear_program.LinearProgram` to HiGHS (straight
   through ``highspy``, or as a Pyomo model through APPSI).
 * :func:`solve_model` solves a built :class:`~facility.optimize.model.formulation.Model`: anything
   but an optimal solve raises :class:`facility.errors.InfeasibleError` with a diagnosis from a
@@ -15,15 +15,14 @@ import warnings
 
 import numpy as np
 
-from facility.errors import InfeasibleError, ScenarioError
-from facility.optimize.solvers.lp import (LinearProgram, LpSolution, extend_highs, resolve_with_zero_upper,
-                                  restore_upper, solve_highs)
-from facility.optimize.certificates.fallback import SolverTimeLimit
+from facility.errors import InfeasibleError, ScenarioError, SolverTimeLimit
+from facility.optimize.model.linear_program import LinearProgram
+from facility.optimize.solvers.lp import LpSolution, extend_highs, resolve_with_zero_upper, restore_upper, solve_highs
 from facility.optimize.model.result import SolveInfo, gap_frac
 from facility.optimize.model.spectral import BINS_PER_ROUND, SEED_BINS
 
 __all__ = ["SLACK_PENALTY_KUSD", "solve_lp", "soften", "soften_new", "slack_report", "diagnose",
-           "burn_overlap", "overlap_steps", "repair_complementarity", "undo_repair", "solve_model", "is_time_limit", "SolverTimeLimit"]
+           "burn_overlap", "overlap_steps", "repair_complementarity", "undo_repair", "solve_model", "is_time_limit"]
 
 #: Penalty of one MW (MWh) of violation of one soft row in the diagnosis solve. [k$]
 SLACK_PENALTY_KUSD = 1.0e4

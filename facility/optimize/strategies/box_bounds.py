@@ -28,11 +28,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from facility.errors import InfeasibleError
+from facility.errors import InfeasibleError, SolverTimeLimit
 from facility.optimize.strategies import interior
 from facility.optimize.certificates.bracket_jobs import (BOUND_IPM_OPTIONS, bound_at, processes_allowed,
                                             run_solves, solve_job)
-from facility.optimize.certificates.fallback import SolverTimeLimit
 from facility.optimize.strategies.full import LpBounds
 from facility.optimize.model.pcc_grid import box_template, build_grid_model
 from facility.optimize.model.problem import Problem
@@ -66,7 +65,7 @@ def carry_duals(rows_to: list, n_rows_to: int, rows_from: list, y_from: np.ndarr
     Parameters
     ----------
     rows_to, rows_from : list
-        :meth:`facility.optimize.solvers.lp.LinearProgram.row_index` of the two LPs.
+        :meth:`facility.optimize.model.linear_program.LinearProgram.row_index` of the two LPs.
     n_rows_to : int
         Rows of the receiving LP.
     y_from : numpy.ndarray

@@ -6,42 +6,22 @@ import time
 
 import numpy as np
 
-from facility.errors import InfeasibleError
-from facility.optimize.certificates.fallback import SolverTimeLimit, best_effort
-from facility.optimize.model.formulation import Model, build_model
+from facility.errors import InfeasibleError, SolverTimeLimit
+from facility.optimize.certificates.fallback import best_effort
 from facility.optimize.model.lever_columns import lever_plan_from_columns
 from facility.optimize.solvers.lp import resolve_same_matrix, solve_highs
-from facility.optimize.model.problem import Problem
+from facility.optimize.model.problem import Problem, build_full, with_forced
 from facility.optimize.model.result import SizingResult, pack_result, plan_from_columns
 from facility.optimize.solvers.solve import overlap_steps, solve_model
 from facility.optimize.model.spectral import full_spectral
 
-__all__ = ["build_full", "with_forced", "solve_full", "lp_bound_usd", "LpBounds"]
-
-
-def build_full(pb: Problem) -> Model:
-    """The full LP of :func:`facility.optimize.model.formulation.build_model` for a problem."""
-    return build_model(pb.load_mw, pb.dt_s, pb.storages, pb.spec, pb.price_usd_per_mwh,
-                       p_pcc_history_mw=pb.p_pcc_history_mw, margin_frac=pb.margin_frac,
-                       levers=pb.levers,
-                       pcc_variation_cost_usd_per_mw=pb.pcc_variation_cost_usd_per_mw,
-                       pcc_variation_lag_steps=pb.pcc_variation_lag_steps)
-
-
-def with_forced(m: Model, forced: dict | None) -> Model:
-    """The model with upper bound 0 on the columns of ``forced`` (``{storage: {"ch"|"dis":
-    bool (T,)}}``: directions every plan at most as costly as a known one has,
-    :mod:`facility.optimize.certificates.directions`)."""
-    for name, sides in (forced or {}).items():
-        for side, steps in sides.items():
-            m.lp.ub_zero.append(m.cols[name][side][steps])
-    return m
+__all__ = ["solve_full", "lp_bound_usd", "LpBounds"]
 
 
 def solve_full(pb: Problem, forced: dict | None = None) -> SizingResult:
     """Solve the full LP (raises :class:`facility.errors.InfeasibleError` with a diagnosis).
 
-    ``forced``: directions fixed beforehand (:func:`with_forced`); the LP optimum
+    ``forced``: directions fixed beforehand (:func:`~facility.optimize.model.problem.with_forced`); the LP optimum
     (``relaxed_objective_usd``, ``lower_bound_usd``) then bounds the problem with
     complementarity among the plans at most as costly as the one they come from.
 
@@ -51,7 +31,7 @@ def solve_full(pb: Problem, forced: dict | None = None) -> SizingResult:
     When the solver stops at ``optimize.time_limit_s`` (or the complementarity repair cannot
     remove every overlap), the best verified plan with its proven gap is returned instead
     (:func:`facility.optimize.certificates.fallback.best_effort`, ``info.status = "gap"``, a warning);
-    :class:`~facility.optimize.certificates.fallback.SolverTimeLimit` (exit 3) only when no plan passes the
+    :class:`~facility.errors.SolverTimeLimit` (exit 3) only when no plan passes the
     check. Slack mode (``allow_slack``) keeps raising: its callers have their own fallback.
     """
     t0 = time.perf_counter()
@@ -85,7 +65,7 @@ def lp_bound_usd(pb: Problem) -> float:
     :func:`solve_full` (a subset of them keeps a relaxation): a lower bound of the problem. [USD]
 
     Raises :class:`facility.errors.InfeasibleError` when the LP is infeasible and
-    :class:`~facility.optimize.certificates.fallback.SolverTimeLimit` at the time limit."""
+    :class:`~facility.errors.SolverTimeLimit` at the time limit."""
     t0 = time.perf_counter()
     m = build_full(pb)
     lazy = full_spectral(pb.spec, pb.load_mw, pb.dt_s, pb.margin_frac)

@@ -53,7 +53,8 @@ from facility.optimize.certificates.bracket_jobs import (BOUND_IPM_OPTIONS, boun
 from facility.optimize.certificates.directions import (applies as directions_apply, cost_rating_bound_mw,
                                           forced_directions, merge_directions, n_forced,
                                           on_groups)
-from facility.optimize.certificates.fallback import SolverTimeLimit, stopped_strategy
+from facility.errors import SolverTimeLimit
+from facility.optimize.certificates.fallback import stopped_strategy
 from facility.optimize.strategies.interior_bands import BandCuts
 from facility.optimize.model.pcc_grid import (FINE_BLOCKS_PER_WINDOW, MIN_REFINED_GROUP, finer_group,
                                         group_for)

@@ -34,8 +34,7 @@ import time
 
 import numpy as np
 
-from facility.errors import InfeasibleError
-from facility.optimize.certificates.fallback import SolverTimeLimit
+from facility.errors import InfeasibleError, SolverTimeLimit
 from facility.optimize.strategies.lever_boxes import box_levers
 from facility.optimize.model.levers import piece_lists
 from facility.optimize.model.result import gap_frac

@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from facility.optimize.model.formulation import S_PER_H, StorageData
+from facility.optimize.model.storage_data import S_PER_H, StorageData
 from facility.optimize.model.windows import lag_bounds
 
 __all__ = ["build_naive", "solve_naive"]

@@ -50,8 +50,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from facility.errors import InfeasibleError
-from facility.optimize.certificates.fallback import SolverTimeLimit, stopped_strategy
+from facility.errors import InfeasibleError, SolverTimeLimit
+from facility.optimize.certificates.fallback import stopped_strategy
 from facility.optimize.model.formulation import Model, build_model, plan_cost_kusd
 from facility.optimize.model.lever_columns import lever_cost_kusd, lever_plan_from_columns
 from facility.optimize.model.problem import Problem
