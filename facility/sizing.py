@@ -154,7 +154,7 @@ class SizingInputs:
 def sizing_inputs(scenario: Scenario) -> SizingInputs:
     """The load, levers and network of a scenario's sizing (``size`` and the benchmarks)."""
     from facility import mix
-    from facility.electrical import build_network
+    from facility.electrical.network import build_network
     from facility.workload import default_n_feeders, generate_load, site_power
 
     profile = generate_load(scenario)
@@ -327,7 +327,7 @@ def _design_network(scenario: Scenario, feeder_peak_mw: np.ndarray):
     bess = scenario.bess
     if not (bess.enabled and bess.extendable and scenario.grid.bess_trafo_sn_mva is None and scenario.grid.enabled):
         return None
-    from facility.electrical import build_network
+    from facility.electrical.network import build_network
 
     cache: dict = {}
 

@@ -23,7 +23,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from facility.errors import InfeasibleError, SolverTimeLimit
+from facility.errors import SolverTimeLimit
 from facility.optimize.model.storage_data import S_PER_H
 from facility.optimize.model.formulation import build_model, plan_cost_kusd
 from facility.optimize.model.result import SizingResult, SolveInfo, gap_frac, pack_result
