@@ -57,16 +57,16 @@ def verify_plan(load, dt_s, data, spec, plan: dict, margin_frac: float = 0.0,
                 lever_plan: dict | None = None) -> str | None:
     """Check a plan on the full horizon against every constraint of the full LP.
 
+    Besides the LP's rows it checks that no storage charges and discharges at once
+    (min(p_ch, p_dis) <= 1e-6 MW: the plan must be realizable, see
+    :func:`facility.optimize.solvers.solve.repair_complementarity`).
+
     Parameters
     ----------
     plan : dict of name -> (p_rated, e_rated, p_ch (T,), p_dis (T,), e (T+1,))
     levers, lever_plan : LeverSet and its decisions, optional
         The GPU levers (:mod:`facility.optimize.model.levers`): their bounds are checked and their
         site response is part of the PCC power.
-
-    Besides the LP's rows it checks that no storage charges and discharges at once
-    (min(p_ch, p_dis) <= 1e-6 MW: the plan must be realizable, see
-    :func:`facility.optimize.solvers.solve.repair_complementarity`).
 
     Returns
     -------

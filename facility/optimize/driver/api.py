@@ -459,6 +459,8 @@ def solve_dispatch(p_load_mw: np.ndarray, dt_s: float, storages: Mapping, spec, 
         abs(P[t] - P[t-L]) / L (against the history where t < L): a waveform repeating every
         L steps is not priced, a level change is as with L = 1. [steps]
 
+    Notes
+    -----
     With either of the last two set, the LP is solved as it stands (strategy ``full``: the
     coarsening and the periodic reduction are proven for the plain objective and terminal
     policy only).

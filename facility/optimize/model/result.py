@@ -131,8 +131,8 @@ class SizingResult:
     p_charge_mw, p_discharge_mw : dict of (T,) arrays
         Split non-negative charge and discharge power. [MW]
     soc_frac : dict of (T+1,) arrays
-        SoC at the step *boundaries*: soc_frac[n][0] is the initial SoC, [t+1] the SoC after
-        step t, [T] the end of the horizon. [frac]
+        SoC at the step *boundaries*: ``soc_frac[n][0]`` is the initial SoC, ``[t+1]`` the SoC
+        after step t, ``[T]`` the end of the horizon. [frac]
     p_pcc_mw : (T,) array
         Lossless PCC power = load + sum of storage powers (+ the site response of the GPU
         levers). [MW]
