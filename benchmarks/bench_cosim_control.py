@@ -169,7 +169,7 @@ def compare(cases: list[str], kinds: list[str], horizon_s: float | None, markdow
             if opt is not None and row["controller"] != "none" and results[row["controller"]].metrics.get("storage"):
                 # a sized case: each controller's design is sized for it, so its regret is
                 # against the optimal plan on that same design
-                reg = regret_vs_optimal(results[row["controller"]], None if sized else opt)
+                reg = regret_vs_optimal(results[row["controller"]], None if sized else opt, run_scenario=run_scenario)
                 row["regret"] = {k: (round(v, 5) if isinstance(v, float) else v)
                                  for k, v in reg.items() if not isinstance(v, dict)}
                 row["regret"]["throughput_ratio"] = {k: round(v, 3) for k, v in reg["throughput_ratio"].items()}
@@ -183,6 +183,7 @@ def compare(cases: list[str], kinds: list[str], horizon_s: float | None, markdow
 
 def _verdict(case: str, results: dict, sized: bool = False) -> dict:
     from facility.control.regret import regret_vs_optimal
+    from facility.simulate import run_scenario
 
     v = {"case": case, "verdict": True}
     mpc, opt, flt = results.get("mpc"), results.get("optimal"), results.get("filter")
@@ -193,7 +194,7 @@ def _verdict(case: str, results: dict, sized: bool = False) -> dict:
     v["mpc_compliant"] = c
     if opt is not None:
         v["optimal_compliant"] = opt.metrics["compliance"]["compliant"]
-        reg = regret_vs_optimal(mpc, None if sized else opt)
+        reg = regret_vs_optimal(mpc, None if sized else opt, run_scenario=run_scenario)
         ratio = reg.get("energy_overhead_ratio")
         v["energy_ratio"] = None if ratio is None else round(ratio, 4)
         v["energy_excess_frac"] = round(reg["energy_overhead_excess_frac"], 5)

@@ -25,9 +25,10 @@ import time
 
 import numpy as np
 
-from facility.config.checks import estimate_peak_site_mw
+from facility.config.plausibility import estimate_peak_site_mw
 from facility.config.schema import Scenario
-from facility.electrical import build_network, run_power_flow
+from facility.electrical.network import build_network
+from facility.electrical.powerflow import run_power_flow
 from facility.electrical.reference import run_timeseries_loop, runpp_loop
 
 N_FEEDERS = 8

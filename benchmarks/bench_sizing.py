@@ -48,8 +48,8 @@ from facility import metrics
 from facility.config.schema import BessConfig, OptimizeConfig, SpecConfig
 from facility.errors import InfeasibleError
 from facility.optimize import size_storage
-from facility.optimize.formulation import resolve_storage
-from facility.optimize.naive import solve_naive
+from facility.optimize.model.formulation import resolve_storage
+from facility.optimize.strategies.naive import solve_naive
 
 
 def case(horizon_s: float, dt_s: float, start_stop: bool = False):
@@ -205,7 +205,7 @@ def run_load_case(kind: str, horizon_s: float, dt_s: float, *, baseline: bool,
         out.update(facility_s=None, gap_frac=None, facility_error=str(exc)[:200])
     base_s = base_obj = None
     if baseline and band_frac is not None:
-        from facility.optimize import interior
+        from facility.optimize.strategies import interior
 
         floor, interior.MIN_STEPS = interior.MIN_STEPS, 10**9
         t0 = time.perf_counter()
@@ -244,7 +244,7 @@ SUITE = [(kind, h, dt, base) for kind in NON_PERIODIC
 def mix_case(horizon_s: float, dt_s: float, band_peak_mw: float):
     """The steady case with a band peak limit and the GPU levers: the load as one job of
     100,000 GPUs of 1 kW (site factor 1), floor range 0.2-0.9, cap range 0.5-1, burn."""
-    from facility.optimize.levers import single_job_inputs
+    from facility.optimize.model.levers import single_job_inputs
 
     load, storages, spec = case(horizon_s, dt_s)
     p_w = load * 1e6 / 100_000
@@ -296,7 +296,7 @@ def run_mix_jittered(horizon_s: float, price_usd_per_mwh: float, *, time_limit_s
     repeat (``kind`` of :func:`non_periodic_load`: the jittered ``stochastic`` job, the
     measured-format ``trace``, ``start_stop``) at 0.1 s: one cap piece per power level, so the
     driver solves the pieces on an even grid and bounds the rest by branch and bound over
-    relaxed boxes (:mod:`facility.optimize.lever_search`). The load is one job of 100,000 GPUs
+    relaxed boxes (:mod:`facility.optimize.strategies.lever_search`). The load is one job of 100,000 GPUs
     of 1 kW at site factor 1 (its GPU power is the site power / 100,000).
 
     The baseline, in the same run, is the same search with every LP on HiGHS' dual simplex
@@ -308,8 +308,8 @@ def run_mix_jittered(horizon_s: float, price_usd_per_mwh: float, *, time_limit_s
 
     ``band_frac``: a band peak limit on 0.1-2 Hz at this share of the load's own peak there,
     beside the window limits (LP rows on both sides; ``plan_band_peak_mw`` is the plan's)."""
-    from facility.optimize import interior
-    from facility.optimize.levers import single_job_inputs
+    from facility.optimize.strategies import interior
+    from facility.optimize.model.levers import single_job_inputs
 
     load = non_periodic_load(kind, horizon_s, 0.1)
     _, storages, spec = case(horizon_s, 0.1)

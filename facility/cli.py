@@ -17,6 +17,7 @@ import warnings
 from pathlib import Path
 
 from facility import __version__
+from facility.cli_logging import setup_logging
 from facility.errors import (EXIT_ERROR, EXIT_OK, FacilityError, GapWarning, ScenarioError,
                              exit_code_for)
 
@@ -119,51 +120,6 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help="show tracebacks of unexpected errors")
     return parser
-
-
-class _Once(logging.Filter):
-    """Let each warning or error message through once per command (a size-and-verify loop, the
-    per-job checks and Python's ``warnings`` would otherwise repeat it)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen: set[tuple[int, str]] = set()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno < logging.WARNING:
-            return True
-        key = (record.levelno, record.getMessage())
-        if key in self.seen:
-            return False
-        self.seen.add(key)
-        return True
-
-
-class _Lower(logging.Formatter):
-    """``warning: message`` — the prefix the CLI's own lines use (not ``WARNING:``)."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        text = super().format(record)
-        return f"{record.levelname.lower()}: {text}"
-
-
-def _setup_logging(args: argparse.Namespace) -> None:
-    """One stderr handler on the root logger at the chosen level: ``warning: …`` lines, each
-    once. The handler's own level also holds back the INFO lines of libraries that set their
-    loggers' levels themselves (Dask's scheduler and nanny)."""
-    level = logging.ERROR if args.quiet else (logging.DEBUG if args.verbose > 1 else
-                                              logging.INFO if args.verbose == 1 else logging.WARNING)
-    root = logging.getLogger()
-    for h in list(root.handlers):
-        if getattr(h, "_facility_cli", False):
-            root.removeHandler(h)
-    handler = logging.StreamHandler(sys.stderr)
-    handler._facility_cli = True   # replaced by the next main() of this process
-    handler.setLevel(level)
-    handler.setFormatter(_Lower("%(message)s"))
-    handler.addFilter(_Once())
-    root.addHandler(handler)
-    root.setLevel(level)
 
 
 def _cmd_validate(args) -> int:
@@ -284,11 +240,11 @@ def _cmd_size(args) -> int:
               f"{growth_text(rz.get('p_scale') or {}, rz.get('e_scale') or {}) or 'the foresight ratings'} "
               f"({rz.get('runs', 0)} verification run(s))")
     if sol.info.status == "gap":
-        from facility.optimize.solve import is_time_limit
+        from facility.optimize.solvers.solve import is_time_limit
 
         hint = "; raise optimize.time_limit_s"
         if sol.info.gap_reason:
-            from facility.optimize.api import gap_reason_text
+            from facility.optimize.driver.api import gap_reason_text
 
             why = gap_reason_text(sol.info.gap_reason, s.optimize,
                                   sol.p_pcc_mw.size // max(sol.info.step_factor, 1))
@@ -340,7 +296,7 @@ def _cmd_export_net(args) -> int:
     full = check_out_file(args.out, force=args.force, suffixes=(".json",))  # before pandapower loads (seconds)
     import numpy as np
 
-    from facility.electrical import build_network, export_network
+    from facility.electrical.network import build_network, export_network
     from facility.workload import default_n_feeders, generate_load, site_power
 
     s, _ = _load(args)
@@ -416,7 +372,7 @@ _COMMANDS = {"validate": _cmd_validate, "trace": _cmd_trace, "run": _cmd_run, "s
 
 def _warning_lines():
     """A ``warnings.showwarning`` that sends each message to the ``facility`` logger, whose
-    handler prints it once as a ``warning:`` line on stderr (:func:`_setup_logging`), as the
+    handler prints it once as a ``warning:`` line on stderr (:func:`setup_logging`), as the
     CLI's own warnings read (not Python's ``file:line: UserWarning`` with the source line; a
     size-and-verify loop would repeat them round after round, and a message both logged and
     warned shows once)."""
@@ -438,7 +394,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``facility`` command; returns the exit code."""
     parser = _parser()
     args = parser.parse_args(argv)
-    _setup_logging(args)
+    setup_logging(args)
     with warnings.catch_warnings():
         warnings.showwarning = _warning_lines()
         if args.command == "size":  # it prints its own line for a gap (_cmd_size)

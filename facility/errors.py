@@ -82,6 +82,17 @@ class InfeasibleError(FacilityError):
         self.diagnosis = diagnosis or {}
 
 
+class SolverTimeLimit(InfeasibleError):
+    """The solver stopped at ``optimize.time_limit_s`` before it proved an optimum (exit 3).
+
+    ``diagnosis["termination"]`` holds the solver's termination string; ``lower_bound_usd``
+    a proven lower bound when one is known (else None)."""
+
+    def __init__(self, message: str, diagnosis: dict | None = None, lower_bound_usd: float | None = None):
+        super().__init__(message, diagnosis)
+        self.lower_bound_usd = lower_bound_usd
+
+
 class PowerFlowError(FacilityError):
     """A power flow did not converge; the message names the step and the largest mismatch."""
 

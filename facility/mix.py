@@ -5,7 +5,7 @@ Three pure steps around :func:`facility.optimize.size_storage` (called by
 :func:`facility.sizing.size_scenario`):
 
 1. :func:`lever_inputs` — from the scenario and its load profile, the per-job data of the
-   levers ``optimize.levers`` names (:class:`facility.optimize.levers.LeverInputs`) and the
+   levers ``optimize.levers`` names (:class:`facility.optimize.model.levers.LeverInputs`) and the
    site power they act on (after the GPU controls that are not decisions);
 2. :func:`realize` — the sized scenario (storages fixed at their ratings, the GPU stages the
    levers use switched on, the optimal controller on the plan, no co-design switching) and the
@@ -94,7 +94,7 @@ def lever_inputs(scenario, profile, p_base_w: np.ndarray):
     LeverInputs or None
         None when ``optimize.levers`` names no GPU lever.
     """
-    from facility.optimize.levers import JobInput, LeverInputs
+    from facility.optimize.model.levers import JobInput, LeverInputs
 
     lev = gpu_levers(scenario)
     if not lev:

@@ -39,7 +39,7 @@ class Results:
     metrics : dict
         The nested ``metrics.json`` (docs/contract.md §4): raw, pcc, energy, storage,
         electrical, training, compliance (the utility spec at the PCC), electrical_compliance
-        (voltage bands and equipment loadings, :func:`facility.electrical.electrical_compliance`)
+        (voltage bands and equipment loadings, :func:`facility.electrical.limits.electrical_compliance`)
         (+ gpu, events summaries).
     events : list of dict
         Time-stamped controller, co-design, monitor and GPU events (``t_s``, ``kind``, ``detail``).

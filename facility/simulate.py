@@ -259,7 +259,7 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
     bar.update()
 
     with stage("control"):
-        from facility.electrical import build_network
+        from facility.electrical.network import build_network
 
         net = build_network(scenario, feeder_peaks(raw_site, site_normal, site_full))
         caps = network_caps(scenario, net)
@@ -319,7 +319,8 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
             events.extend(ge.events)
 
     with stage("power flow"):
-        from facility.electrical import electrical_compliance, electrical_metrics, run_power_flow, violation_events
+        from facility.electrical.limits import electrical_compliance, violation_events
+        from facility.electrical.powerflow import electrical_metrics, run_power_flow
 
         pf = run_power_flow(net, p_feeder, p_storage or None)
         pf_ref = pf
@@ -376,7 +377,7 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
         from facility.control.regret import regret_vs_optimal
 
         with stage("regret"):
-            metrics["regret"] = regret_vs_optimal(res)
+            metrics["regret"] = regret_vs_optimal(res, run_scenario=run_scenario)
     if out_dir is not None:
         from facility.report import write_outputs
 
@@ -537,13 +538,3 @@ def _timeseries(t_s, raw_site, p_load, pf, pf_raw, p_storage, soc, engaged) -> p
         cols[f"soc_{name}_frac"] = np.asarray(s, dtype=float)
     cols["gpu_engaged"] = np.asarray(engaged, dtype=bool)
     return pd.DataFrame(cols)
-
-
-def __getattr__(name: str):
-    """``size_scenario`` and its margin loop's names, which lived here: now in
-    :mod:`facility.sizing` (imported on first use: it builds on :func:`run_scenario`)."""
-    if name in ("size_scenario", "needed_margin_frac", "LP_LIMITS"):
-        from facility import sizing
-
-        return getattr(sizing, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -154,7 +154,7 @@ class SizingInputs:
 def sizing_inputs(scenario: Scenario) -> SizingInputs:
     """The load, levers and network of a scenario's sizing (``size`` and the benchmarks)."""
     from facility import mix
-    from facility.electrical import build_network
+    from facility.electrical.network import build_network
     from facility.workload import default_n_feeders, generate_load, site_power
 
     profile = generate_load(scenario)
@@ -184,7 +184,7 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
     the PCC power the network makes of it and of the plan
     (:func:`facility.sizing_network.size_through_network`), within the network's headroom
     (:func:`network_caps`); with GPU levers in ``optimize.levers`` it decides them per job
-    (:mod:`facility.mix`, :mod:`facility.optimize.levers`). That is the foresight design.
+    (:mod:`facility.mix`, :mod:`facility.optimize.model.levers`). That is the foresight design.
     It is verified under :func:`verification_controller` (written into the resolved scenario):
 
     * ``optimal``: the run replays the LP's dispatch and GPU plan (a perfect-foresight study).
@@ -327,7 +327,7 @@ def _design_network(scenario: Scenario, feeder_peak_mw: np.ndarray):
     bess = scenario.bess
     if not (bess.enabled and bess.extendable and scenario.grid.bess_trafo_sn_mva is None and scenario.grid.enabled):
         return None
-    from facility.electrical import build_network
+    from facility.electrical.network import build_network
 
     cache: dict = {}
 

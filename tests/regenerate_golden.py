@@ -9,7 +9,7 @@ versions that produced it (``versions``: facility, numpy, scipy, pandas, pandapo
 
 Metrics that depend on which of several equal LP optima a solver returns would move with the
 solver build and CPU; the dispatch LPs with a variation price carry a tie-break
-(:data:`facility.optimize.formulation.TIE_BREAK_FRAC`) that makes their optimum unique, so the
+(:data:`facility.optimize.model.formulation.TIE_BREAK_FRAC`) that makes their optimum unique, so the
 tolerances of ``TOL`` hold across builds (combined_multi_job: pcc.band_energy_frac
 0.507172 under four HiGHS option sets, which spread 0.487-0.535 without it).
 """

@@ -1,6 +1,7 @@
 """Scenario configuration: schema (pydantic), libraries (``models/``), loading and checks."""
 
-from facility.config.checks import check_scenario, estimate_peak_site_mw
+from facility.config.checks import check_scenario
+from facility.config.plausibility import estimate_peak_site_mw
 from facility.config.library import GpuModel, list_gpus, list_specs, load_gpu
 from facility.config.load import (
     apply_overrides,

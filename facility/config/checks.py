@@ -13,6 +13,7 @@ import numpy as np
 
 from facility.config import files
 from facility.config.library import load_gpu
+from facility.config.plausibility import estimate_peak_site_mw
 from facility.errors import NotSupportedError, ScenarioError
 
 if TYPE_CHECKING:
@@ -33,7 +34,6 @@ __all__ = [
     "check_gpu_controls",
     "check_controller",
     "check_grid",
-    "estimate_peak_site_mw",
 ]
 
 log = logging.getLogger(__name__)
@@ -44,22 +44,6 @@ NOT_SUPPORTED: dict[str, Callable[["Scenario"], bool]] = {}
 
 #: Largest number of fine time steps a single run accepts.
 MAX_STEPS = 20_000_000
-
-
-def estimate_peak_site_mw(scenario: "Scenario") -> float:
-    """Upper estimate of the site power: every GPU at its compute-phase power. [MW]
-
-    Notes
-    -----
-    P_peak = sum_jobs n_gpus * TDP * max(p_high_frac, firefly/floor) * (1 + non_gpu_frac) * pue
-    + base_load_mw
-    """
-    total_w = 0.0
-    for job in scenario.jobs:
-        gpu = load_gpu(job.gpu)
-        total_w += job.n_gpus * gpu.tdp_w * max(job.p_high_frac, 1.0)
-    site = scenario.site
-    return total_w / 1e6 * (1.0 + site.non_gpu_frac) * site.pue + site.base_load_mw
 
 
 def check_time(s: "Scenario") -> list[str]:

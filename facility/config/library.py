@@ -130,7 +130,7 @@ def load_gpu(name: str, key: str = "gpu") -> GpuModel:
 
 
 def _malformed(exc: ValidationError, sub: str, name: str, key: str, model) -> str:
-    from facility.config.load import format_validation_error
+    from facility.config.messages import format_validation_error
 
     return (f"{key} = {files.shown(name)}: {_label(sub, name)} is not a valid {model.__name__} "
             f"table:\n" + format_validation_error(exc, _label(sub, name), model))

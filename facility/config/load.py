@@ -8,13 +8,13 @@ import tomllib
 from pathlib import Path
 from typing import Any, Iterable
 
-import annotated_types
 import tomli_w
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from facility.config import files
 from facility.config.checks import check_scenario
 from facility.config.library import load_spec_table
+from facility.config.messages import format_validation_error
 from facility.config.schema import STORAGE_NAMES, Scenario
 from facility.config.technology import apply_technologies
 from facility.errors import ScenarioError
@@ -26,7 +26,6 @@ __all__ = [
     "apply_overrides",
     "parse_override",
     "dump_scenario_toml",
-    "format_validation_error",
 ]
 
 
@@ -134,58 +133,6 @@ def _resolve_spec(data: dict, source: str) -> dict:
     return data
 
 
-def _field_for(model: type[BaseModel] | None, loc: tuple) -> tuple[Any, str]:
-    """The FieldInfo at a pydantic error location, and the dotted key path."""
-    info = None
-    keys: list[str] = []
-    cur: Any = model
-    for part in loc:
-        keys.append(str(part))
-        if isinstance(part, int) or cur is None:
-            continue
-        fields = getattr(cur, "model_fields", None)
-        if not fields or part not in fields:
-            cur = None
-            info = None
-            continue
-        info = fields[part]
-        ann = info.annotation
-        cur = _inner_model(ann)
-    return info, ".".join(keys)
-
-
-def _inner_model(ann: Any) -> Any:
-    import typing
-
-    if isinstance(ann, type) and issubclass(ann, BaseModel):
-        return ann
-    for arg in typing.get_args(ann):
-        m = _inner_model(arg)
-        if m is not None:
-            return m
-    return None
-
-
-def _describe_range(info: Any) -> str:
-    if info is None:
-        return ""
-    parts = []
-    for meta in info.metadata:
-        for attr, sym in (("gt", ">"), ("ge", "≥"), ("lt", "<"), ("le", "≤")):
-            val = getattr(meta, attr, None)
-            if val is not None and isinstance(meta, (annotated_types.Gt, annotated_types.Ge,
-                                                       annotated_types.Lt, annotated_types.Le,
-                                                       annotated_types.Interval)):
-                parts.append(f"{sym} {val:g}" if isinstance(val, (int, float)) else f"{sym} {val}")
-    unit = (info.json_schema_extra or {}).get("unit", "-") if isinstance(info.json_schema_extra, dict) else "-"
-    bits = []
-    if unit and unit != "-":
-        bits.append(f"unit: {unit}")
-    if parts:
-        bits.append("allowed: " + " and ".join(parts))
-    return f" [{'; '.join(bits)}]" if bits else ""
-
-
 def override_keys(data: dict, overrides: Iterable[str] | None) -> list[tuple[str, str]]:
     """``(dotted key, item)`` of each ``--set`` item, list entries named by their index
     (``jobs.llm.n_gpus=8`` -> ``jobs.0.n_gpus``); ``data`` is the table before the overrides."""
@@ -212,39 +159,6 @@ def override_keys(data: dict, overrides: Iterable[str] | None) -> list[tuple[str
                 node = node.get(part) if isinstance(node, dict) else None
         out.append((".".join(parts), item))
     return out
-
-
-def _blame(source: str, key: str, overrides: list[tuple[str, str]]) -> str:
-    """``source``, or the ``--set`` item that set ``key`` (or a table around it, or a key in it)."""
-    for okey, item in reversed(overrides):
-        if key and (okey == key or key.startswith(okey + ".") or okey.startswith(key + ".")):
-            return f"--set {files.shown(item)} (on {source})"
-    return source
-
-
-def format_validation_error(exc: ValidationError, source: str, model: type[BaseModel] = Scenario,
-                            overrides: list[tuple[str, str]] | None = None) -> str:
-    """One line per error: ``file: key.path = value: reason [unit: …; allowed: …]``.
-
-    An error at a key a ``--set`` item set (``overrides``: :func:`override_keys`) names that
-    item instead of the file: ``--set jobs.0.n_gpu=8000 (on default.toml): jobs.0.n_gpu: …``.
-    """
-    lines = []
-    for err in exc.errors():
-        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-        info, key = _field_for(model, loc)
-        source_of = _blame(source, key, overrides or [])
-        msg = err["msg"]
-        if err["type"] == "extra_forbidden":
-            lines.append(f"{source_of}: {key}: unknown key (check the spelling; see docs/scenario-reference.md)")
-            continue
-        if err["type"] == "missing":
-            lines.append(f"{source_of}: {key}: required key is missing{_describe_range(info)}")
-            continue
-        val = err.get("input")
-        shown = "" if isinstance(val, (dict, list)) or val is None else f" = {val!r}"
-        lines.append(f"{source_of}: {key or '(top level)'}{shown}: {msg}{_describe_range(info)}")
-    return "\n".join(lines)
 
 
 def scenario_from_dict(data: dict, source: str = "<scenario>", base_dir: Path | None = None,

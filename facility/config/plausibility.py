@@ -1,7 +1,6 @@
 """Plausibility warnings: numbers that pass the schema but cannot be what the user meant.
 
-Each figure is compared with the site's peak estimate P (:func:`facility.config.checks.
-estimate_peak_site_mw`: every GPU at its compute-phase power, plus non-GPU load, PUE and base
+Each figure is compared with the site's peak estimate P (:func:`estimate_peak_site_mw`: every GPU at its compute-phase power, plus non-GPU load, PUE and base
 load — an upper estimate of the raw load):
 
 * **storage far above the site** — a storage ``p_rated_mw`` above :data:`STORAGE_FACTOR` × P
@@ -22,10 +21,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from facility.config.library import load_gpu
+
 if TYPE_CHECKING:
     from facility.config.schema import Scenario
 
-__all__ = ["STORAGE_FACTOR", "STORAGE_HOURS", "LIMIT_FACTOR", "plausibility_warnings"]
+__all__ = ["estimate_peak_site_mw", "STORAGE_FACTOR", "STORAGE_HOURS", "LIMIT_FACTOR", "plausibility_warnings"]
 
 #: A storage rating above this multiple of the site's peak is implausible. [-]
 STORAGE_FACTOR = 5.0
@@ -33,6 +34,22 @@ STORAGE_FACTOR = 5.0
 STORAGE_HOURS = 48.0
 #: A power limit above this multiple of the site's peak can never bind (losses allowed). [-]
 LIMIT_FACTOR = 1.2
+
+
+def estimate_peak_site_mw(scenario: "Scenario") -> float:
+    """Upper estimate of the site power: every GPU at its compute-phase power. [MW]
+
+    Notes
+    -----
+    P_peak = sum_jobs n_gpus * TDP * max(p_high_frac, firefly/floor) * (1 + non_gpu_frac) * pue
+    + base_load_mw
+    """
+    total_w = 0.0
+    for job in scenario.jobs:
+        gpu = load_gpu(job.gpu)
+        total_w += job.n_gpus * gpu.tdp_w * max(job.p_high_frac, 1.0)
+    site = scenario.site
+    return total_w / 1e6 * (1.0 + site.non_gpu_frac) * site.pue + site.base_load_mw
 
 
 def _kw_hint(value: float, ref_mw: float, unit: str = "MW") -> str:
@@ -46,7 +63,6 @@ def _kw_hint(value: float, ref_mw: float, unit: str = "MW") -> str:
 
 def plausibility_warnings(s: "Scenario") -> list[str]:
     """The plausibility warnings of a schema- and physics-valid scenario (see the module doc)."""
-    from facility.config.checks import estimate_peak_site_mw
 
     try:
         peak = float(estimate_peak_site_mw(s))

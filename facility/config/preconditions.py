@@ -305,7 +305,7 @@ def check_feeders(s: "Scenario") -> list[str]:
 def lp_size(s: "Scenario") -> int:
     """Variables of the largest LP a run of ``s`` may build (0 when it builds none): per step
     and storage charge, discharge, energy and rating terms, plus two auxiliaries per step and
-    window limit (the O(T) sliding-window rows of :mod:`facility.optimize.windows`)."""
+    window limit (the O(T) sliding-window rows of :mod:`facility.optimize.model.windows`)."""
     sto = s.storages()
     sizing = any(st.extendable for st in sto.values())
     if not sto or not (sizing or s.controller.kind in ("optimal", "mpc")):

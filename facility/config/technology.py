@@ -90,7 +90,7 @@ def load_technology(name: str, key: str = "technology") -> StorageTechnology:
     try:
         tech = StorageTechnology(**data)
     except ValidationError as exc:
-        from facility.config.load import format_validation_error
+        from facility.config.messages import format_validation_error
 
         raise ScenarioError(f"{key} = {files.shown(name)}: {label} is not a valid StorageTechnology "
                             f"table:\n" + format_validation_error(exc, label, StorageTechnology)) from None

@@ -104,7 +104,7 @@ def optimal_variant(scenario, storage_metrics: dict | None = None):
     return sc, ratings
 
 
-def regret_vs_optimal(results, optimal=None) -> dict:
+def regret_vs_optimal(results, optimal=None, run_scenario=None) -> dict:
     """Regret of a finished run against the ``optimal`` controller on the same site.
 
     Parameters
@@ -114,15 +114,19 @@ def regret_vs_optimal(results, optimal=None) -> dict:
     optimal : facility.simulate.Results, optional
         The optimal run; solved and simulated here when not given (one LP over the whole
         horizon: slow on long fine-grained horizons).
+    run_scenario : callable, optional
+        The orchestrator that simulates the optimal run when ``optimal`` is not given
+        (:func:`facility.simulate.run_scenario`, which passes itself: this module does not import
+        the orchestrator that calls it).
 
     Returns
     -------
     dict
         :func:`regret_metrics`.
     """
-    from facility.simulate import run_scenario
-
     if optimal is None:
+        if run_scenario is None:
+            raise TypeError("regret_vs_optimal needs the optimal run or run_scenario to simulate it")
         sc, ratings = optimal_variant(results.scenario, results.metrics.get("storage"))
         optimal = run_scenario(sc, ratings=ratings, plots=False)
     return regret_metrics(results.metrics, optimal.metrics, results.scenario.spec)

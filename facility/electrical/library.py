@@ -94,7 +94,7 @@ def _read(sub: str, name: str, what: str, key: str) -> dict:
 def _malformed(exc: Exception, sub: str, name: str, key: str) -> str:
     label = name if is_explicit_path(name) else f"models/{sub}/{name}.toml"
     if isinstance(exc, ValidationError):
-        from facility.config.load import format_validation_error
+        from facility.config.messages import format_validation_error
 
         model = TrafoType if sub == "trafos" else UpsType
         return (f"{key} = {shown(name)}: {label} is not a valid {model.__name__} table:\n"

@@ -154,7 +154,7 @@ def network_limits(fn) -> NetworkLimits:
 
     Parameters
     ----------
-    fn : facility.electrical.FacilityNetwork
+    fn : facility.electrical.network.FacilityNetwork
 
     Returns
     -------

@@ -1,6 +1,6 @@
 """The PCC power of a load and a storage plan through the network, for the loss-aware sizing.
 
-:func:`pcc_power_mw` runs the time-series power flow (:func:`facility.electrical.run_power_flow`)
+:func:`pcc_power_mw` runs the time-series power flow (:func:`facility.electrical.powerflow.run_power_flow`)
 on the distinct steps only and maps the result back, so that equal inputs give bit-identical PCC
 powers: a load that is constant on groups of steps or repeats exactly keeps that structure in
 the loss-inclusive PCC power (the sizing LP's exact coarsening and periodic reduction rely on
@@ -56,7 +56,7 @@ def pcc_power_mw(net: FacilityNetwork, p_feeder_mw: np.ndarray,
     Returns
     -------
     numpy.ndarray (T,)
-        ``p_pcc_mw`` of :func:`facility.electrical.run_power_flow`; steps with equal inputs get
+        ``p_pcc_mw`` of :func:`facility.electrical.powerflow.run_power_flow`; steps with equal inputs get
         equal values.
     """
     p = np.asarray(p_feeder_mw, dtype=float)

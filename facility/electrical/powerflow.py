@@ -12,14 +12,17 @@ losses.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from facility.electrical.flows import ROWS, summarize_steps
-from facility.electrical.network import FacilityNetwork
 from facility.electrical.solver import ZBUS_MAX_ITER, solve_newton, solve_zbus_warm, solve_zbus_warm_star, star_split
 from facility.electrical.ups import ups_input_mw
 from facility.errors import PowerFlowError, ScenarioError
+
+if TYPE_CHECKING:  # annotations only: network -> limits -> powerflow at run time
+    from facility.electrical.network import FacilityNetwork
 
 __all__ = ["PowerFlowResult", "run_power_flow", "electrical_metrics", "feeder_injections", "storage_shares",
            "TOL_MVA"]
@@ -204,7 +207,7 @@ def run_power_flow(net: FacilityNetwork, p_feeder_mw: np.ndarray, p_storage_mw: 
     Parameters
     ----------
     net : FacilityNetwork
-        From :func:`facility.electrical.build_network`.
+        From :func:`facility.electrical.network.build_network`.
     p_feeder_mw : numpy.ndarray, shape (T, F)
         Site power per feeder (consumer frame). [MW]
     p_storage_mw : dict of str to numpy.ndarray (T,), optional

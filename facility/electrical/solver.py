@@ -19,7 +19,7 @@ which is the convergence test (default 1e-10 MVA). The contraction factor is abo
 |Z S| / |V|^2 (0.1-0.3 for this network at rated load), so it converges in 10-25 sweeps.
 :func:`solve_zbus_warm` runs the same sweeps step by step in numba, starting each step from
 the previous step's solution (consecutive steps of a load profile are close, so most steps
-need a few sweeps); it is the one :func:`facility.electrical.run_power_flow` uses. When all
+need a few sweeps); it is the one :func:`facility.electrical.powerflow.run_power_flow` uses. When all
 loaded buses hang off one common bus (the MV bus: feeders and BESS), Z_KK = diag(d) + u u^T
 exactly (:func:`star_split`), and :func:`solve_zbus_warm_star` does a sweep in O(K) instead
 of O(K^2).

@@ -3,7 +3,7 @@
 A response limit on shaft torque or on a mode's generator-power swing, taken per FFT bin of
 the PCC power, is linear in that bin: a_k |H(f_k)| ≤ L ⇔ a_k ≤ L / |H(f_k)|. Those per-bin caps
 (:func:`facility.grid_impact.metrics.bin_caps_mw`, the smallest over sections and modes) join
-the spec's band limits in :func:`facility.optimize.spectral.bin_limits`, which writes each
+the spec's band limits in :func:`facility.optimize.model.spectral.bin_limits`, which writes each
 limited bin as the inscribed-polygon rows of the band limits, generated lazily: what holds for
 ``max_band_peak_mw`` holds for them (the polygon gives up 1 − cos(π/256) = 7.5e-5 of the cap,
 ``optimize.limit_margin_frac`` tightens them like every limit).
@@ -24,7 +24,7 @@ __all__ = ["LpSpec", "lp_spec", "lp_limit_rows"]
 
 class LpSpec:
     """A spec (``SpecConfig``) plus per-bin amplitude caps: every attribute of the spec, and
-    :meth:`bin_caps_mw`, which :func:`facility.optimize.spectral.bin_limits` reads.
+    :meth:`bin_caps_mw`, which :func:`facility.optimize.model.spectral.bin_limits` reads.
 
     Parameters
     ----------

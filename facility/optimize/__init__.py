@@ -8,23 +8,22 @@ solve_dispatch(p_load_mw, dt_s, storages, spec, optimize, *, initial_soc_frac=No
                pcc_variation_cost_usd_per_mw=0.0, pcc_variation_lag_steps=1) -> SizingResult
 sizing_to_json(result) -> dict
 
-Layers (each imports only those below it)::
+Rooms (each imports only its own and those below it; the docstring of each says more)::
 
-    api            driver: size_storage, solve_dispatch, solve (picks and chains strategies)
-    full | coarsen | periodic      strategies, peers (periodic_spectral: the reduction's band rows)
-    solve, verify, result, problem the shared LP layer: solve + diagnose + repair, plan checks,
-                                   results, the problem object
-    formulation, windows, lp       the LP itself (equations) and its HiGHS interface;
-      spectral, levers,            band peak rows (lazy FFT bins), the GPU levers (inputs,
-      lever_columns                pieces) and their columns: optional steps of the formulation
+    driver        api: size_storage, solve_dispatch, solve (picks and chains strategies)
+    strategies    full, coarsen, periodic, interior, idle, lever_search (+ their helpers)
+    certificates  directions, certify, bracket_jobs, realize, verify, fallback
+    solvers       lp (HiGHS), ipm (PIQP), pyomo_model (Pyomo), solve (solve + diagnose + repair)
+    model         problem, storage_data, formulation, windows, spectral, levers, lever_columns,
+                  group_rows, pcc_grid, result
 
-The formulation (equations, symbols, units) is in :mod:`facility.optimize.formulation` and
-:mod:`facility.optimize.windows`, collected in ``docs/formulation.md``.
+The formulation (equations, symbols, units) is in :mod:`facility.optimize.model.formulation`
+and :mod:`facility.optimize.model.windows`, collected in ``docs/formulation.md``.
 """
 
-from facility.optimize.api import size_storage, solve, solve_dispatch
-from facility.optimize.problem import Problem
-from facility.optimize.result import SizingResult, SolveInfo, sizing_to_json
+from facility.optimize.driver.api import size_storage, solve, solve_dispatch
+from facility.optimize.model.problem import Problem
+from facility.optimize.model.result import SizingResult, SolveInfo, sizing_to_json
 
 __all__ = ["SizingResult", "SolveInfo", "Problem", "size_storage", "solve_dispatch", "solve",
            "sizing_to_json"]

@@ -96,7 +96,7 @@ _AUTO_CASE = re.compile(r"^c\d+-[0-9a-f]{8}$")
 
 def _is_facility_temp(p: Path) -> bool:
     """A hidden folder facility's own writers leave in a sweep's ``cases/`` when killed."""
-    from facility.report.staging import TMP_MARKER
+    from facility.report.marks import TMP_MARKER
 
     if p.is_symlink() or not p.is_dir():
         return False
@@ -386,7 +386,7 @@ def check_out_file(path: str | Path, *, force: bool = False, flag: str = "--out"
         A wrong file name ending, a folder, an existing file without ``force`` or not written
         by facility, the current directory or an unwritable place (exit code 2).
     """
-    from facility.report.staging import owned_file, sidecar_path
+    from facility.report.marks import owned_file, sidecar_path
 
     if suffixes and Path(os.fspath(path)).suffix.lower() not in suffixes:
         raise ScenarioError(f"{flag} {path}: this command writes {' or '.join(suffixes)} files; give a file "

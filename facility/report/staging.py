@@ -20,7 +20,6 @@ Folders are created with the permissions the umask allows (``tempfile.mkdtemp`` 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -30,11 +29,11 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
+from facility.report.marks import TMP_MARKER, owned_file, sidecar_path, write_sidecar
+
 __all__ = ["TMP_MARKER", "make_temp_dir", "swap_into_place", "remove_stale", "apply_umask",
            "sidecar_path", "write_sidecar", "owned_file"]
 
-#: Marker file of a temporary output folder while it is being written.
-TMP_MARKER = ".facility-tmp.json"
 
 
 def _umask() -> int:
@@ -133,44 +132,3 @@ def swap_into_place(tmp: Path, final: Path) -> None:
     tmp.rename(final)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
-
-
-def sidecar_path(path: Path) -> Path:
-    """``.NAME.facility.json`` beside ``path``."""
-    path = Path(path)
-    return path.with_name(f".{path.name}.facility.json")
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def write_sidecar(path: Path, command: str) -> None:
-    """Mark ``path`` as written by facility's ``command`` (its size and SHA-256)."""
-    path = Path(path)
-    side = sidecar_path(path)
-    tmp = side.with_name(f"{side.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps({"facility_output": command, "file": path.name, "bytes": path.stat().st_size,
-                               "sha256": _sha256(path),
-                               "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")},
-                              indent=2) + "\n")
-    os.replace(tmp, side)
-
-
-def owned_file(path: Path) -> bool:
-    """Whether ``path`` is a file facility wrote and nobody changed since (its sidecar says so)."""
-    path = Path(path)
-    try:
-        m = json.loads(sidecar_path(path).read_text())
-    except (OSError, ValueError, UnicodeDecodeError):
-        return False
-    if not isinstance(m, dict) or "facility_output" not in m or m.get("file") != path.name:
-        return False
-    try:
-        return m.get("bytes") == path.stat().st_size and m.get("sha256") == _sha256(path)
-    except OSError:
-        return False

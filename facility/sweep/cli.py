@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m facility.sweep SCENARIO --set … --out DIR`` (same flags as ``facility sweep``)."""
     parser = argparse.ArgumentParser(prog="python -m facility.sweep", description="Sweep a scenario over overrides.")
     add_sweep_arguments(parser)
-    from facility.cli import _setup_logging
+    from facility.cli_logging import setup_logging
 
-    _setup_logging(argparse.Namespace(quiet=False, verbose=0))   # 'warning: …' once, as facility's
+    setup_logging(argparse.Namespace(quiet=False, verbose=0))   # 'warning: …' once, as facility's
     return main_sweep(parser.parse_args(argv))

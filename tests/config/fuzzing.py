@@ -50,7 +50,8 @@ from typing import Any, Callable, Sequence
 import tomli_w
 from pydantic import BaseModel
 
-from facility.config.load import _absolute_paths, _inner_model
+from facility.config.load import _absolute_paths
+from facility.config.messages import _inner_model
 from facility.config.schema import Scenario
 
 REPO = Path(__file__).resolve().parents[2]

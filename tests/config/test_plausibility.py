@@ -7,7 +7,7 @@ import pytest
 
 from facility.cli import main
 from facility.config import load_scenario
-from facility.config.checks import estimate_peak_site_mw
+from facility.config.plausibility import estimate_peak_site_mw
 from facility.config.plausibility import plausibility_warnings
 
 DEFAULT = "scenarios/default.toml"

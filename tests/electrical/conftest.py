@@ -14,7 +14,7 @@ def scenario(**kw) -> Scenario:
 @pytest.fixture(scope="module")
 def site_net():
     """Reference facility: 4 feeders of 30 MW peak, a 40 MW BESS."""
-    from facility.electrical import build_network
+    from facility.electrical.network import build_network
 
     sc = scenario(bess={"enabled": True, "p_rated_mw": 40.0, "e_rated_mwh": 20.0})
     return build_network(sc, np.full(4, 30.0))

@@ -6,7 +6,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from facility.electrical import build_network, electrical_compliance, run_power_flow, violation_events
+from facility.electrical.limits import electrical_compliance, violation_events
+from facility.electrical.network import build_network
+from facility.electrical.powerflow import run_power_flow
 from facility.electrical.limits import (CAPACITY_MARGIN_FRAC, MAX_EVENTS_PER_LIMIT, feeder_p_max_mw, limit_rows,
                                         ups_output_for_input_mw, violation_lines)
 from facility.electrical.ups import ups_input_mw

@@ -5,7 +5,7 @@ import pandapower as pp
 import pytest
 
 from facility.config.checks import check_grid
-from facility.electrical import build_network, export_network
+from facility.electrical.network import build_network, export_network
 from facility.errors import ScenarioError
 
 from .conftest import scenario
@@ -122,7 +122,7 @@ def test_export_roundtrip(tmp_path, site_net):
 
 def test_exported_network_is_the_peak_step(tmp_path, site_net):
     """runpp on the exported network reproduces run_power_flow at the feeders' peaks."""
-    from facility.electrical import run_power_flow
+    from facility.electrical.powerflow import run_power_flow
 
     path = tmp_path / "net.json"
     export_network(site_net, path)

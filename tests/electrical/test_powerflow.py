@@ -7,7 +7,8 @@ import pytest
 
 import facility.electrical.network as network_mod
 import facility.electrical.powerflow as pf_mod
-from facility.electrical import build_network, electrical_metrics, run_power_flow
+from facility.electrical.network import build_network
+from facility.electrical.powerflow import electrical_metrics, run_power_flow
 from facility.electrical.reference import runpp_step
 from facility.electrical.solver import solve_newton, solve_zbus, solve_zbus_warm
 from facility.errors import PowerFlowError, ScenarioError
@@ -88,7 +89,7 @@ def test_chunking_does_not_change_results(site_net, site_inputs):
 
 
 def test_storage_shares_follow_the_headroom():
-    from facility.electrical import storage_shares
+    from facility.electrical.powerflow import storage_shares
 
     p_max = np.array([20.0, 40.0, 10.0])
     p = np.array([[10.0, 30.0, 10.0],    # charging: headroom 10, 10, 0
@@ -102,7 +103,7 @@ def test_storage_shares_follow_the_headroom():
 
 
 def test_storage_split_over_feeders(site_net):
-    from facility.electrical import feeder_injections
+    from facility.electrical.powerflow import feeder_injections
 
     pmax = site_net.limits.feeder_p_max_mw
     assert np.allclose(pmax, pmax[0]) and pmax.sum() == pytest.approx(site_net.limits.feeder_capacity_mw)

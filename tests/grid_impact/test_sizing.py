@@ -8,7 +8,7 @@ from facility.config import load_scenario
 from facility.grid_impact import load_mode_set
 from facility.grid_impact.lp import LpSpec, lp_spec
 from facility.grid_impact.modal import mode_response
-from facility.optimize.spectral import bin_limits, has_spectral_limits
+from facility.optimize.model.spectral import bin_limits, has_spectral_limits
 from facility.sizing import size_scenario
 
 SCENARIO = """

@@ -1,4 +1,4 @@
-"""Long lag bounds on block extremes (facility.optimize.windows.add_block_lag_rows): the
+"""Long lag bounds on block extremes (facility.optimize.model.windows.add_block_lag_rows): the
 restriction's rows imply the lag bound, the lag bound implies the relaxation's rows — checked
 on the rows themselves, read back from the assembled matrix, for uniform and refined blocks."""
 
@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from facility.optimize.lp import LinearProgram
-from facility.optimize.pcc_grid import transient_steps
-from facility.optimize.windows import LagBound, add_block_lag_rows, block_edges
+from facility.optimize.model.linear_program import LinearProgram
+from facility.optimize.model.pcc_grid import transient_steps
+from facility.optimize.model.windows import LagBound, add_block_lag_rows, block_edges
 
 
 def lag_ok(x, k, b_up, b_down):

@@ -1,5 +1,5 @@
 """Bounds of the lever search's relaxed boxes with another box's duals carried over
-(:mod:`facility.optimize.box_bounds`): valid (below each box's LP optimum), close to it, and
+(:mod:`facility.optimize.strategies.box_bounds`): valid (below each box's LP optimum), close to it, and
 what lets the search drop a box without a solve."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from facility.optimize import box_bounds, interior
-from facility.optimize.box_bounds import BoxBounds, bound_with_duals, carry_duals
-from facility.optimize.full import lp_bound_usd
-from facility.optimize.lever_boxes import box_levers
-from facility.optimize.levers import piece_lists
+from facility.optimize.strategies import box_bounds, interior
+from facility.optimize.strategies.box_bounds import BoxBounds, bound_with_duals, carry_duals
+from facility.optimize.strategies.full import lp_bound_usd
+from facility.optimize.strategies.lever_boxes import box_levers
+from facility.optimize.model.levers import piece_lists
 
 from tests.optimize.test_interior import DT, problem
 from tests.optimize.test_interior import SPEC as SPEC_OF_TEST
@@ -74,7 +74,7 @@ def test_another_boxs_duals_bound_each_box_below_its_optimum(boxes):
 
 def _count_solves(monkeypatch) -> list:
     """The interior strategy forced on the test's short load, and a list that records each box
-    LP solved for a bound (:func:`facility.optimize.box_bounds.lp_lower_bound_usd`)."""
+    LP solved for a bound (:func:`facility.optimize.strategies.box_bounds.lp_lower_bound_usd`)."""
     monkeypatch.setattr(interior, "MIN_STEPS", 0)
     calls = []
     real = box_bounds.lp_lower_bound_usd

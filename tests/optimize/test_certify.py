@@ -1,5 +1,5 @@
 """Branch and bound where the LP still burns (``optimize.milp_bound_s``,
-:mod:`facility.optimize.certify`): a job start 120 s into the horizon under a per-minute limit,
+:mod:`facility.optimize.certificates.certify`): a job start 120 s into the horizon under a per-minute limit,
 the storage at 90 % SoC. The LP's optimum charges and discharges at once ahead of the start
 (to dump energy and make room for the pre-ramp), which neither the LP bound nor the forced
 directions see; the MILP on those steps raises the bound and may find a cheaper plan."""
@@ -12,10 +12,10 @@ import pytest
 from facility.config.load import scenario_from_dict
 from facility.config.schema import BessConfig, OptimizeConfig, SpecConfig
 from facility.optimize import size_storage
-from facility.optimize.api import gap_reason_text
-from facility.optimize.certify import milp_lower_bound_usd
-from facility.optimize.formulation import plan_cost_kusd
-from facility.optimize.verify import verify_plan
+from facility.optimize.driver.api import gap_reason_text
+from facility.optimize.certificates.certify import milp_lower_bound_usd
+from facility.optimize.model.formulation import plan_cost_kusd
+from facility.optimize.certificates.verify import verify_plan
 from facility.simulate import generate_trace
 
 DT = 0.5
@@ -74,9 +74,9 @@ def test_branch_and_bound_raises_the_bound_and_keeps_a_realizable_plan(load, bot
 def test_the_milp_bound_lies_below_its_own_plan(load, both):
     """Straight from the module: the bound of the MILP (a relaxation among the plans at most
     as costly as the given one) is below the cost of its incumbent, which is a plan."""
-    from facility.optimize import interior
-    from facility.optimize.problem import Problem
-    from facility.optimize.formulation import resolve_storage
+    from facility.optimize.strategies import interior
+    from facility.optimize.model.problem import Problem
+    from facility.optimize.model.formulation import resolve_storage
 
     base, _ = both
     opt = OptimizeConfig(annualize=False)
@@ -105,7 +105,7 @@ def test_the_warning_points_at_the_option():
 def test_not_tried_on_horizons_it_cannot_finish(load, both, monkeypatch):
     """Above certify.MAX_STEPS the option is skipped with a warning, not left to run past its
     budget (its root LP and the direction bound before it are not stoppable)."""
-    from facility.optimize import certify
+    from facility.optimize.certificates import certify
 
     monkeypatch.setattr(certify, "MAX_STEPS", load.size - 1)
     with pytest.warns(UserWarning, match="not tried above"):

@@ -5,9 +5,9 @@ import pytest
 
 from facility.config.schema import BessConfig, OptimizeConfig, RackStorageConfig, SpecConfig
 from facility.optimize import size_storage
-from facility.optimize.coarsen import coarsening_factor, expand_steps
-from facility.optimize.formulation import resolve_storage
-from facility.optimize.verify import lag_bound_violation_mw
+from facility.optimize.strategies.coarsen import coarsening_factor, expand_steps
+from facility.optimize.model.formulation import resolve_storage
+from facility.optimize.certificates.verify import lag_bound_violation_mw
 
 SPEC = SpecConfig(max_ramp_up_mw_per_s=2.0, max_ramp_down_mw_per_s=3.0, ramp_window_s=1.0,
                   max_ramp_mw_per_min=20.0, window_s=5.0, max_window_swing_mw=8.0)

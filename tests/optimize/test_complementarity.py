@@ -7,9 +7,9 @@ import pytest
 from facility import metrics
 from facility.config.schema import BessConfig, OptimizeConfig, SpecConfig
 from facility.optimize import size_storage
-from facility.optimize.formulation import build_model, resolve_storage
-from facility.optimize.solve import overlap_steps, solve_lp
-from facility.optimize.verify import verify_plan
+from facility.optimize.model.formulation import build_model, resolve_storage
+from facility.optimize.solvers.solve import overlap_steps, solve_lp
+from facility.optimize.certificates.verify import verify_plan
 
 DT = 1.0
 SPEC = SpecConfig(max_ramp_mw_per_min=10.0, window_s=5.0, max_window_swing_mw=10.0)

@@ -7,7 +7,7 @@ from facility import metrics
 from facility.config.schema import BessConfig, OptimizeConfig, RackStorageConfig, SpecConfig, UpsConfig
 from facility.errors import InfeasibleError, exit_code_for
 from facility.optimize import size_storage, solve_dispatch
-from facility.optimize.windows import lag_bounds
+from facility.optimize.model.windows import lag_bounds
 
 OPT = OptimizeConfig(energy_price_usd_per_mwh=60.0)
 TOL = 1e-6
@@ -197,8 +197,8 @@ def test_extendable_bound_too_small_is_infeasible():
 
 
 def test_matrix_build_matches_the_naive_rule_based_pyomo_build():
-    from facility.optimize.formulation import resolve_storage
-    from facility.optimize.naive import solve_naive
+    from facility.optimize.model.formulation import resolve_storage
+    from facility.optimize.strategies.naive import solve_naive
 
     dt = 0.2
     load = load_profile(dt, 40.0)

@@ -1,4 +1,4 @@
-"""The directions the window limits force (facility.optimize.directions): the chained lag
+"""The directions the window limits force (facility.optimize.certificates.directions): the chained lag
 bound, the reach of the PCC power against a brute force, and the bound they give against the
 realizable optimum (a MILP) where the LP's resistor hides it."""
 
@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from facility.config.schema import BessConfig, OptimizeConfig, SpecConfig
-from facility.optimize import interior
-from facility.optimize.directions import (applies, forced_directions, lag_reach_mw, n_forced,
+from facility.optimize.strategies import interior
+from facility.optimize.certificates.directions import (applies, forced_directions, lag_reach_mw, n_forced,
                                           on_groups, pcc_reach_mw, window_extreme)
-from facility.optimize.formulation import resolve_storage
-from facility.optimize.problem import Problem
-from facility.optimize.windows import LagBound, lag_bounds
+from facility.optimize.model.formulation import resolve_storage
+from facility.optimize.model.problem import Problem
+from facility.optimize.model.windows import LagBound, lag_bounds
 
 SPEC = SpecConfig(max_ramp_up_mw_per_s=2.0, max_ramp_down_mw_per_s=3.0, ramp_window_s=1.0,
                   max_ramp_mw_per_min=20.0, window_s=5.0, max_window_swing_mw=5.0)
@@ -127,7 +127,7 @@ def test_the_forced_bound_lies_between_the_lp_and_the_realizable_optimum():
     dt = 0.5
     pb = _problem(_start_stop_load(dt), dt)
     opt_usd, milp_low = _realizable_optimum_usd(pb)
-    from facility.optimize.full import lp_bound_usd
+    from facility.optimize.strategies.full import lp_bound_usd
 
     lp_usd = lp_bound_usd(pb)
     with warnings.catch_warnings():

@@ -67,8 +67,8 @@ def test_interior_bracket_keeps_the_duration_rows():
     # and its bracket holds the full LP's optimum with the same rows
     import warnings
 
-    from facility.optimize.full import solve_full
-    from facility.optimize.interior import solve_interior
+    from facility.optimize.strategies.full import solve_full
+    from facility.optimize.strategies.interior import solve_interior
     from tests.optimize.test_interior import problem, site_load
 
     load = site_load("stochastic", horizon_s=120.0)

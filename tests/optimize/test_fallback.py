@@ -10,12 +10,12 @@ import pytest
 from facility import metrics
 from facility.cli import main
 from facility.config.schema import BessConfig, OptimizeConfig, SpecConfig
-from facility.errors import InfeasibleError, exit_code_for
+from facility.errors import InfeasibleError, SolverTimeLimit, exit_code_for
 from facility.optimize import size_storage
-from facility.optimize.fallback import SolverTimeLimit, averaged_lower_bound_usd, follower_plan
-from facility.optimize.formulation import resolve_storage
-from facility.optimize.problem import Problem
-from facility.optimize.verify import verify_plan
+from facility.optimize.certificates.fallback import averaged_lower_bound_usd, follower_plan
+from facility.optimize.model.formulation import resolve_storage
+from facility.optimize.model.problem import Problem
+from facility.optimize.certificates.verify import verify_plan
 
 DT = 0.5
 SPEC = SpecConfig(max_ramp_up_mw_per_s=2.0, max_ramp_down_mw_per_s=2.0, ramp_window_s=1.0,
@@ -168,12 +168,12 @@ def test_size_cli_time_limit_without_plan_exit_3(tmp_path, capsys):
 def test_periodic_restriction_at_the_time_limit_skips_the_larger_full_lp(monkeypatch):
     """The periodic reduction's restriction stopping at the limit: the full LP (larger) is not
     started for another time_limit_s; the verified fallback plan comes back instead."""
-    import facility.optimize.api as api
+    import facility.optimize.driver.api as api
 
     def no_full(pb):
         raise AssertionError("the full LP ran after the periodic restriction's time limit")
 
-    import facility.optimize.periodic as periodic
+    import facility.optimize.strategies.periodic as periodic
 
     calls = []
 

@@ -8,8 +8,8 @@ import pytest
 
 from facility.config.schema import OptimizeConfig, SpecConfig
 from facility.optimize import size_storage
-from facility.optimize.lp import (TYPICAL_COST_EXPONENT, LinearProgram, objective_scale_exponent,
-                                  solve_highs)
+from facility.optimize.model.linear_program import LinearProgram
+from facility.optimize.solvers.lp import TYPICAL_COST_EXPONENT, objective_scale_exponent, solve_highs
 from tests.optimize.test_periodic import bess
 
 #: the sizing benchmark's limits (``benchmarks/bench_sizing.py``)
@@ -27,7 +27,7 @@ def test_the_typical_cost_is_scaled_to_about_two_to_the_minus_five():
 
 def _captured_lps(monkeypatch, load, dt_s):
     """The LPs ``size_storage`` hands to HiGHS on the periodic path."""
-    solve_mod = sys.modules["facility.optimize.solve"]
+    solve_mod = sys.modules["facility.optimize.solvers.solve"]
     seen = []
 
     def spy(lp, **kw):
@@ -58,7 +58,7 @@ def test_the_periodic_relaxation_is_solved_to_its_optimum(monkeypatch):
 
 def test_costs_set_on_a_solved_model_are_scaled_too():
     """A warm re-solve after a cost change (``resolve_with_cost``) gives the cold optimum."""
-    from facility.optimize.lp import resolve_with_cost
+    from facility.optimize.solvers.lp import resolve_with_cost
 
     lp = LinearProgram()
     n = 50

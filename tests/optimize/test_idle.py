@@ -8,12 +8,12 @@ from dataclasses import replace
 import numpy as np
 
 from facility.config.schema import OptimizeConfig, SpecConfig
-from facility.optimize.api import solve
-from facility.optimize.formulation import resolve_storage
-from facility.optimize.full import solve_full
-from facility.optimize.idle import solve_idle
-from facility.optimize.problem import Problem
-from facility.optimize.verify import verify_plan
+from facility.optimize.driver.api import solve
+from facility.optimize.model.formulation import resolve_storage
+from facility.optimize.strategies.full import solve_full
+from facility.optimize.strategies.idle import solve_idle
+from facility.optimize.model.problem import Problem
+from facility.optimize.certificates.verify import verify_plan
 
 from tests.optimize.test_interior import SPEC, bess, problem, site_load
 

@@ -1,4 +1,4 @@
-"""Strategy ``interior`` (facility.optimize.interior): an interior-point restriction of the LP
+"""Strategy ``interior`` (facility.optimize.strategies.interior): an interior-point restriction of the LP
 bracketed by a Lagrangian lower bound, on loads that do not repeat.
 
 Short horizons here (1,680 steps at 0.25 s) where HiGHS' simplex solves the full LP quickly:
@@ -16,13 +16,15 @@ from facility import metrics
 from facility.config.load import scenario_from_dict
 from facility.config.schema import BessConfig, OptimizeConfig, SpecConfig
 from facility.optimize import size_storage
-from facility.optimize import bracket_jobs, interior, pcc_grid
-from facility.optimize.formulation import resolve_storage
-from facility.optimize.full import solve_full
-from facility.optimize.interior import InteriorStats, applies, realize, run_solves, solve_interior
-from facility.optimize.pcc_grid import build_grid_model, group_for
-from facility.optimize.problem import Problem
-from facility.optimize.verify import verify_plan
+from facility.optimize.certificates import bracket_jobs
+from facility.optimize.model import pcc_grid
+from facility.optimize.strategies import interior
+from facility.optimize.model.formulation import resolve_storage
+from facility.optimize.strategies.full import solve_full
+from facility.optimize.strategies.interior import InteriorStats, applies, realize, run_solves, solve_interior
+from facility.optimize.model.pcc_grid import build_grid_model, group_for
+from facility.optimize.model.problem import Problem
+from facility.optimize.certificates.verify import verify_plan
 from facility.simulate import generate_trace
 
 DT = 0.25
@@ -201,7 +203,7 @@ def test_restriction_and_relaxation_bracket_the_full_lp_on_groups():
     load = site_load("stochastic", horizon_s=120.0)
     pb = problem(load)
     opt = lp_optimum(solve_full(pb))
-    from facility.optimize.ipm import solve_ipm
+    from facility.optimize.solvers.ipm import solve_ipm
 
     for g in (2, 4):
         up = solve_ipm(build_grid_model(pb, g, "restrict").m.lp)
@@ -243,9 +245,10 @@ def test_at_the_time_limit_without_a_plan_the_fallback_answers_not_the_full_lp(m
     search decides), and the full LP is not started (at an hour its build and presolve alone
     outlasted the limit by minutes: a jittered hour with levers and a band limit ran 15 min
     on a 5-min limit)."""
-    from facility.optimize import api, full
-    from facility.optimize.fallback import SolverTimeLimit
-    from facility.optimize.levers import lever_pieces, single_job_inputs
+    from facility.optimize.driver import api
+    from facility.optimize.strategies import full
+    from facility.errors import SolverTimeLimit
+    from facility.optimize.model.levers import lever_pieces, single_job_inputs
 
     load = site_load("stochastic", horizon_s=120.0)
 
@@ -302,7 +305,7 @@ def test_every_gap_reason_has_its_sentence():
     """Each reason the strategy may give is explained to the user (warning and CLI)."""
     import inspect
 
-    from facility.optimize.api import GAP_REASONS
+    from facility.optimize.driver.api import GAP_REASONS
 
     src = inspect.getsource(interior.solve_interior)
     for reason in ("time", "dispatch", "complementarity", "groups", "long_lag", "spectral"):
@@ -316,8 +319,8 @@ def _realizable_optimum_usd(pb: Problem) -> tuple[float, float]:
     import highspy
     import scipy.sparse as sp
 
-    from facility.optimize.formulation import build_model
-    from facility.optimize.lp import highs_lp, new_highs
+    from facility.optimize.model.formulation import build_model
+    from facility.optimize.solvers.lp import highs_lp, new_highs
 
     m = build_model(pb.load_mw, pb.dt_s, pb.storages, pb.spec, pb.price_usd_per_mwh)
     A, c, lb, ub, rlo, rhi = m.lp.assemble()
@@ -344,7 +347,7 @@ def test_the_start_stop_plan_is_the_realizable_optimum_and_the_forced_directions
     burns energy (charge and discharge at once) and lies ~1 % below any realizable plan. The
     MILP with one binary per step (a reference the strategy cannot afford at scale) proves
     that the strategy's repaired plan is the realizable optimum itself, and the bound with the
-    directions the window limits force (facility.optimize.directions) proves it too: at most
+    directions the window limits force (facility.optimize.certificates.directions) proves it too: at most
     the MILP's optimum, within optimize.max_gap_frac of the plan."""
     pb = problem(site_load("start_stop", 240.0, 0.5), dt=0.5)
     with warnings.catch_warnings():

@@ -10,12 +10,13 @@ import pytest
 
 from facility import metrics
 from facility.config.schema import SpecBand
-from facility.optimize import bracket_jobs, interior
-from facility.optimize.full import solve_full
-from facility.optimize.interior import InteriorStats, solve_interior
-from facility.optimize.pcc_grid import build_grid_model
-from facility.optimize.spectral import grouped_phasor
-from facility.optimize.verify import verify_plan
+from facility.optimize.certificates import bracket_jobs
+from facility.optimize.strategies import interior
+from facility.optimize.strategies.full import solve_full
+from facility.optimize.strategies.interior import InteriorStats, solve_interior
+from facility.optimize.model.pcc_grid import build_grid_model
+from facility.optimize.model.spectral import grouped_phasor
+from facility.optimize.certificates.verify import verify_plan
 
 from tests.optimize.test_interior import DT, SPEC, problem, site_load
 

@@ -9,10 +9,13 @@ import pytest
 
 from facility import metrics
 from facility.config.schema import BessConfig, OptimizeConfig
-from facility.optimize import box_bounds, bracket_jobs, interior, lever_columns, pcc_grid, size_storage
-from facility.optimize.full import lp_bound_usd
-from facility.optimize.lever_boxes import box_levers
-from facility.optimize.levers import lever_pieces, piece_lists, single_job_inputs
+from facility.optimize import size_storage
+from facility.optimize.certificates import bracket_jobs
+from facility.optimize.model import lever_columns, pcc_grid
+from facility.optimize.strategies import box_bounds, interior
+from facility.optimize.strategies.full import lp_bound_usd
+from facility.optimize.strategies.lever_boxes import box_levers
+from facility.optimize.model.levers import lever_pieces, piece_lists, single_job_inputs
 
 from tests.optimize.test_interior import DT, SPEC, problem, site_load
 from tests.optimize.test_interior_bands import _quiet, load  # noqa: F401 (a fixture)
@@ -151,7 +154,7 @@ def test_band_rounds_see_the_pcc_with_the_levers_site_power(load):
     whose burn put a bin above its limit got no rows for it, its check failed, and the full LP
     took over (5 min of the mix bench with levers and a band limit: 291 s; now 9.9 s, gap
     3.1e-4; 10 min: 634 s without a bound, now 21 s, gap 1.6e-4)."""
-    from facility.optimize.interior import InteriorStats, _Search
+    from facility.optimize.strategies.interior import InteriorStats, _Search
     from tests.optimize.test_interior_bands import F_HI, F_LO, _band_spec
 
     from dataclasses import replace

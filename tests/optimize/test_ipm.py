@@ -1,12 +1,13 @@
-"""The interior-point solve (facility.optimize.ipm.solve_ipm) and the Lagrangian lower bound
-that holds for any row duals (facility.optimize.ipm.lagrangian_bound)."""
+"""The interior-point solve (facility.optimize.solvers.ipm.solve_ipm) and the Lagrangian lower bound
+that holds for any row duals (facility.optimize.solvers.ipm.lagrangian_bound)."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from facility.optimize.ipm import lagrangian_bound, solve_ipm
-from facility.optimize.lp import LinearProgram, solve_highs
+from facility.optimize.solvers.ipm import lagrangian_bound, solve_ipm
+from facility.optimize.model.linear_program import LinearProgram
+from facility.optimize.solvers.lp import solve_highs
 
 
 def small_lp():

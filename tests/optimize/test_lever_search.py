@@ -1,4 +1,4 @@
-"""Branch and bound over the GPU levers' pieces (facility.optimize.lever_search): a load whose
+"""Branch and bound over the GPU levers' pieces (facility.optimize.strategies.lever_search): a load whose
 compute level jitters per iteration has one cap piece per level, more than the driver solves;
 the pieces left out are bounded by relaxed boxes (lever_boxes.box_levers) and searched."""
 
@@ -7,12 +7,14 @@ import pytest
 
 from facility import metrics
 from facility.config.schema import BessConfig, OptimizeConfig, SpecConfig
-from facility.optimize import api, levers, size_storage
-from facility.optimize.formulation import resolve_storage
-from facility.optimize.full import lp_bound_usd
-from facility.optimize.lever_boxes import box_levers
-from facility.optimize.levers import piece_lists, single_job_inputs
-from facility.optimize.problem import Problem
+from facility.optimize import size_storage
+from facility.optimize.driver import api
+from facility.optimize.model import levers
+from facility.optimize.model.formulation import resolve_storage
+from facility.optimize.strategies.full import lp_bound_usd
+from facility.optimize.strategies.lever_boxes import box_levers
+from facility.optimize.model.levers import piece_lists, single_job_inputs
+from facility.optimize.model.problem import Problem
 
 TDP, N, DT = 1000.0, 100_000, 0.5
 # swing over 10 s <= 66 MW above a 30 MW communication phase: compute at most 0.96 TDP
@@ -122,7 +124,7 @@ def test_a_relaxed_box_bounds_every_piece_in_it_and_a_box_of_one_is_the_piece():
 
 def test_warm_box_bounds_equal_the_cold_ones():
     """LpBounds re-solves boxes of one matrix warm from the last basis: same optima."""
-    from facility.optimize.full import LpBounds
+    from facility.optimize.strategies.full import LpBounds
 
     per_job, problem_of = _boxes()
     warm = LpBounds()
@@ -183,7 +185,7 @@ def test_a_piece_at_the_time_limit_leaves_the_levers_idle_with_an_honest_gap(mon
 def test_a_run_that_ends_at_the_best_piece_is_cut_next_to_it():
     """The run of 45 cap pieces whose last one is the best plan's (no cap) loses its top
     1/16 (2 pieces) to a box of its own; an incumbent inside the run, or none, halves it."""
-    from facility.optimize.lever_search import _split
+    from facility.optimize.strategies.lever_search import _split
 
     assert _split(0, 44, 44) == ((0, 42), (43, 44))
     assert _split(0, 44, 0) == ((0, 1), (2, 44))

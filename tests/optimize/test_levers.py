@@ -1,4 +1,4 @@
-"""GPU levers as LP decisions (facility.optimize.levers): closed forms of floor vs storage, the
+"""GPU levers as LP decisions (facility.optimize.model.levers): closed forms of floor vs storage, the
 mix, the cap with its slowdown, the burn conversion of the complementarity repair, and the
 reductions (coarsening, periodic) with levers."""
 
@@ -9,11 +9,11 @@ from facility import metrics
 from facility.config.schema import BessConfig, OptimizeConfig, SpecConfig
 from facility.errors import ScenarioError
 from facility.optimize import size_storage
-from facility.optimize.formulation import resolve_storage
-from facility.optimize.full import build_full
-from facility.optimize.levers import lever_pieces, single_job_inputs
-from facility.optimize.problem import Problem
-from facility.optimize.solve import burn_overlap, solve_lp
+from facility.optimize.model.formulation import resolve_storage
+from facility.optimize.model.problem import build_full
+from facility.optimize.model.levers import lever_pieces, single_job_inputs
+from facility.optimize.model.problem import Problem
+from facility.optimize.solvers.solve import burn_overlap, solve_lp
 
 TDP, N = 1000.0, 100_000          # 100 MW at TDP (site factor 1)
 P_LO = 0.3                        # communication phase [frac of TDP]
@@ -185,7 +185,7 @@ def test_the_reported_bound_is_the_least_over_the_pieces(monkeypatch):
     is not the best, so the bound reported is the least of the pieces' bounds."""
     from dataclasses import replace
 
-    from facility.optimize import api
+    from facility.optimize.driver import api
 
     p_w = square_w(400, 40, 30)
     o, kw = opt(levers=["storage", "floor", "cap"]), dict(floor_range=(0.2, 0.9), cap_range=(0.5, 1.0))

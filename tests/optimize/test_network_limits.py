@@ -8,7 +8,7 @@ from facility import metrics
 from facility.config.schema import BessConfig, OptimizeConfig, RackStorageConfig, SpecConfig, UpsConfig
 from facility.errors import InfeasibleError
 from facility.optimize import size_storage, solve_dispatch
-from facility.optimize.formulation import build_model, resolve_storage
+from facility.optimize.model.formulation import build_model, resolve_storage
 
 TOL = 1e-6
 SPEC = SpecConfig(window_s=5.0, max_window_swing_mw=10.0)

@@ -1,4 +1,4 @@
-"""The bracketing LPs on groups of steps (``facility.optimize.pcc_grid``) where the load moves
+"""The bracketing LPs on groups of steps (``facility.optimize.model.pcc_grid``) where the load moves
 within a group: the relaxation's rating rows and the restriction's PCC range.
 
 At 10 ms the interior strategy works on groups of 4 steps. A measured trace's edges span up
@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from facility.optimize import pcc_grid
-from facility.optimize.full import solve_full
-from facility.optimize.group_rows import group_power_offsets, within_group_range_mw
-from facility.optimize.interior import realize
-from facility.optimize.ipm import solve_ipm
-from facility.optimize.pcc_grid import build_grid_model
-from facility.optimize.verify import verify_plan
+from facility.optimize.model import pcc_grid
+from facility.optimize.strategies.full import solve_full
+from facility.optimize.model.group_rows import group_power_offsets, within_group_range_mw
+from facility.optimize.strategies.interior import realize
+from facility.optimize.solvers.ipm import solve_ipm
+from facility.optimize.model.pcc_grid import build_grid_model
+from facility.optimize.certificates.verify import verify_plan
 from tests.optimize.test_interior import SPEC, lp_optimum, problem, site_load
 
 DT = 0.01
@@ -143,7 +143,7 @@ def test_the_strategy_proves_the_relaxation_with_these_rows(edgy):
     """The interior strategy's bound on groups of 4 (weak duality with column boxes) is the
     relaxation's optimum with the new rows and columns, and the bracket holds the optimum."""
     from facility.config.schema import OptimizeConfig
-    from facility.optimize.interior import InteriorStats, solve_interior
+    from facility.optimize.strategies.interior import InteriorStats, solve_interior
 
     pb, opt = edgy
     pb = problem(pb.load_mw, dt=DT, opt=OptimizeConfig(annualize=False, max_gap_frac=0.05))  # no refinement
@@ -163,7 +163,7 @@ def test_a_job_start_or_stop_keeps_the_held_restriction_and_no_neighbour_rows():
     per-minute bound within a minute) the group rows are left out: there the bracket's width is
     the complementarity's and the long lag's, and PIQP ran past its iteration cap with them.
     A job that runs through, jitter and all, keeps them."""
-    from facility.optimize.pcc_grid import has_job_transients, ranged_groups
+    from facility.optimize.model.pcc_grid import has_job_transients, ranged_groups
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

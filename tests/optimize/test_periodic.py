@@ -7,11 +7,11 @@ import pytest
 
 from facility.config.schema import BessConfig, OptimizeConfig, SpecConfig
 from facility.optimize import size_storage
-from facility.optimize.formulation import resolve_storage
-from facility.optimize.periodic import (PeriodicStretch, Reduction, expand, find_periodic_stretch,
+from facility.optimize.model.formulation import resolve_storage
+from facility.optimize.strategies.periodic import (PeriodicStretch, Reduction, expand, find_periodic_stretch,
                                         plan_reduction)
-from facility.optimize.verify import lag_bound_violation_mw, verify_plan
-from facility.optimize.windows import lag_bounds
+from facility.optimize.certificates.verify import lag_bound_violation_mw, verify_plan
+from facility.optimize.model.windows import lag_bounds
 
 SPEC = SpecConfig(max_ramp_up_mw_per_s=2.0, max_ramp_down_mw_per_s=2.0, ramp_window_s=1.0,
                   window_s=5.0, max_window_swing_mw=5.0)

@@ -97,7 +97,7 @@ def test_tie_break_makes_the_priced_plan_the_same_whatever_the_solver_path(monke
     variation price leaves the PCC's path free: without the tie-break
     (formulation.TIE_BREAK_FRAC) HiGHS' options (a stand-in for another build or CPU) pick
     different optima. With it every path returns the same plan."""
-    import facility.optimize.lp as lp
+    import facility.optimize.solvers.lp as lp
 
     sc = Scenario(jobs=[{"n_gpus": 1000}],
                   ups={"enabled": True, "p_rated_mw": 40.0, "e_rated_mwh": 1.0},

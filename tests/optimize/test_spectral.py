@@ -1,4 +1,4 @@
-"""Band peak limits as LP rows (facility.optimize.spectral): bins as facility.metrics defines
+"""Band peak limits as LP rows (facility.optimize.model.spectral): bins as facility.metrics defines
 them, the inscribed polygon, the binding limit, the periodic reduction, and `facility size`."""
 
 import json
@@ -11,7 +11,7 @@ from facility import metrics
 from facility.cli import main
 from facility.config.schema import BessConfig, OptimizeConfig, SpecBand, SpecConfig
 from facility.optimize import size_storage
-from facility.optimize.spectral import (SIDES, amplitude_weight, bin_limits, has_spectral_limits,
+from facility.optimize.model.spectral import (SIDES, amplitude_weight, bin_limits, has_spectral_limits,
                                         spectral_violations)
 
 BESS = BessConfig(enabled=True, extendable=True, eff_charge_frac=0.95, eff_discharge_frac=0.95,
@@ -152,7 +152,7 @@ def test_size_cli_with_band_limits_is_compliant_without_warning(tmp_path, capsys
 def test_new_bins_per_round_are_the_worst_that_lack_a_direction():
     """directions_for with a cap: the bins with the largest amplitude / limit among those that
     get a new direction (a bin that already holds its nearest directions does not count)."""
-    from facility.optimize.spectral import SpectralRows
+    from facility.optimize.model.spectral import SpectralRows
 
     spec = SpecConfig(band_min_hz=0.1, band_max_hz=5.0, max_band_peak_mw=1.0,
                       bands=[SpecBand(name="low", min_hz=0.1, max_hz=0.5, max_peak_mw=0.5)])
