@@ -9,8 +9,8 @@ and, where that breaks a limit, grows the extendable storages' ratings by a brac
 
 1. the foresight design; compliant: done;
 2. what ran out grows by :data:`GROW` (:func:`grown`: P̂ of a storage the controller found
-   at its power limit, Ê of one it found at a SoC bound, both where it found both, every
-   rating where none saturated), within the ``max_*`` bounds and :data:`MAX_SCALE`, until a
+   at its power limit, Ê of one it found at a SoC bound, both where it found both, every Ê
+   where none saturated), within the ``max_*`` bounds and :data:`MAX_SCALE`, until a
    run is compliant (the bracket: the last failing design and that one) or nothing that ran
    out can grow (exit 3 naming the limits and the designs tried);
 3. bisection (geometric midpoint of the two designs, rating by rating) while some rating of
@@ -115,8 +115,12 @@ def grown(point: dict, sat: dict, bounds: dict) -> dict:
 
     A storage that hit its power limit (and no SoC bound) grows its P̂, one that hit a SoC
     bound (and not its power limit) its Ê, one that hit both, both. Where no storage
-    saturated (the controller broke a limit with room left), or what saturated is at its
-    bounds already, every rating grows. Ratings stop at their ``max_*`` bound.
+    saturated (the controller broke a limit with room left: its plan found no room within
+    the SoC reserves and end bands it keeps, which are energy), every Ê grows; where that
+    is at its bounds, or what saturated is, every P̂ (and what else can) grows. Ratings stop
+    at their ``max_*`` bound. (On the ERCOT checkpoint case of issue 39 a run that saturated
+    nothing at P̂ × 2.25, Ê × 2.25 broke the window limit, and held it at Ê × 3.375 with the
+    same P̂, or at P̂ × 1.5.)
 
     Parameters
     ----------
@@ -127,17 +131,21 @@ def grown(point: dict, sat: dict, bounds: dict) -> dict:
     bounds : dict
         ``{storage: (max_p_rated_mw, max_e_rated_mwh)}`` (inf where unbounded). [MW], [MWh]
     """
+    def step(rule) -> dict:
+        out = {}
+        for n, (p, e) in point.items():
+            gp, ge = rule(n)
+            out[n] = (min(p * GROW, bounds[n][0]) if gp else p, min(e * GROW, bounds[n][1]) if ge else e)
+        return out
+
     any_sat = any(sp > 0 or se > 0 for n, (sp, se) in sat.items() if n in point)
-    out = {}
-    for n, (p, e) in point.items():
-        sp, se = sat.get(n, (0, 0))
-        gp, ge = (sp > 0, se > 0) if any_sat else (True, True)
-        pmax, emax = bounds[n]
-        out[n] = (min(p * GROW, pmax) if gp else p, min(e * GROW, emax) if ge else e)
-    if out == point and any_sat:
-        # what ran out is at its bounds: the other ratings may still help
-        return grown(point, {}, bounds)
-    return out
+    first = ((lambda n: (sat.get(n, (0, 0))[0] > 0, sat.get(n, (0, 0))[1] > 0)) if any_sat
+             else (lambda n: (False, True)))
+    for rule in (first, lambda n: (True, True)):    # then everything that can still grow
+        out = step(rule)
+        if out != point:
+            return out
+    return point
 
 
 def _between(lo: dict, hi: dict) -> dict:

@@ -275,8 +275,9 @@ def test_no_bundled_sizing_scenario_exits_0_with_a_verification_that_is_not_comp
 
 
 def test_the_resize_grows_what_ran_out():
-    """Power-saturated: P grows, E stays; SoC-saturated: E; both or neither: both; what ran
-    out at its bound leaves the others to grow; ratings stop at their bounds."""
+    """Power-saturated: P grows, E stays; SoC-saturated: E; both: both; neither: E (then P
+    where E is at its bounds); what ran out at its bound leaves the others to grow; ratings
+    stop at their bounds."""
     from facility.sizing_control import GROW, grown
 
     pt = {"bess": (10.0, 1.0), "rack_storage": (2.0, 0.1)}
@@ -288,8 +289,12 @@ def test_the_resize_grows_what_ran_out():
     assert g == {"bess": (10.0, 1.0 * GROW), "rack_storage": (2.0, 0.1)}
     g = grown(pt, {"bess": (1, 3), "rack_storage": (0, 0)}, b)
     assert g == {"bess": (10.0 * GROW, 1.0 * GROW), "rack_storage": (2.0, 0.1)}
+    # nothing saturated: the energy (the controller's reserves and end bands) grows
     g = grown(pt, {}, b)
-    assert g == {n: (p * GROW, e * GROW) for n, (p, e) in pt.items()}
+    assert g == {n: (p, e * GROW) for n, (p, e) in pt.items()}
+    # ... and where the energy is at its bounds, the power
+    be = {"bess": (inf, 1.0), "rack_storage": (inf, 0.1)}
+    assert grown(pt, {}, be) == {n: (p * GROW, e) for n, (p, e) in pt.items()}
     # bess's power ran out at its bound (12 MW): the others grow
     b2 = {"bess": (12.0, inf), "rack_storage": (inf, inf)}
     assert grown(pt, {"bess": (5, 0)}, b2)["bess"] == (12.0, 1.0)

@@ -352,6 +352,7 @@ class MpcPlanner:
         rip = ripple_of(hist[-n_rip:], period) if (period and ctrl.forecast != "perfect") else np.zeros(0)
         reserves = ctrl.forecast != "perfect"
         self.mode = ctrl.forecast
+        sched = None
         if ctrl.forecast == "perfect":
             fut = self.load[t:t + n_h * r]
             if w_now > 0:
@@ -414,8 +415,11 @@ class MpcPlanner:
             ("ok" if cfgs is relaxed else "wide", relaxed, soc_end),
             ("keep", relaxed, keep), ("free", relaxed, None)]
         # a level plan sees no ripple: it is made on the coarser level grid (k MPC steps a
-        # step) and held; the PCC history is taken on the same grid
-        k = self.k_level if self.mode == "level" else 1
+        # step) and held; the PCC history is taken on the same grid. Not where the declared
+        # schedule moves within the horizon (a start, a stop, a checkpoint): the edge and the
+        # ramps around it are planned on the MPC step
+        flat = sched is None or float(np.ptp(sched)) <= 1e-9 * max(1.0, float(np.max(np.abs(sched))))
+        k = self.k_level if (self.mode == "level" and flat) else 1
         n_k = -(-n_h // k)
         fc_k = np.concatenate([fc, np.full(n_k * k - n_h, fc[-1])]).reshape(-1, k).mean(axis=1)
         n_hist_k = -(-self.pcc_hist_n // k)
