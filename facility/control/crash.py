@@ -25,8 +25,8 @@ import numpy as np
 
 __all__ = ["crash_reserve_mwh", "descent", "step_level", "window_limits", "STEP_FRAC"]
 
-#: A step in the measured load: the mean of its last period differs from the window's level
-#: by more than this share of the level. [frac]
+#: A step in the measured load: the mean of its last period leaves the range of the earlier
+#: periods' means by more than this share of the level. [frac]
 STEP_FRAC = 0.1
 
 
@@ -125,19 +125,34 @@ def descent(p_history_mw: np.ndarray, forecast_mw: np.ndarray, limits: list, dt_
     return s, de
 
 
-def step_level(hist_mw: np.ndarray, level_mw: float, recent_steps: int) -> float | None:
-    """The load's level after a step inside the level window, or None when there is none.
+def step_level(hist_mw: np.ndarray, level_mw: float, recent_steps: int,
+               window_steps: int | None = None) -> tuple[float, int] | None:
+    """The load's level after a step inside the level window and the steps it is the mean
+    of, or None when there is none.
 
-    The mean of the last ``recent_steps`` samples (one iteration period, or a second without
-    one) is the new level when it differs from the window's ``level_mw`` by more than
-    ``STEP_FRAC`` of the level (the mean over one period of a jittered load wanders by
-    less). [MW]
+    The window's last ``window_steps`` samples (all without it) are cut into blocks of
+    ``recent_steps`` (one iteration period, or a second without one) from the end. The new
+    level is the mean of the longest run of last blocks that agree within ``STEP_FRAC`` of
+    ``level_mw`` and all lie more than that below the lowest or above the highest of the
+    blocks before them (the block means of a steady jittered load wander within their own
+    range; a crash leaves it). [MW], [steps]
     """
     h = np.asarray(hist_mw, dtype=float)
-    n = int(min(h.size, max(1, recent_steps)))
-    if n == 0:
+    if window_steps is not None:
+        h = h[-max(1, int(window_steps)):]
+    n = int(max(1, recent_steps))
+    k = h.size // n
+    if k < 2:
         return None
-    recent = float(h[-n:].mean())
-    if abs(recent - level_mw) > max(STEP_FRAC * abs(level_mw), 1e-9):
-        return recent
-    return None
+    blocks = h[h.size - k * n:].reshape(k, n).mean(axis=1)
+    thr = max(STEP_FRAC * abs(level_mw), 1e-9)
+    # the longest run of last blocks that agree among themselves (within thr) and all lie
+    # beyond the range of the blocks before them
+    best = None
+    for j in range(1, k):
+        tail, head = blocks[k - j:], blocks[:k - j]
+        if tail.max() - tail.min() > thr:
+            break
+        if tail.max() < head.min() - thr or tail.min() > head.max() + thr:
+            best = (float(tail.mean()), j * n)
+    return best

@@ -366,9 +366,9 @@ class MpcPlanner:
             level = measured_level(hist, w_n)
             # a step inside the window (a crash nobody announced): the level since it
             recent_n = period if period else int(round(1.0 / dt))
-            stepped = step_level(hist, level, recent_n)
+            stepped = step_level(hist, level, recent_n, max(w_n, 2 * recent_n))
             if stepped is not None:
-                level, w_n = stepped, min(recent_n, hist.size)
+                level, w_n = stepped
             sched = sched_now = None
             if self.schedule is not None:
                 sched_now = float(self._schedule_at(end - w_n, end).mean())
@@ -420,10 +420,11 @@ class MpcPlanner:
         # third try: end at least as close to the target as the fastest return of the PCC
         # from its history to the forecast at the allowed rate (after an unannounced step
         # the storage must take that much; planning without an end would keep the PCC up)
-        down = self._descent_band(hist_pcc, fc, soc_now, wlo, whi, e_rated)
+        def down():
+            return self._descent_band(hist_pcc, fc, soc_now, wlo, whi, e_rated)
+
         attempts = ([("ok", cfgs, soc_end)] if cfgs is not relaxed else []) + [
-            ("ok" if cfgs is relaxed else "wide", relaxed, soc_end)] + (
-            [("descent", relaxed, down)] if down is not None else []) + [
+            ("ok" if cfgs is relaxed else "wide", relaxed, soc_end), ("descent", relaxed, down),
             ("keep", relaxed, keep), ("free", relaxed, None)]
         lag = self._variation_lag(period)
         try:

@@ -50,8 +50,15 @@ def test_crash_reserve_and_step_level_by_hand():
     assert crash_reserve_mwh(DP, R / 60.0, 0.95) == pytest.approx(0.95 * HAND_MWH)
     assert crash_reserve_mwh(DP, np.inf) == 0.0 and crash_reserve_mwh(0.0, 1.0) == 0.0
     h = np.r_[np.full(80, 80.0), np.full(20, 20.0)]
-    assert step_level(h, float(h.mean()), 10) == pytest.approx(20.0)
-    assert step_level(np.full(100, 80.0) + np.tile([1.0, -1.0], 50), 80.0, 10) is None
+    assert step_level(h, float(h.mean()), 10) == (pytest.approx(20.0), 20)
+    # half-way through the fall: the last block is still a step below the others
+    h = np.r_[np.full(80, 80.0), np.full(5, 50.0), np.full(10, 20.0)]
+    assert step_level(h, float(h.mean()), 10) == (pytest.approx(20.0), 10)
+    # a jittered steady load (block means within +-5 % of the level) has none
+    rng = np.random.default_rng(0)
+    h = 80.0 + rng.uniform(-4.0, 4.0, 200)
+    assert step_level(h, 80.0, 10) is None
+    assert step_level(np.full(100, 80.0) + np.tile([30.0, -30.0], 50), 80.0, 10) is None
 
 
 def _crash_run(e_mwh, p_mw=1.2 * DP, soc0=0.1, reserve_mw=0.0, t_crash=300.0, horizon=600.0,
