@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["crash_reserve_mwh", "descent", "step_level", "window_limits", "STEP_FRAC"]
+__all__ = ["crash_reserve_mwh", "crash_drop_mw", "descent", "step_level", "window_limits", "STEP_FRAC"]
 
 #: A step in the measured load: the mean of its last period leaves the range of the earlier
 #: periods' means by more than this share of the level. [frac]
@@ -48,6 +48,27 @@ def crash_reserve_mwh(dp_mw: float, rate_mw_per_s: float, eff_charge_frac: float
     if dp_mw <= 0 or not np.isfinite(rate_mw_per_s) or rate_mw_per_s <= 0:
         return 0.0
     return float(eff_charge_frac * dp_mw ** 2 / (2.0 * rate_mw_per_s) / 3600.0)
+
+
+def crash_drop_mw(scenario) -> float:
+    """The largest site-level drop a crash of one of the scenario's jobs with
+    ``[jobs.failures]`` makes: its iteration-mean GPU power above idle,
+    ``n_gpus (compute_frac p_high + (1 - compute_frac) p_low - idle) (1 + non_gpu_frac) pue``;
+    0 without failures. What the site knows of its jobs (their sizes, that they can fail),
+    not when they fail. [MW]"""
+    from facility.config.library import load_gpu
+    from facility.workload.archetypes import resolve_job_params
+
+    out = 0.0
+    site = scenario.site
+    for job in scenario.jobs:
+        if job.failures is None or job.workload == "trace":
+            continue
+        p = resolve_job_params(job, load_gpu(job.gpu))
+        mean_w = p.tdp_w * (p.compute_frac * p.p_high_frac + (1.0 - p.compute_frac) * p.p_low_frac)
+        dp = p.n_gpus * max(mean_w - p.idle_w, 0.0) * (1.0 + site.non_gpu_frac) * site.pue / 1e6
+        out = max(out, dp)
+    return float(out)
 
 
 def window_limits(spec, dt_s: float) -> list[tuple[int, float, float]]:

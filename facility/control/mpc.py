@@ -35,7 +35,7 @@ import time
 import numpy as np
 
 from facility.control import plan as _plan
-from facility.control.crash import crash_reserve_mwh, descent, step_level, window_limits
+from facility.control.crash import crash_drop_mw, crash_reserve_mwh, descent, step_level, window_limits
 from facility.control.forecast import (block_mean, estimate_period_steps, forecast_load,
                                        level_forecast, level_window_steps, measured_level,
                                        ripple_of, ripple_reserves_mwh, ripple_shares)
@@ -170,11 +170,14 @@ class MpcPlanner:
         if len(params):
             self.err_share[fast] = 1.0
         self.period_steps: int | None = None
-        # charging room kept for the largest unannounced drop (controller.crash_reserve_mw),
+        # charging room kept for the largest unannounced drop (controller.crash_reserve_mw;
+        # unset: the largest job with [jobs.failures]),
         # as a share of the storages' energy, held below the top of each planning window
         e_tot = sum(p.e_rated_mwh for p in params.values())
         eta_c = float(np.mean([p.eff_charge_frac for p in params.values()])) if params else 1.0
-        self.crash_reserve_mwh = crash_reserve_mwh(ctrl.crash_reserve_mw, self.rate, eta_c)
+        self.crash_drop_mw = (crash_drop_mw(scenario) if ctrl.crash_reserve_mw is None
+                              else float(ctrl.crash_reserve_mw))
+        self.crash_reserve_mwh = crash_reserve_mwh(self.crash_drop_mw, self.rate, eta_c)
         self.crash_frac = self.crash_reserve_mwh / e_tot if e_tot > 0 else 0.0
         self.in_descent = False
         self.plan_loss_mw = np.zeros(len(params))   # planned conversion loss, last plan [MW]

@@ -114,3 +114,19 @@ def test_crash_reserve_keeps_charging_room():
     assert ramp_res <= R + 1e-6
     need = crash_reserve_mwh(DP, 0.9 * R / 60.0, 0.95) / e
     assert r.soc_frac["bess"][int(599.0 / DT)] <= 0.9 - need + 0.02
+
+
+def test_crash_drop_of_the_jobs_that_can_fail():
+    # 20,000 H100 (700 W TDP, 75 W idle) at 0.75 x 1.0 + 0.25 x 0.3 of TDP = 577.5 W: a crash
+    # drops 20,000 x 502.5 W x 1.25 (non-GPU) x 1.1 (PUE) = 13.82 MW; a job without
+    # [jobs.failures] is not counted
+    from facility.config.schema import Scenario
+    from facility.control.crash import crash_drop_mw
+
+    job = {"name": "a", "n_gpus": 20000, "gpu": "h100", "workload": "square", "compute_frac": 0.75,
+           "p_high_frac": 1.0, "p_low_frac": 0.3}
+    fail = {"crash_times_s": [100.0]}
+    site = {"non_gpu_frac": 0.25, "pue": 1.1}
+    sc = Scenario(jobs=[{**job, "failures": fail}, {**job, "name": "b", "n_gpus": 40000}], site=site)
+    assert crash_drop_mw(sc) == pytest.approx(20000 * 502.5 * 1.25 * 1.1 / 1e6)
+    assert crash_drop_mw(Scenario(jobs=[job], site=site)) == 0.0
