@@ -21,6 +21,12 @@ At each re-plan the MPC
 4. **hands over** the plan: the PCC target and each storage's power, held over each MPC step;
    the fast storage closes the gap between plan and measured load (overflow to the others).
 
+A crash nobody announced (:mod:`facility.control.crash`): the level is taken since a step
+in the measured load; where the band toward the SoC target is out of reach, the plan must end
+at least as close to it as the fastest return of the PCC from its history to the forecast
+leaves the storage (the *descent*, before planning without an end); and the SoC target is
+kept the crash reserve (``controller.crash_reserve_mw``) below the top of its window.
+
 A solve that fails (infeasible even without the SoC band, solver error) or takes longer
 than ``mpc_deadline_s`` leaves the interval to the filter controller (bumpless: its grid
 target starts from the last planned PCC power and moves at the spec's allowed rate), logged
