@@ -233,7 +233,13 @@ class MpcPlanner:
             # no window limit (a spec with only band limits, or none): nothing caps the step;
             # the target step (horizon / AUTO_STEPS, at least 0.1 s) is taken as it is
             m_cap = m0 if not windows else max(m0, int(np.floor(min(cap) / dt + 1e-9)))
-            self.r = next((m for m in range(m0, m_cap + 1) if _divides(m * dt, windows)), None) \
+            # preferably one that divides replan_s too: the re-plans then start on the same MPC
+            # grid, and the PCC history the LP sees in block means has the steps of the plans
+            # before it exactly (a block straddling two plans would hide a step's edge from the
+            # window limits)
+            both = windows + [ctrl.replan_s] if windows else windows
+            self.r = next((m for m in range(m0, m_cap + 1) if _divides(m * dt, both)), None) \
+                or next((m for m in range(m0, m_cap + 1) if _divides(m * dt, windows)), None) \
                 or next((m for m in range(m0, 0, -1) if _divides(m * dt, windows)), 1)
         self.mpc_dt = self.r * dt
         self.horizon_s = horizon
