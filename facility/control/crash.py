@@ -11,12 +11,14 @@ tests/optimize/test_crash_closed_form.py). Three pure functions:
 * :func:`step_level` notices such a step in the measured load: the level the MPC forecasts
   is then the load since the step, not the mean of a window that straddles it;
 * :func:`descent` is the fastest return of the PCC to the forecast that the spec's window
-  limits allow from the PCC's history, and the energy the storage takes along it: the MPC asks its LP to end at least that close to
-  its SoC target when no closer end is feasible (instead of planning without an end, which
-  keeps the PCC where it was and fills the storage);
+  limits (:func:`window_limits`) allow from the PCC's history, and the energy the storage
+  takes along it: the MPC asks its LP to end at least that close to its SoC target when no
+  closer end is feasible (instead of planning without an end, which keeps the PCC where it
+  was and fills the storage);
 * :func:`crash_reserve_mwh` is the charging room the storage keeps for the largest drop it
-  must survive (``controller.crash_reserve_mw``): the MPC keeps its SoC target that far
-  below the top of its planning window.
+  must survive (``controller.crash_reserve_mw``; unset: :func:`crash_drop_mw`, the largest
+  job with ``[jobs.failures]``): the MPC keeps its SoC target that far below the top of its
+  planning window.
 """
 
 from __future__ import annotations
