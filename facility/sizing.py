@@ -200,7 +200,9 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
     (the delivered design's annual cost, :func:`facility.mix.annual_cost`, the headline);
     ``cost_of_no_foresight_usd_per_year``; ``losses`` (the loss-aware LP's rounds); ``resize``
     (the controller's search); ``verify_runs``, ``limit_margin_frac``, ``limit_margin_history``,
-    ``margin_loop``; ``verified``; ``cost``, ``mix``, ``verification``.
+    ``margin_loop``; ``verified``; ``cost``, ``mix``, ``verification``; with a ride-through
+    curve and an extendable UPS battery, ``ups.ride_through``: the floor the spec's worst sag
+    sets on its ratings and that sag (:mod:`facility.sizing_ups`).
 
     ``require_compliant`` false (``facility run`` on a scenario with extendable storage, where
     compliance is a result): the same search, and the last design returned whatever its
@@ -241,6 +243,14 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
     si = sizing_inputs(scenario)
     profile, ctl_site, inputs, p_load, net, sc, net_for = (si.profile, si.ctl_site, si.levers, si.p_load_mw,
                                                            si.net, si.scenario_caps, si.net_for)
+    # the UPS battery the spec's worst ride-through sag needs: a floor of its ratings
+    from facility.sizing_ups import ups_ride_through_floor, with_ups_floor
+
+    ups_floor = ups_ride_through_floor(scenario, [ctl_site], float(np.sum(net.ups_sn_mva)))
+    if ups_floor is not None:
+        scenario = with_ups_floor(scenario, ups_floor)
+        sc = sc.model_copy(update={"ups": scenario.ups})
+        storages = scenario.storages()
     from facility.grid_impact.lp import lp_limit_rows, lp_spec
 
     limits = _lp_limits(scenario) + lp_limit_rows(scenario)  # [grid_impact] responses: per-bin caps
@@ -294,6 +304,8 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
         sizing["resize"] = resize.as_json()
         for n, (p, e) in resize.ratings.items():
             sizing[n] = {**sizing.get(n, {}), "p_rated_mw_opt": float(p), "e_rated_mwh_opt": float(e)}
+    if ups_floor is not None and "ups" in sizing:
+        sizing["ups"]["ride_through"] = ups_floor
     sizing.update(cost)
     sizing["objective_usd_per_year"] = cost["cost"]["total_usd_per_year"]
     sizing["cost_of_no_foresight_usd_per_year"] = (cost["cost"]["total_usd_per_year"]

@@ -71,6 +71,13 @@ class ControllerConfig(StrictModel):
     mpc_reserve_factor: float = F(1.25, unit="-", ge=0, le=10.0, description=(
         "Each storage's planning SoC window is narrowed on both sides by this times the "
         "energy excursion of its share of the iteration ripple."))
+    crash_reserve_mw: float | None = F(None, unit="MW", ge=0, le=1e5, description=(
+        "MPC: the largest load drop nobody announces (a job crash: the job's level minus its "
+        "idle level) that the storages must absorb while the PCC falls at the allowed rate; "
+        "the SoC target is kept eta_c dP^2 / (2 rho) below the top of the planning window "
+        "(rho: the spec's allowed rate with the MPC's margin). 0 = no reserve; none = the "
+        "largest such drop of a job with [jobs.failures] (iteration-mean power above idle, "
+        "with the non-GPU share and PUE), 0 without failures."))
     codesign: bool = F(True, description="Engage GPU controls when storage nears a SoC bound (the paper's co-design).")
     codesign_soc_margin_frac: float = F(0.05, unit="frac", ge=0, le=0.5, description="SoC distance to a bound at which GPU controls engage.")
     codesign_release_margin_frac: float | None = F(None, unit="frac", ge=0, le=0.5, description=(

@@ -21,6 +21,12 @@ At each re-plan the MPC
 4. **hands over** the plan: the PCC target and each storage's power, held over each MPC step;
    the fast storage closes the gap between plan and measured load (overflow to the others).
 
+A crash nobody announced (:mod:`facility.control.crash`): the level is taken since a step
+in the measured load; where the band toward the SoC target is out of reach, the plan must end
+at least as close to it as the fastest return of the PCC from its history to the forecast
+leaves the storage (the *descent*, before planning without an end); and the SoC target is
+kept the crash reserve (``controller.crash_reserve_mw``) below the top of its window.
+
 A solve that fails (infeasible even without the SoC band, solver error) or takes longer
 than ``mpc_deadline_s`` leaves the interval to the filter controller (bumpless: its grid
 target starts from the last planned PCC power and moves at the spec's allowed rate), logged
@@ -35,6 +41,7 @@ import time
 import numpy as np
 
 from facility.control import plan as _plan
+from facility.control.crash import crash_drop_mw, crash_reserve_mwh, descent, step_level, window_limits
 from facility.control.forecast import (block_mean, estimate_period_steps, forecast_load,
                                        level_forecast, level_window_steps, measured_level,
                                        ripple_of, ripple_reserves_mwh, ripple_shares)
@@ -58,6 +65,9 @@ WAVEFORM_MATCH_FRAC = 0.05
 FAST_BAND_FRAC = 0.1
 #: Second try of a re-plan: end at most this far beyond the SoC now, away from the target. [frac]
 SOC_KEEP_FRAC = 0.02
+#: Tolerance of the descent's end-of-horizon SoC band (the fastest return is feasible
+#: exactly; a wider band lets the plan put off the fall). [frac]
+DESCENT_TOL_FRAC = 1e-4
 #: Grid power a SoC recovery may take, as a share of the site's load level. [frac]
 REC_LEVEL_FRAC = 0.05
 
@@ -107,6 +117,7 @@ class MpcPlanner:
         self.spec = mpc_spec(scenario.spec, self.margin_frac)
         self.rate = allowed_rate_mw_per_s(self.spec)
         self._choose_grid()
+        self.limits = window_limits(self.spec, self.mpc_dt)
         self.replan_k = max(1, int(round(ctrl.replan_s / dt_s)))
         self.delay = int(round(ctrl.measurement_delay_s / dt_s))
         cfgs = scenario.storages()
@@ -165,6 +176,19 @@ class MpcPlanner:
         if len(params):
             self.err_share[fast] = 1.0
         self.period_steps: int | None = None
+        # charging room kept for the largest unannounced drop (controller.crash_reserve_mw;
+        # unset: the largest job with [jobs.failures]),
+        # as a share of the storages' energy, held below the top of each planning window
+        e_tot = sum(p.e_rated_mwh for p in params.values())
+        eta_c = float(np.mean([p.eff_charge_frac for p in params.values()])) if params else 1.0
+        self.crash_drop_mw = (crash_drop_mw(scenario) if ctrl.crash_reserve_mw is None
+                              else float(ctrl.crash_reserve_mw))
+        self.crash_reserve_mwh = crash_reserve_mwh(self.crash_drop_mw, self.rate, eta_c)
+        self.crash_frac = self.crash_reserve_mwh / e_tot if e_tot > 0 else 0.0
+        self.in_descent = False
+        self.plan_loss_mw = np.zeros(len(params))   # planned conversion loss, last plan [MW]
+        self.comp_frac = np.ones(len(params))       # loss compensation left to the loop [frac]
+        self.target = self.soc_target.copy()
 
     # ------------------------------------------------------------------ set-up
     def _choose_grid(self) -> None:
@@ -209,7 +233,13 @@ class MpcPlanner:
             # no window limit (a spec with only band limits, or none): nothing caps the step;
             # the target step (horizon / AUTO_STEPS, at least 0.1 s) is taken as it is
             m_cap = m0 if not windows else max(m0, int(np.floor(min(cap) / dt + 1e-9)))
-            self.r = next((m for m in range(m0, m_cap + 1) if _divides(m * dt, windows)), None) \
+            # preferably one that divides replan_s too: the re-plans then start on the same MPC
+            # grid, and the PCC history the LP sees in block means has the steps of the plans
+            # before it exactly (a block straddling two plans would hide a step's edge from the
+            # window limits)
+            both = windows + [ctrl.replan_s] if windows else windows
+            self.r = next((m for m in range(m0, m_cap + 1) if _divides(m * dt, both)), None) \
+                or next((m for m in range(m0, m_cap + 1) if _divides(m * dt, windows)), None) \
                 or next((m for m in range(m0, 0, -1) if _divides(m * dt, windows)), 1)
         self.mpc_dt = self.r * dt
         self.k_level = self._level_steps(windows, min(cap))
@@ -221,8 +251,8 @@ class MpcPlanner:
 
     def _level_steps(self, windows: list, cap_s: float) -> int:
         """MPC steps per step of a level plan (``controller.mpc_level_dt_s``; auto: the
-        longest multiple of the MPC step up to ``cap_s`` that divides every window, 1 when
-        ``mpc_dt_s`` is set or there is no window)."""
+        longest multiple of the MPC step up to ``cap_s`` that divides every window, and
+        preferably ``replan_s``; 1 when ``mpc_dt_s`` is set or there is no window)."""
         ctrl, step = self.ctrl, self.mpc_dt
         if ctrl.mpc_level_dt_s is not None:
             k = max(1, int(round(ctrl.mpc_level_dt_s / step)))
@@ -234,7 +264,9 @@ class MpcPlanner:
         if ctrl.mpc_dt_s is not None or not windows:
             return 1
         k_max = max(1, int(np.floor(cap_s / step + 1e-9)))
-        return next((k for k in range(k_max, 0, -1) if _divides(k * step, windows)), 1)
+        # preferably one that divides replan_s too (as the MPC step: whole blocks of history)
+        return next((k for k in range(k_max, 0, -1) if _divides(k * step, windows + [ctrl.replan_s])), None) \
+            or next((k for k in range(k_max, 0, -1) if _divides(k * step, windows)), 1)
 
     # ------------------------------------------------------------------ pieces
     def _measured(self, out_load: np.ndarray, end: int) -> np.ndarray:
@@ -293,13 +325,16 @@ class MpcPlanner:
         mid = 0.5 * (lo + hi)
         wlo = np.minimum(lo + frac, mid)
         whi = np.maximum(hi - frac, mid)
+        # the SoC target sits the crash reserve below the top of the window (not below its
+        # bottom): the charging room an unannounced drop needs
+        self.target = np.clip(self.soc_target, wlo, np.maximum(whi - self.crash_frac, wlo))
         return np.minimum(wlo, soc_now), np.maximum(whi, soc_now), frac
 
     def _soc_end(self, soc_now: np.ndarray, wlo: np.ndarray, whi: np.ndarray, level_mw: float) -> dict:
         """End-of-horizon SoC band: at least ``1 - exp(-H / tau)`` of the way to the target,
         ``tau = min(1 / soc_gain_per_s, max(H / 3, E_half * 3600 / (REC_LEVEL_FRAC * level)))``
         (the fast storage of several: H / 3)."""
-        tgt = np.clip(self.soc_target, wlo, whi)
+        tgt = np.clip(self.target, wlo, whi)
         p_rec = REC_LEVEL_FRAC * max(abs(level_mw), 1e-3)
         tau = np.minimum(self.tau_max_s, np.maximum(self.horizon_s / 3.0, self.e_half_mwh * 3600.0 / p_rec))
         if tau.size > 1:
@@ -365,6 +400,11 @@ class MpcPlanner:
             w_n = level_window_steps(period, int(round(10.0 / dt)), self.level_max_n)
             w_n = min(w_n, hist.size)
             level = measured_level(hist, w_n)
+            # a step inside the window (a crash nobody announced): the level since it
+            recent_n = period if period else int(round(1.0 / dt))
+            stepped = step_level(hist, level, recent_n, max(w_n, 2 * recent_n))
+            if stepped is not None:
+                level, w_n = stepped
             sched = sched_now = None
             if self.schedule is not None:
                 sched_now = float(self._schedule_at(end - w_n, end).mean())
@@ -377,9 +417,10 @@ class MpcPlanner:
                 fc, rip = wave
                 self.mode = "waveform"
         # the loss compensation of the loop draws from the grid: the fast storage's comes
-        # from the others when there are any
+        # from the others when there are any. Only the losses the last plan did not count
+        # (the ripple's): its own planned power's are in its SoC balance already
         if self.mode == "level":
-            loss = np.asarray(loss_mw, dtype=float)
+            loss = np.maximum(np.asarray(loss_mw, dtype=float) - self.plan_loss_mw, 0.0)
             fc = fc + float(loss.sum() if loss.size == 1 else loss.sum() - loss[self.fast])
         e_rated = np.array([p.e_rated_mwh for p in self.params.values()])
         prm = list(self.params.values())
@@ -401,19 +442,16 @@ class MpcPlanner:
             # the fast storage keeps its energy for the ripple the plan does not see: the slow
             # band (events, SoC recovery) comes from the others where they can carry it
             f = self.fast
-            tgt = float(np.clip(self.soc_target[f], wlo[f], whi[f]))
+            tgt = float(np.clip(self.target[f], wlo[f], whi[f]))
             flo, fhi = wlo.copy(), whi.copy()
             flo[f] = min(max(wlo[f], tgt - FAST_BAND_FRAC), soc_now[f])
             fhi[f] = max(min(whi[f], tgt + FAST_BAND_FRAC), soc_now[f])
             cfgs = self._cfgs(soc_now, flo, fhi, p_plan)
         soc_end = self._soc_end(soc_now, wlo, whi, float(np.mean(fc)))
         # second try: end no further from the target than now (+ SOC_KEEP_FRAC); last: free
-        keep = {n: (float(max(wlo[i], min(soc_now[i], self.soc_target[i]) - SOC_KEEP_FRAC)),
-                    float(min(whi[i], max(soc_now[i], self.soc_target[i]) + SOC_KEEP_FRAC)))
+        keep = {n: (float(max(wlo[i], min(soc_now[i], self.target[i]) - SOC_KEEP_FRAC)),
+                    float(min(whi[i], max(soc_now[i], self.target[i]) + SOC_KEEP_FRAC)))
                 for i, n in enumerate(self.names)}
-        attempts = ([("ok", cfgs, soc_end)] if cfgs is not relaxed else []) + [
-            ("ok" if cfgs is relaxed else "wide", relaxed, soc_end),
-            ("keep", relaxed, keep), ("free", relaxed, None)]
         # a level plan sees no ripple: it is made on the coarser level grid (k MPC steps a
         # step) and held; the PCC history is taken on the same grid. Not where the declared
         # schedule moves within the horizon (a start, a stop, a checkpoint): the edge and the
@@ -424,6 +462,16 @@ class MpcPlanner:
         fc_k = np.concatenate([fc, np.full(n_k * k - n_h, fc[-1])]).reshape(-1, k).mean(axis=1)
         n_hist_k = -(-self.pcc_hist_n // k)
         hist_pcc = block_mean(out_pcc[max(0, t - n_hist_k * k * r):t], k * r)
+
+        # third try: end at least as close to the target as the fastest return of the PCC
+        # from its history to the forecast at the allowed rate (after an unannounced step
+        # the storage must take that much; planning without an end would keep the PCC up)
+        def down():
+            return self._descent_band(hist_pcc, fc_k, soc_now, wlo, whi, e_rated, k * self.mpc_dt)
+
+        attempts = ([("ok", cfgs, soc_end)] if cfgs is not relaxed else []) + [
+            ("ok" if cfgs is relaxed else "wide", relaxed, soc_end), ("descent", relaxed, down),
+            ("keep", relaxed, keep), ("free", relaxed, None)]
         lag = self._variation_lag(period)
         try:
             p_sto, pcc, pinfo = _plan.plan_once(fc_k, k * self.mpc_dt, attempts, self.spec, self.optimize,
@@ -441,6 +489,13 @@ class MpcPlanner:
         self.solve_times_s.append(el)
         info["n_replans"] += 1
         info["n_waveform_plans"] = info.get("n_waveform_plans", 0) + (self.mode == "waveform")
+        if pinfo["status"] == "descent" and not self.in_descent:
+            events.append({"t_s": t * dt, "kind": "mpc_descent",
+                           "detail": "the SoC target is out of reach over the horizon (an "
+                                     "unannounced load step?): the PCC returns to the load at "
+                                     "the allowed rate from its history, the storage takes "
+                                     "the rest"})
+        self.in_descent = pinfo["status"] == "descent"
         if pinfo["status"] in ("keep", "free"):
             events.append({"t_s": t * dt, "kind": "mpc_soc_band_dropped",
                            "detail": "the end-of-horizon SoC band toward the target was "
@@ -452,7 +507,46 @@ class MpcPlanner:
                            "detail": "the spec's limits cannot be met over this horizon "
                                      "(history or storage): planned with penalized slacks, "
                                      "the least violation"})
-        return pcc, np.stack([p_sto[n] for n in self.names])
+        p_out = np.stack([p_sto[n] for n in self.names])
+        self._count_plan_loss(p_out, np.asarray(loss_mw, dtype=float))
+        return pcc, p_out
+
+    def _count_plan_loss(self, p_plan: np.ndarray, loss_now: np.ndarray) -> None:
+        """Conversion loss of each storage's planned power over the interval the plan is
+        applied (``plan_loss_mw``), and the share of the loop's measured loss power left to
+        compensate (``comp_frac``: ``1 - plan_loss / loss``, in [0, 1]). A plan that charges
+        hard (after a crash) counts its own losses in its SoC balance; compensating them
+        again would raise the PCC by them."""
+        k = max(1, -(-self.replan_k // self.r))
+        p = p_plan[:, :k]
+        eta_c = np.array([q.eff_charge_frac for q in self.params.values()])[:, None]
+        eta_d = np.array([q.eff_discharge_frac for q in self.params.values()])[:, None]
+        lost = np.where(p > 0, p * (1.0 - eta_c), -p * (1.0 / eta_d - 1.0))
+        self.plan_loss_mw = lost.mean(axis=1) if p.size else np.zeros(len(self.names))
+        self.comp_frac = np.clip(1.0 - np.divide(self.plan_loss_mw, loss_now,
+                                                 out=np.zeros(loss_now.shape),
+                                                 where=loss_now > 1e-12), 0.0, 1.0)
+
+    def _descent_band(self, hist_pcc: np.ndarray, fc: np.ndarray, soc_now: np.ndarray,
+                      wlo: np.ndarray, whi: np.ndarray, e_rated: np.ndarray,
+                      step_s: float) -> dict | None:
+        """End-of-horizon SoC band between the target and where the fastest return of the PCC
+        to the forecast within the MPC's window limits leaves the storages
+        (:func:`facility.control.crash.descent`, their energy shared by rating); None without
+        a PCC history, a window limit or energy. ``hist_pcc`` and ``fc`` on the plan's grid of
+        ``step_s``."""
+        tot = float(e_rated.sum())
+        if hist_pcc.size == 0 or not self.limits or tot <= 0:
+            return None
+        prm = list(self.params.values())
+        _, de = descent(hist_pcc, fc, self.limits, step_s,
+                        float(np.mean([p.eff_charge_frac for p in prm])),
+                        float(np.mean([p.eff_discharge_frac for p in prm])))
+        reach = soc_now + de / tot
+        tgt = np.clip(self.target, wlo, whi)
+        return {n: (float(max(wlo[i], min(tgt[i], reach[i]) - DESCENT_TOL_FRAC)),
+                    float(min(whi[i], max(tgt[i], reach[i]) + DESCENT_TOL_FRAC)))
+                for i, n in enumerate(self.names)}
 
     def _variation_lag(self, period: int | None) -> int:
         """MPC steps the variation price is taken over: one iteration period where the plan

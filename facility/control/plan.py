@@ -106,7 +106,9 @@ def plan_once(forecast_mw: np.ndarray, mpc_dt_s: float, attempts: list, spec, op
     attempts : list of (status, storage_cfgs, soc_end)
         Tried in order until one is feasible: ``storage_cfgs`` the storages with fixed
         ratings, ``initial_soc_frac`` = now and their planning SoC window; ``soc_end`` the
-        end-of-horizon SoC band per storage ((lo, hi) [frac]) or None. When none is feasible,
+        end-of-horizon SoC band per storage ((lo, hi) [frac]) or None, or a callable
+        returning one (called when its turn comes; an attempt whose callable returns None
+        is skipped). When none is feasible,
         the last one's storages are planned with penalized slacks (status 'slack').
     spec, optimize_cfg
         The MPC's spec (:func:`mpc_spec`) and optimize section.
@@ -143,6 +145,10 @@ def plan_once(forecast_mw: np.ndarray, mpc_dt_s: float, attempts: list, spec, op
         # and discharge; the loop applies their net power, which is what a converter does
         warnings.simplefilter("ignore", UserWarning)
         for status, cfgs, band in attempts:
+            if callable(band):
+                band = band()       # computed only when the attempts before it failed
+                if band is None:
+                    continue
             try:
                 res = _solve_dispatch(forecast_mw, mpc_dt_s, cfgs, spec, optimize_cfg,
                                       terminal_soc_frac=band or None, **kw)

@@ -322,7 +322,7 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
                 # loss compensation and the fast storage's refill from the others only where
                 # the plan does not see the ripple (level forecast); else the plan's SoC rules
                 unseen = mpc.mode == "level"
-                comp[:] = 1.0 if unseen else 0.0
+                comp[:] = mpc.comp_frac if unseen else 0.0
                 res_gain[0] = res_gain_fb if unseen else 0.0
         if monitor is not None and t0 > 0 and t0 % every == 0:
             lo = max(0, t0 - monitor.n_window)
