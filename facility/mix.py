@@ -21,7 +21,7 @@ import numpy as np
 from facility.config.library import load_gpu
 from facility.errors import ScenarioError
 
-__all__ = ["gpu_levers", "lever_inputs", "base_scenario", "realize", "annual_cost", "held_mask"]
+__all__ = ["gpu_levers", "lever_inputs", "base_scenario", "realize", "hybrid_fixed", "annual_cost", "held_mask"]
 
 _H_PER_YEAR = 8760.0
 
@@ -140,16 +140,10 @@ def realize(scenario, sol, *, closed_loop: bool = False):
 
     upd = {}
     for n, cfg in scenario.storages().items():
-        if cfg.technologies:
-            from facility.errors import NotSupportedError
-
-            units = ", ".join(f"{u} {sol.p_rated_mw_opt[u]:.4g} MW / {sol.e_rated_mwh_opt[u]:.4g} MWh"
-                              for u in sol.p_rated_mw_opt if u.startswith(n + "."))
-            raise NotSupportedError(
-                f"{n}.technologies: the optimizer sized the hybrid ({units}), but the simulator does "
-                f"not yet run several units in one storage section, so the design cannot be "
-                f"verified; size with facility.optimize.size_storage for the LP design, or set "
-                f"{n}.technology to the unit you keep")
+        if cfg.technologies:   # a hybrid section runs as its units, each at its sized ratings
+            upd[n] = hybrid_fixed(n, cfg, {u: (sol.p_rated_mw_opt[u], sol.e_rated_mwh_opt[u])
+                                           for u in sol.p_rated_mw_opt if u.startswith(n + ".")})
+            continue
         upd[n] = cfg.model_copy(update={"extendable": False,
                                         "p_rated_mw": float(sol.p_rated_mw_opt[n]),
                                         "e_rated_mwh": float(sol.e_rated_mwh_opt[n])})
@@ -176,6 +170,23 @@ def realize(scenario, sol, *, closed_loop: bool = False):
     sized = scenario.model_copy(update=upd)
     plan = sol.p_storage_mw if sized.controller.kind == "optimal" and sol.p_storage_mw else None
     return sized, plan, gpu_plan
+
+
+#: A hybrid unit whose power rating is below this share of its section's (at least 1 MW) is
+#: left out (solver round-off). [frac]
+UNIT_ZERO_FRAC = 1e-6
+
+
+def hybrid_fixed(name: str, cfg, ratings: dict):
+    """A hybrid section with its units' ratings fixed: ``ratings`` maps each unit
+    ``<section>.<technology>`` to ``(p_rated_mw, e_rated_mwh)``; the section's ratings are
+    their sums (``unit_p_rated_mw`` / ``unit_e_rated_mwh``, what scenario.resolved.toml shows)."""
+    tiny = UNIT_ZERO_FRAC * max(1.0, sum(float(v[0]) for v in ratings.values()))
+    # a unit the LP left out comes back as solver round-off (1e-12 MW): it is not bought
+    p = {u.split(".", 1)[1]: float(v[0]) if float(v[0]) > tiny else 0.0 for u, v in ratings.items()}
+    e = {u.split(".", 1)[1]: float(v[1]) if float(v[0]) > tiny else 0.0 for u, v in ratings.items()}
+    return cfg.model_copy(update={"extendable": False, "unit_p_rated_mw": p, "unit_e_rated_mwh": e,
+                                  "p_rated_mw": float(sum(p.values())), "e_rated_mwh": float(sum(e.values()))})
 
 
 def annual_cost(scenario, sol) -> dict:

@@ -79,24 +79,37 @@ class ControllerResizing:
 
 
 def _base_ratings(scenario, sol) -> dict:
-    """Foresight ratings of the extendable storages, with a floor where one of the two is 0."""
+    """Foresight ratings of the extendable storage units (a hybrid section's by unit), with a
+    floor where one of the two is 0 (within the unit's duration bounds)."""
+    from facility.config.technology import section_of
+    from facility.mix import UNIT_ZERO_FRAC
+
     out = {}
-    for n, cfg in scenario.storages().items():
+    for n, cfg in scenario.storage_units().items():
         if not cfg.extendable:
             continue
         p, e = float(sol.p_rated_mw_opt[n]), float(sol.e_rated_mwh_opt[n])
+        if section_of(n) != n and p <= UNIT_ZERO_FRAC * max(1.0, sum(
+                float(v) for u, v in sol.p_rated_mw_opt.items() if section_of(u) == section_of(n))):
+            p = e = 0.0            # a hybrid unit the LP left out (solver round-off)
+        d_s = MIN_DURATION_S
+        if cfg.min_duration_h is not None:     # within the unit's technology bounds
+            d_s = max(d_s, 3600.0 * cfg.min_duration_h)
+        if cfg.max_duration_h is not None:
+            d_s = min(d_s, 3600.0 * cfg.max_duration_h)
         if p > 0 and e <= 0:
-            e = p * MIN_DURATION_S / 3600.0
+            e = p * d_s / 3600.0
         elif e > 0 and p <= 0:
-            p = e * 3600.0 / MIN_DURATION_S
+            p = e * 3600.0 / d_s
         out[n] = (p, e)
     return out
 
 
 def _max_scale(scenario, base: dict) -> float:
     a = MAX_SCALE
+    units = scenario.storage_units()
     for n, (p, e) in base.items():
-        cfg = scenario.storages()[n]
+        cfg = units[n]
         if cfg.max_p_rated_mw is not None and p > 0:
             a = min(a, cfg.max_p_rated_mw / p)
         if cfg.max_e_rated_mwh is not None and e > 0:
@@ -125,6 +138,7 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
         :data:`MAX_SCALE`) was compliant, or the runs ran out before one was.
     """
     from facility import mix
+    from facility.config.technology import section_of
     from facility.metrics import limit_rows
     from facility.simulate import run_scenario
 
@@ -139,8 +153,14 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
         return {n: (p * a, e * a) for n, (p, e) in base.items()}
 
     def verify(a: float) -> bool:
-        upd = {n: sized0.storages()[n].model_copy(update={"p_rated_mw": p, "e_rated_mwh": e})
-               for n, (p, e) in ratings_at(a).items()}
+        upd = {}
+        for n, (p, e) in ratings_at(a).items():
+            sec = section_of(n)
+            if sec != n:       # a hybrid section's unit
+                units = {u: r for u, r in ratings_at(a).items() if section_of(u) == sec}
+                upd[sec] = mix.hybrid_fixed(sec, sized0.storages()[sec], units)
+            else:
+                upd[n] = sized0.storages()[n].model_copy(update={"p_rated_mw": p, "e_rated_mwh": e})
         res = run_scenario(sized0.model_copy(update=upd), progress=progress, gpu_plan=gpu_plan)
         comp = res.metrics["compliance"]
         failing = [k for k, v in limit_rows(comp).items() if not v]

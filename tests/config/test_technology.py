@@ -76,7 +76,18 @@ def test_a_technology_file_given_by_path(tmp_path):
     ({"technologies": ["supercap", "nope"]}, "unknown storage technology"),
     ({"technologies": ["supercap", "supercap"]}, "twice"),
     ({"technologies": ["supercap"], "extendable": False, "p_rated_mw": 1.0, "e_rated_mwh": 0.001},
-     "need bess.extendable = true"),
+     r"unit_p_rated_mw = None: a fixed hybrid .* keyed supercap; or set bess.extendable = true"),
+    ({"technologies": ["supercap", "lfp_1h"], "extendable": False,
+      "unit_p_rated_mw": {"supercap": 1.0}, "unit_e_rated_mwh": {"supercap": 0.001, "lfp_1h": 1.0}},
+     r"unit_p_rated_mw = \{'supercap': 1.0\}: .* keyed supercap, lfp_1h"),
+    ({"technologies": ["supercap", "lfp_1h"], "extendable": False,
+      "unit_p_rated_mw": {"supercap": 1.0, "lfp_1h": 1.0}, "unit_e_rated_mwh": {"supercap": 0.001, "lfp_1h": 0.5}},
+     r"bess.lfp_1h: e_rated_mwh / p_rated_mw = 0.5 MWh / 1 MW = 0.5 h lies outside .*\[1, 2\] h"),
+    ({"technologies": ["supercap", "lfp_1h"], "extendable": False, "p_rated_mw": 3.0,
+      "unit_p_rated_mw": {"supercap": 1.0, "lfp_1h": 1.0}, "unit_e_rated_mwh": {"supercap": 0.001, "lfp_1h": 1.0}},
+     r"bess.p_rated_mw = 3 MW is not the sum of its units' ratings \(2 MW\)"),
+    ({"unit_p_rated_mw": {"supercap": 1.0}, "p_rated_mw": 1.0, "e_rated_mwh": 1.0},
+     "unit ratings need bess.technologies"),
     ({"min_duration_h": 2.0, "max_duration_h": 1.0}, "min_duration_h = 2 h is above"),
     ({"technology": "lfp_4h", "max_e_rated_mwh": 1.0, "min_p_rated_mw": 1.0}, "needs more energy than max_e_rated_mwh"),
 ])
@@ -129,3 +140,16 @@ def test_facility_models_lists_every_technology_with_bounds_costs_and_source(cap
         assert f"{t.cycle_life:,.0f} cycles" in line
         assert t.source in text
     assert "2 h-4 h" in text and "1 s-2 min" in text   # lfp_2h, supercap bounds
+
+
+def test_a_fixed_hybrid_has_one_unit_per_technology_at_its_ratings():
+    s = _bess(technologies=["supercap", "lfp_1h"], extendable=False,
+              unit_p_rated_mw={"supercap": 2.0, "lfp_1h": 1.5}, unit_e_rated_mwh={"supercap": 0.01, "lfp_1h": 2.0})
+    assert s.bess.p_rated_mw == pytest.approx(3.5) and s.bess.e_rated_mwh == pytest.approx(2.01)  # the sums
+    units = s.storage_units()
+    assert list(units) == ["bess.supercap", "bess.lfp_1h"]
+    sc, lfp = units["bess.supercap"], units["bess.lfp_1h"]
+    assert (sc.p_rated_mw, sc.e_rated_mwh, lfp.p_rated_mw, lfp.e_rated_mwh) == (2.0, 0.01, 1.5, 2.0)
+    # each unit takes its own technology's efficiencies and costs
+    assert sc.eff_charge_frac == load_technology("supercap").eff_charge_frac
+    assert lfp.cost_usd_per_kwh == load_technology("lfp_1h").cost_usd_per_kwh
