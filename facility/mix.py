@@ -195,7 +195,7 @@ def annual_cost(scenario, sol) -> dict:
     ============================  =================================================================
     key                           meaning
     ============================  =================================================================
-    storage_capex_usd_per_year    Σ_s CRF(r, n) · 1000 (P̂_s cost_usd_per_kw + Ê_s cost_usd_per_kwh)
+    storage_capex_usd_per_year    Σ_s CRF(r, n_s) · 1000 (P̂_s cost_usd_per_kw + Ê_s cost_usd_per_kwh)
     fixed_om_usd_per_year         Σ_s 1000 P̂_s fixed_om_usd_per_kw_year
     loss_energy_usd_per_year      π Σ_t Δt_h ((1 − η_c) p^ch + (1/η_d − 1) p^dis) · 8760 / H
     burn_energy_usd_per_year      π κ Σ_t Δt_h (floor burn + planned burn) · 8760 / H
@@ -204,10 +204,14 @@ def annual_cost(scenario, sol) -> dict:
     total_usd_per_year            the sum
     ============================  =================================================================
 
-    (H: horizon [h], κ = (1 + non_gpu_frac) pue, CRF = r(1+r)^n / ((1+r)^n − 1).) The mix:
+    (H: horizon [h], κ = (1 + non_gpu_frac) pue, CRF = r(1+r)^n / ((1+r)^n − 1), n_s the
+    storage's annuity lifetime: ``optimize.lifetime_years`` where the scenario sets it, else its
+    technology's calendar life, :func:`facility.config.technology.annuity_lifetime_years`;
+    ``capex_recovery_factor_per_year`` is the CRF at ``optimize.lifetime_years`` or 15.) The mix:
     per storage unit (a hybrid section's units ``<section>.<technology>``) ``p_rated_mw``,
     ``e_rated_mwh``, ``duration_h`` (E/P, 0 without power), ``capex_usd``,
     ``loss_mwh_per_year``, ``equivalent_full_cycles_per_year`` (planned discharge / E),
+    ``annuity_lifetime_years`` (n_s),
     ``cost_usd_per_year`` (its capex annuity, fixed O&M, losses and degradation) and, with a
     technology, ``technology``; per job ``floor_frac``, ``cap_frac``,
     ``burned_mwh_per_year`` (site side), ``slowdown_frac``.
@@ -218,8 +222,9 @@ def annual_cost(scenario, sol) -> dict:
     horizon_h = T * dt / 3600.0
     per_year = _H_PER_YEAR / horizon_h
     h = dt / 3600.0
-    r, n = opt.discount_rate_frac, opt.lifetime_years
-    crf = 1.0 / n if r == 0 else r * (1 + r) ** n / ((1 + r) ** n - 1)
+    from facility.config.technology import annuity_lifetime_years, capital_recovery_factor
+
+    crf = capital_recovery_factor(opt.discount_rate_frac, opt.lifetime_or_default_years)
     price = opt.energy_price_usd_per_mwh
     out = {"storage_capex_usd_per_year": 0.0, "fixed_om_usd_per_year": 0.0,
            "loss_energy_usd_per_year": 0.0,
@@ -231,13 +236,15 @@ def annual_cost(scenario, sol) -> dict:
     cfgs = {u: uc for n, c in scenario.storages().items() for u, uc in unit_configs(n, c).items()}
     for name, p_r in sol.p_rated_mw_opt.items():
         c = cfgs[name]
+        life = annuity_lifetime_years(c, opt)
+        crf_u = capital_recovery_factor(opt.discount_rate_frac, life)
         e_r = sol.e_rated_mwh_opt[name]
         capex = 1000.0 * (p_r * c.cost_usd_per_kw + e_r * c.cost_usd_per_kwh)
         om = 1000.0 * p_r * c.fixed_om_usd_per_kw_year
         ch, dis = sol.p_charge_mw[name], sol.p_discharge_mw[name]
         loss_mwh = h * float(np.sum((1 - c.eff_charge_frac) * ch + (1 / c.eff_discharge_frac - 1) * dis))
         deg = c.degradation_usd_per_mwh * h * float(np.sum(dis)) * per_year
-        out["storage_capex_usd_per_year"] += crf * capex
+        out["storage_capex_usd_per_year"] += crf_u * capex
         out["fixed_om_usd_per_year"] += om
         out["loss_energy_usd_per_year"] += price * loss_mwh * per_year
         out["degradation_usd_per_year"] += deg
@@ -246,7 +253,8 @@ def annual_cost(scenario, sol) -> dict:
                                  "duration_h": float(e_r / p_r) if p_r > 0 else 0.0,
                                  "capex_usd": capex, "loss_mwh_per_year": loss_mwh * per_year,
                                  "equivalent_full_cycles_per_year": efc,
-                                 "cost_usd_per_year": crf * capex + om + price * loss_mwh * per_year + deg}
+                                 "annuity_lifetime_years": life,
+                                 "cost_usd_per_year": crf_u * capex + om + price * loss_mwh * per_year + deg}
         if c.technology:
             mix["storages"][name]["technology"] = c.technology
     kappa = (1.0 + scenario.site.non_gpu_frac) * scenario.site.pue

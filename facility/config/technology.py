@@ -28,7 +28,7 @@ from facility.errors import ScenarioError
 
 __all__ = ["StorageTechnology", "FILLED_KEYS", "list_technologies", "load_technology",
            "degradation_usd_per_mwh", "apply_technologies", "unit_configs", "technology_label",
-           "section_of", "unit_technology_names"]
+           "section_of", "unit_technology_names", "annuity_lifetime_years", "capital_recovery_factor"]
 
 #: keys of a storage section that a technology fills when the section does not set them
 FILLED_KEYS = ("cost_usd_per_kw", "cost_usd_per_kwh", "fixed_om_usd_per_kw_year",
@@ -226,3 +226,33 @@ def section_of(unit: str) -> str:
 def unit_technology_names(cfg) -> list[str]:
     """The unit keys of a hybrid section: its technologies' names (a path's file stem)."""
     return [load_technology(t, key="technologies").name for t in (cfg.technologies or [])]
+
+
+def annuity_lifetime_years(cfg, optimize) -> float:
+    """Years the capex of a storage (unit) is annualized over.
+
+    ``optimize.lifetime_years`` where the scenario sets it; else the storage's
+    ``calendar_life_years`` (its technology's) where known; else
+    :data:`~facility.config.operation.DEFAULT_LIFETIME_YEARS`. The cycle life is not taken
+    here: the throughput cost
+    (``degradation_usd_per_mwh``) already charges the replacement that cycling causes, so a
+    lifetime cut short by cycling would count that wear twice. [year]
+    """
+    cal = getattr(cfg, "calendar_life_years", None)
+    if optimize.lifetime_years is not None or cal is None:
+        return optimize.lifetime_or_default_years
+    return float(cal)
+
+
+def capital_recovery_factor(discount_rate_frac: float, lifetime_years: float) -> float:
+    r"""The annuity of 1 USD of capex. [1/year]
+
+    .. math::  \mathrm{CRF} = \frac{r (1+r)^n}{(1+r)^n - 1}\ (r > 0),\quad 1/n\ (r = 0)
+
+    Examples
+    --------
+    >>> round(capital_recovery_factor(0.07, 15), 6)
+    0.109795
+    """
+    r, n = float(discount_rate_frac), float(lifetime_years)
+    return 1.0 / n if r == 0 else r * (1 + r) ** n / ((1 + r) ** n - 1)

@@ -153,3 +153,50 @@ def test_a_fixed_hybrid_has_one_unit_per_technology_at_its_ratings():
     # each unit takes its own technology's efficiencies and costs
     assert sc.eff_charge_frac == load_technology("supercap").eff_charge_frac
     assert lfp.cost_usd_per_kwh == load_technology("lfp_1h").cost_usd_per_kwh
+
+
+def _annual(bess: dict, optimize: dict | None = None):
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from facility import mix
+
+    s = scenario_from_dict({**BASE, "bess": {"enabled": True, **bess}, "optimize": optimize or {}})
+    units = s.storage_units()
+    z = {u: np.zeros(10) for u in units}
+    sol = SimpleNamespace(p_rated_mw_opt={u: c.p_rated_mw for u, c in units.items()},
+                          e_rated_mwh_opt={u: c.e_rated_mwh for u, c in units.items()},
+                          p_charge_mw=z, p_discharge_mw=z, p_pcc_mw=np.zeros(10), levers={})
+    return s, mix.annual_cost(s, sol)
+
+
+def test_the_annuity_runs_over_the_technologys_calendar_life_unless_lifetime_years_is_set():
+    from facility.optimize.storage_data import resolve_storage
+
+    # rack_bbu: 150 USD/kW, 1000 USD/kWh, 5 years of calendar life; 2 MW / 0.15 MWh cost
+    # 1000 (2 x 150 + 0.15 x 1000) = 450,000 USD. At 7 %: 1.07^5 = 1.4025517307,
+    # CRF(5 y) = 0.07 x 1.4025517307 / 0.4025517307 = 0.2438906944 -> 109,750.81 USD/yr
+    bbu = {"technology": "rack_bbu", "p_rated_mw": 2.0, "e_rated_mwh": 0.15}
+    s, c = _annual(bbu)
+    assert c["cost"]["storage_capex_usd_per_year"] == pytest.approx(109_750.81, abs=0.01)
+    assert c["mix"]["storages"]["bess"]["annuity_lifetime_years"] == 5.0
+    # the LP charges the same annuity: c_E = CRF H / 8760 x 1000 USD/kWh [k$/MWh]
+    d = resolve_storage("bess", s.bess, s.optimize, horizon_h=8760.0)
+    assert d.c_e == pytest.approx(0.2438906944 * 1000.0, rel=1e-9)
+    # lifetime_years set by the scenario wins: 1.07^10 = 1.9671513573,
+    # CRF(10 y) = 0.07 x 1.9671513573 / 0.9671513573 = 0.1423775027 -> 64,069.88 USD/yr
+    _, c = _annual(bbu, {"lifetime_years": 10})
+    assert c["cost"]["storage_capex_usd_per_year"] == pytest.approx(64_069.88, abs=0.01)
+    # no technology, no calendar life: 15 years, CRF = 0.1097946247 (1.07^15 = 2.7590315345)
+    _, c = _annual({"p_rated_mw": 2.0, "e_rated_mwh": 0.15, "cost_usd_per_kw": 150.0, "cost_usd_per_kwh": 1000.0})
+    assert c["cost"]["storage_capex_usd_per_year"] == pytest.approx(0.1097946247 * 450_000, abs=0.01)
+
+
+def test_each_hybrid_unit_is_annualized_over_its_own_calendar_life():
+    # flywheel 20 years, supercap 15 years (models/storage/*.toml)
+    _, c = _annual({"technologies": ["flywheel", "supercap"], "unit_p_rated_mw": {"flywheel": 1.0, "supercap": 1.0},
+                    "unit_e_rated_mwh": {"flywheel": 0.01, "supercap": 0.01}})
+    lives = {u: d["annuity_lifetime_years"] for u, d in c["mix"]["storages"].items()}
+    assert lives == {"bess.flywheel": load_technology("flywheel").calendar_life_years,
+                     "bess.supercap": load_technology("supercap").calendar_life_years}
