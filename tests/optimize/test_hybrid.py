@@ -119,3 +119,15 @@ def test_hybrid_splits_fast_and_slow_parts(tmp_path):
     d_fast = r.e_rated_mwh_opt["bess.fast"] / r.p_rated_mw_opt["bess.fast"]
     assert 1.0 * (1 - 1e-6) <= d_slow <= 4.0 * (1 + 1e-6)
     assert 0.0001 * (1 - 1e-6) <= d_fast <= 0.05 * (1 + 1e-6)
+
+
+def test_a_hybrid_lp_is_solved_by_the_interior_point_method_and_one_unit_by_the_simplex():
+    from types import SimpleNamespace
+
+    from facility.optimize.solve import HYBRID_HIGHS_OPTIONS, hybrid_options
+
+    assert hybrid_options(SimpleNamespace(cols={"bess.supercap": {}, "bess.lfp_1h": {}})) == HYBRID_HIGHS_OPTIONS
+    assert HYBRID_HIGHS_OPTIONS["run_crossover"] == "on"   # a basis for the repair's re-solves
+    # one unit per section (technology = NAME, or a single candidate): the tuned simplex
+    assert hybrid_options(SimpleNamespace(cols={"bess.supercap": {}, "ups": {}})) is None
+    assert hybrid_options(SimpleNamespace(cols={"bess": {}, "rack_storage": {}})) is None
