@@ -12,6 +12,11 @@ Controllers (``controller.kind``), all acting on the measured drawn load ``m``:
 * ``mpc`` — receding horizon on a forecast (:mod:`facility.control.mpc`).
 * ``optimal`` — a perfect-foresight plan applied as is (the fast storage closes any gap).
 
+A hybrid section's units (``bess.supercap``, ``bess.lfp_1h``) are storages of their own; the
+fast storage is then the unit with the shortest duration, the filter's (and moving average's)
+fast cutoff at least its crossover (:func:`facility.control.split.crossover_tau_s`), and the
+moving average gives the other units ``target − LP_f`` (docs/control.md, "Hybrid sections").
+
 Every controller adds SoC recovery ``soc_gain_per_s * (soc_target − soc_lp) * e_rated * 3600``
 [MW] to each storage (mpc: the fast storage only; optimal: none); moving_average and filter
 also add the storage's own low-passed loss power (conversion losses, self-discharge), so the
@@ -176,6 +181,9 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
         share = _shares(p_rated, group == 0) + _shares(p_rated, group == 1)
     else:
         share = _shares(p_rated, np.ones(S, bool))
+    # a hybrid unit the sizing left out (no power) is asked for nothing
+    unbought = np.array([section_of(n) != n for n in names], dtype=bool) & (p_rated <= 0)
+    share[unbought] = 0.0
 
     # ---- network headroom (facility.electrical.limits)
     nl = dict(network_limits or {})
@@ -209,6 +217,7 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
     a_slow = -math.expm1(-2 * math.pi * fcs * ts)
     # slow storages as the fast one's energy reservoir (moving_average / filter, S > 1)
     res_share = _shares(p_rated, group == 1)
+    res_share[unbought] = 0.0
     res_gain_fb = 0.0
     if S > 1:
         g = ctrl.reservoir_gain_per_s if ctrl.reservoir_gain_per_s is not None else 0.25 / ctrl.window_s
