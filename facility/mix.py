@@ -21,7 +21,7 @@ import numpy as np
 from facility.config.library import load_gpu
 from facility.errors import ScenarioError
 
-__all__ = ["gpu_levers", "lever_inputs", "base_scenario", "realize", "hybrid_fixed", "annual_cost", "held_mask"]
+__all__ = ["gpu_levers", "lever_inputs", "base_scenario", "realize", "hybrid_fixed", "without_unbought_units", "annual_cost", "held_mask"]
 
 _H_PER_YEAR = 8760.0
 
@@ -187,6 +187,27 @@ def hybrid_fixed(name: str, cfg, ratings: dict):
     e = {u.split(".", 1)[1]: float(v[1]) if float(v[0]) > tiny else 0.0 for u, v in ratings.items()}
     return cfg.model_copy(update={"extendable": False, "unit_p_rated_mw": p, "unit_e_rated_mwh": e,
                                   "p_rated_mw": float(sum(p.values())), "e_rated_mwh": float(sum(e.values()))})
+
+
+def without_unbought_units(sol):
+    """The sizing result with every hybrid unit below :data:`UNIT_ZERO_FRAC` of its section's
+    power (solver round-off of a unit the LP left out) at 0 MW / 0 MWh, as
+    :func:`hybrid_fixed` runs it."""
+    from dataclasses import replace
+
+    p, e = dict(sol.p_rated_mw_opt), dict(sol.e_rated_mwh_opt)
+    plans = {k: dict(getattr(sol, k)) for k in ("p_storage_mw", "p_charge_mw", "p_discharge_mw")}
+    for u in p:
+        if "." not in u:
+            continue
+        sec = u.split(".", 1)[0]
+        tot = sum(float(v) for k, v in sol.p_rated_mw_opt.items() if k.split(".", 1)[0] == sec)
+        if float(p[u]) <= UNIT_ZERO_FRAC * max(1.0, tot):
+            p[u], e[u] = 0.0, 0.0
+            for plan in plans.values():     # and its plan (round-off too)
+                if u in plan:
+                    plan[u] = np.zeros_like(np.asarray(plan[u], dtype=float))
+    return replace(sol, p_rated_mw_opt=p, e_rated_mwh_opt=e, **plans)
 
 
 def annual_cost(scenario, sol) -> dict:

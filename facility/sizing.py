@@ -262,7 +262,7 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
                 f"size-and-verify round {run}: with optimize.limit_margin_frac = {margin:.3g} (what the "
                 f"verification of round {run - 1} called for) no design within the bounds "
                 f"meets the limits: {exc}", getattr(exc, "diagnosis", None)) from exc
-        sol = ns.sol
+        sol = mix.without_unbought_units(ns.sol)   # a hybrid unit the LP left out: 0, not 1e-12 MW
         if verifier != "optimal":
             break
         sized, plan, gpu_plan = mix.realize(scenario, sol)
