@@ -28,7 +28,7 @@ def _scenario(kind: str):
         "controller": {"kind": kind}})
 
 
-@pytest.mark.parametrize("kind", ["filter", "optimal"])
+@pytest.mark.parametrize("kind", ["filter", "optimal", pytest.param("mpc", marks=pytest.mark.slow)])
 def test_a_fixed_hybrid_runs_as_its_units_within_the_invariants(kind):
     res = run_scenario(_scenario(kind), plots=False)
     check_invariants(res)     # per unit: SoC bounds, |p| <= its rating; PCC balance with both
