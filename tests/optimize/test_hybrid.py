@@ -124,10 +124,15 @@ def test_hybrid_splits_fast_and_slow_parts(tmp_path):
 def test_a_hybrid_lp_is_solved_by_the_interior_point_method_and_one_unit_by_the_simplex():
     from types import SimpleNamespace
 
-    from facility.optimize.solve import HYBRID_HIGHS_OPTIONS, hybrid_options
+    from facility.optimize.solve import HYBRID_HIGHS_OPTIONS, HYBRID_IPM_MIN_COLS, hybrid_options
 
-    assert hybrid_options(SimpleNamespace(cols={"bess.supercap": {}, "bess.lfp_1h": {}})) == HYBRID_HIGHS_OPTIONS
+    def model(names, n_cols=HYBRID_IPM_MIN_COLS):
+        return SimpleNamespace(cols={n: {} for n in names}, lp=SimpleNamespace(n_cols=n_cols))
+
+    assert hybrid_options(model(["bess.supercap", "bess.lfp_1h"])) == HYBRID_HIGHS_OPTIONS
     assert HYBRID_HIGHS_OPTIONS["run_crossover"] == "on"   # a basis for the repair's re-solves
+    # small hybrid LPs (the MPC's re-plans) keep the simplex, faster there
+    assert hybrid_options(model(["bess.supercap", "bess.lfp_1h"], HYBRID_IPM_MIN_COLS - 1)) is None
     # one unit per section (technology = NAME, or a single candidate): the tuned simplex
-    assert hybrid_options(SimpleNamespace(cols={"bess.supercap": {}, "ups": {}})) is None
-    assert hybrid_options(SimpleNamespace(cols={"bess": {}, "rack_storage": {}})) is None
+    assert hybrid_options(model(["bess.supercap", "ups"])) is None
+    assert hybrid_options(model(["bess", "rack_storage"])) is None
