@@ -21,7 +21,7 @@ import numpy as np
 from facility.config.library import load_gpu
 from facility.errors import ScenarioError
 
-__all__ = ["gpu_levers", "lever_inputs", "base_scenario", "realize", "annual_cost", "held_mask"]
+__all__ = ["gpu_levers", "lever_inputs", "base_scenario", "realize", "hybrid_fixed", "without_unbought_units", "annual_cost", "held_mask"]
 
 _H_PER_YEAR = 8760.0
 
@@ -140,16 +140,10 @@ def realize(scenario, sol, *, closed_loop: bool = False):
 
     upd = {}
     for n, cfg in scenario.storages().items():
-        if cfg.technologies:
-            from facility.errors import NotSupportedError
-
-            units = ", ".join(f"{u} {sol.p_rated_mw_opt[u]:.4g} MW / {sol.e_rated_mwh_opt[u]:.4g} MWh"
-                              for u in sol.p_rated_mw_opt if u.startswith(n + "."))
-            raise NotSupportedError(
-                f"{n}.technologies: the optimizer sized the hybrid ({units}), but the simulator does "
-                f"not yet run several units in one storage section, so the design cannot be "
-                f"verified; size with facility.optimize.size_storage for the LP design, or set "
-                f"{n}.technology to the unit you keep")
+        if cfg.technologies:   # a hybrid section runs as its units, each at its sized ratings
+            upd[n] = hybrid_fixed(n, cfg, {u: (sol.p_rated_mw_opt[u], sol.e_rated_mwh_opt[u])
+                                           for u in sol.p_rated_mw_opt if u.startswith(n + ".")})
+            continue
         upd[n] = cfg.model_copy(update={"extendable": False,
                                         "p_rated_mw": float(sol.p_rated_mw_opt[n]),
                                         "e_rated_mwh": float(sol.e_rated_mwh_opt[n])})
@@ -178,13 +172,51 @@ def realize(scenario, sol, *, closed_loop: bool = False):
     return sized, plan, gpu_plan
 
 
+#: A hybrid unit whose power rating is below this share of its section's (at least 1 MW) is
+#: left out (solver round-off). [frac]
+UNIT_ZERO_FRAC = 1e-6
+
+
+def hybrid_fixed(name: str, cfg, ratings: dict):
+    """A hybrid section with its units' ratings fixed: ``ratings`` maps each unit
+    ``<section>.<technology>`` to ``(p_rated_mw, e_rated_mwh)``; the section's ratings are
+    their sums (``unit_p_rated_mw`` / ``unit_e_rated_mwh``, what scenario.resolved.toml shows)."""
+    tiny = UNIT_ZERO_FRAC * max(1.0, sum(float(v[0]) for v in ratings.values()))
+    # a unit the LP left out comes back as solver round-off (1e-12 MW): it is not bought
+    p = {u.split(".", 1)[1]: float(v[0]) if float(v[0]) > tiny else 0.0 for u, v in ratings.items()}
+    e = {u.split(".", 1)[1]: float(v[1]) if float(v[0]) > tiny else 0.0 for u, v in ratings.items()}
+    return cfg.model_copy(update={"extendable": False, "unit_p_rated_mw": p, "unit_e_rated_mwh": e,
+                                  "p_rated_mw": float(sum(p.values())), "e_rated_mwh": float(sum(e.values()))})
+
+
+def without_unbought_units(sol):
+    """The sizing result with every hybrid unit below :data:`UNIT_ZERO_FRAC` of its section's
+    power (solver round-off of a unit the LP left out) at 0 MW / 0 MWh, as
+    :func:`hybrid_fixed` runs it."""
+    from dataclasses import replace
+
+    p, e = dict(sol.p_rated_mw_opt), dict(sol.e_rated_mwh_opt)
+    plans = {k: dict(getattr(sol, k)) for k in ("p_storage_mw", "p_charge_mw", "p_discharge_mw")}
+    for u in p:
+        if "." not in u:
+            continue
+        sec = u.split(".", 1)[0]
+        tot = sum(float(v) for k, v in sol.p_rated_mw_opt.items() if k.split(".", 1)[0] == sec)
+        if float(p[u]) <= UNIT_ZERO_FRAC * max(1.0, tot):
+            p[u], e[u] = 0.0, 0.0
+            for plan in plans.values():     # and its plan (round-off too)
+                if u in plan:
+                    plan[u] = np.zeros_like(np.asarray(plan[u], dtype=float))
+    return replace(sol, p_rated_mw_opt=p, e_rated_mwh_opt=e, **plans)
+
+
 def annual_cost(scenario, sol) -> dict:
     """Cost of a sized design in USD per year, and its mix.
 
     ============================  =================================================================
     key                           meaning
     ============================  =================================================================
-    storage_capex_usd_per_year    Σ_s CRF(r, n) · 1000 (P̂_s cost_usd_per_kw + Ê_s cost_usd_per_kwh)
+    storage_capex_usd_per_year    Σ_s CRF(r, n_s) · 1000 (P̂_s cost_usd_per_kw + Ê_s cost_usd_per_kwh)
     fixed_om_usd_per_year         Σ_s 1000 P̂_s fixed_om_usd_per_kw_year
     loss_energy_usd_per_year      π Σ_t Δt_h ((1 − η_c) p^ch + (1/η_d − 1) p^dis) · 8760 / H
     burn_energy_usd_per_year      π κ Σ_t Δt_h (floor burn + planned burn) · 8760 / H
@@ -193,10 +225,14 @@ def annual_cost(scenario, sol) -> dict:
     total_usd_per_year            the sum
     ============================  =================================================================
 
-    (H: horizon [h], κ = (1 + non_gpu_frac) pue, CRF = r(1+r)^n / ((1+r)^n − 1).) The mix:
+    (H: horizon [h], κ = (1 + non_gpu_frac) pue, CRF = r(1+r)^n / ((1+r)^n − 1), n_s the
+    storage's annuity lifetime: ``optimize.lifetime_years`` where the scenario sets it, else its
+    technology's calendar life, :func:`facility.config.technology.annuity_lifetime_years`;
+    ``capex_recovery_factor_per_year`` is the CRF at ``optimize.lifetime_years`` or 15.) The mix:
     per storage unit (a hybrid section's units ``<section>.<technology>``) ``p_rated_mw``,
     ``e_rated_mwh``, ``duration_h`` (E/P, 0 without power), ``capex_usd``,
     ``loss_mwh_per_year``, ``equivalent_full_cycles_per_year`` (planned discharge / E),
+    ``annuity_lifetime_years`` (n_s),
     ``cost_usd_per_year`` (its capex annuity, fixed O&M, losses and degradation) and, with a
     technology, ``technology``; per job ``floor_frac``, ``cap_frac``,
     ``burned_mwh_per_year`` (site side), ``slowdown_frac``.
@@ -207,8 +243,9 @@ def annual_cost(scenario, sol) -> dict:
     horizon_h = T * dt / 3600.0
     per_year = _H_PER_YEAR / horizon_h
     h = dt / 3600.0
-    r, n = opt.discount_rate_frac, opt.lifetime_years
-    crf = 1.0 / n if r == 0 else r * (1 + r) ** n / ((1 + r) ** n - 1)
+    from facility.config.technology import annuity_lifetime_years, capital_recovery_factor
+
+    crf = capital_recovery_factor(opt.discount_rate_frac, opt.lifetime_or_default_years)
     price = opt.energy_price_usd_per_mwh
     out = {"storage_capex_usd_per_year": 0.0, "fixed_om_usd_per_year": 0.0,
            "loss_energy_usd_per_year": 0.0,
@@ -220,13 +257,15 @@ def annual_cost(scenario, sol) -> dict:
     cfgs = {u: uc for n, c in scenario.storages().items() for u, uc in unit_configs(n, c).items()}
     for name, p_r in sol.p_rated_mw_opt.items():
         c = cfgs[name]
+        life = annuity_lifetime_years(c, opt)
+        crf_u = capital_recovery_factor(opt.discount_rate_frac, life)
         e_r = sol.e_rated_mwh_opt[name]
         capex = 1000.0 * (p_r * c.cost_usd_per_kw + e_r * c.cost_usd_per_kwh)
         om = 1000.0 * p_r * c.fixed_om_usd_per_kw_year
         ch, dis = sol.p_charge_mw[name], sol.p_discharge_mw[name]
         loss_mwh = h * float(np.sum((1 - c.eff_charge_frac) * ch + (1 / c.eff_discharge_frac - 1) * dis))
         deg = c.degradation_usd_per_mwh * h * float(np.sum(dis)) * per_year
-        out["storage_capex_usd_per_year"] += crf * capex
+        out["storage_capex_usd_per_year"] += crf_u * capex
         out["fixed_om_usd_per_year"] += om
         out["loss_energy_usd_per_year"] += price * loss_mwh * per_year
         out["degradation_usd_per_year"] += deg
@@ -235,7 +274,8 @@ def annual_cost(scenario, sol) -> dict:
                                  "duration_h": float(e_r / p_r) if p_r > 0 else 0.0,
                                  "capex_usd": capex, "loss_mwh_per_year": loss_mwh * per_year,
                                  "equivalent_full_cycles_per_year": efc,
-                                 "cost_usd_per_year": crf * capex + om + price * loss_mwh * per_year + deg}
+                                 "annuity_lifetime_years": life,
+                                 "cost_usd_per_year": crf_u * capex + om + price * loss_mwh * per_year + deg}
         if c.technology:
             mix["storages"][name]["technology"] = c.technology
     kappa = (1.0 + scenario.site.non_gpu_frac) * scenario.site.pue

@@ -142,23 +142,48 @@ def _metered_load(net, site_normal, site_full, storages: dict, kind: str):
     (numpy.ndarray (T,), numpy.ndarray (T,) or None)
         The plain and the GPU-engaged load (None without co-design). [MW]
     """
-    if kind == "optimal" or not net.enabled or "bess" not in storages or storages["bess"].p_rated_mw <= 0:
+    from facility.config.technology import section_of
+
+    p_bess = sum(float(s.p_rated_mw) for n, s in storages.items() if section_of(n) == "bess")
+    if kind == "optimal" or not net.enabled or p_bess <= 0:
         return site_normal.p_site_mw, (site_full.p_site_mw if site_full is not None else None)
     from facility.electrical.pcc import pcc_power_mw, referred_load_mw
 
-    seen, g = referred_load_mw(net, site_normal.p_feeder_mw, "bess", float(storages["bess"].p_rated_mw))
+    seen, g = referred_load_mw(net, site_normal.p_feeder_mw, "bess", p_bess)
     eng = pcc_power_mw(net, site_full.p_feeder_mw, None) / g if site_full is not None else None
     return seen, eng
 
 
 def _storage_params(scenario: Scenario, ratings: Mapping[str, Mapping[str, float]] | None):
+    """One :class:`~facility.storage.StorageParams` per storage unit (a hybrid section's units
+    ``<section>.<technology>`` each with its own ratings, efficiencies and SoC)."""
     from facility.storage import StorageParams
 
     out = {}
-    for name, cfg in scenario.storages().items():
+    for name, cfg in scenario.storage_units().items():
         r = (ratings or {}).get(name, {})
         out[name] = StorageParams.from_config(name, cfg, p_rated_mw=r.get("p_rated_mw"),
                                               e_rated_mwh=r.get("e_rated_mwh"))
+    return out
+
+
+def _fixed_sections(storages_cfg: Mapping, params: Mapping) -> dict:
+    """The storage sections with the ratings of ``params`` (per unit) fixed: what
+    :func:`facility.optimize.solve_dispatch` plans for (a hybrid section keeps its units)."""
+    from facility.config.technology import load_technology
+
+    out = {}
+    for n, c in storages_cfg.items():
+        if c.technologies:
+            units = {load_technology(t).name: params[f"{n}.{load_technology(t).name}"] for t in c.technologies}
+            out[n] = c.model_copy(update={
+                "extendable": False, "unit_p_rated_mw": {k: u.p_rated_mw for k, u in units.items()},
+                "unit_e_rated_mwh": {k: u.e_rated_mwh for k, u in units.items()},
+                "p_rated_mw": sum(u.p_rated_mw for u in units.values()),
+                "e_rated_mwh": sum(u.e_rated_mwh for u in units.values())})
+        else:
+            out[n] = c.model_copy(update={"extendable": False, "p_rated_mw": params[n].p_rated_mw,
+                                          "e_rated_mwh": params[n].e_rated_mwh})
     return out
 
 
@@ -181,10 +206,12 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
         Show a progress bar over the stages.
     ratings : mapping, optional
         ``{storage: {"p_rated_mw": ..., "e_rated_mwh": ...}}`` overriding the scenario's
-        ratings (a sized design).
+        ratings (a sized design); a hybrid section's units by unit name
+        (``bess.supercap``).
     plan : mapping, optional
-        Perfect-foresight storage dispatch ``{storage: p_mw (T,)}`` for ``controller.kind =
-        "optimal"``; computed with :func:`facility.optimize.solve_dispatch` when missing.
+        Perfect-foresight storage dispatch ``{storage unit: p_mw (T,)}`` for
+        ``controller.kind = "optimal"``; computed with :func:`facility.optimize.solve_dispatch`
+        when missing.
     sizing : dict, optional
         sizing.json content to carry into the results and report.
     plots : bool
@@ -271,10 +298,7 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
             if controller.kind == "optimal" and plan is None:
                 from facility.optimize import solve_dispatch
 
-                fixed = {n: c.model_copy(update={"extendable": False,
-                                                 "p_rated_mw": storages[n].p_rated_mw,
-                                                 "e_rated_mwh": storages[n].e_rated_mwh})
-                         for n, c in storages_cfg.items()}
+                fixed = _fixed_sections(storages_cfg, storages)
                 sol = solve_dispatch(site_normal.p_site_mw, dt, fixed, scenario.spec, sc_ctl.optimize)
                 plan = sol.p_storage_mw
             from facility.control.codesign import gpu_ramp_mw_per_s
@@ -314,6 +338,11 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
         with stage("grid events"):
             cool_frac = np.divide(site_normal.p_cooling_mw, site_normal.p_site_mw,
                                   out=np.zeros(profile.n_steps), where=site_normal.p_site_mw > 0)
+            if any(n.startswith("ups.") for n in storages):
+                from facility.errors import NotSupportedError
+
+                raise NotSupportedError("ups.technologies with [[grid_events]]: the UPS transfer model runs one "
+                                        "UPS battery; set ups.technology to one technology")
             ge = apply_grid_events(scenario, profile.t_s, p_feeder, cool_frac, net.ups_sn_mva, p_storage, soc,
                                    storages.get("ups"), caps=caps)
             events.extend(ge.events)

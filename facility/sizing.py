@@ -78,7 +78,7 @@ def _limit_metric(spec, pcc: dict, key: str) -> tuple[float, float]:
 def _lossless_pcc_mw(res: Results) -> np.ndarray:
     """Site load + storage: the PCC power a lossless LP would see. [MW]"""
     ts = res.timeseries
-    return ts["p_load_mw"].to_numpy() + sum((ts[f"p_{n}_mw"].to_numpy() for n in res.scenario.storages()),
+    return ts["p_load_mw"].to_numpy() + sum((ts[f"p_{n}_mw"].to_numpy() for n in res.scenario.storage_units()),
                                             np.zeros(len(ts)))
 
 
@@ -272,7 +272,7 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
                 f"size-and-verify round {run}: with optimize.limit_margin_frac = {margin:.3g} (what the "
                 f"verification of round {run - 1} called for) no design within the bounds "
                 f"meets the limits: {exc}", getattr(exc, "diagnosis", None)) from exc
-        sol = ns.sol
+        sol = mix.without_unbought_units(ns.sol)   # a hybrid unit the LP left out: 0, not 1e-12 MW
         if verifier != "optimal":
             break
         sized, plan, gpu_plan = mix.realize(scenario, sol)
@@ -392,7 +392,7 @@ def _not_compliant_message(res, verifier, history, failing, need, resize, out_di
 
 def _realized_by(sized: Scenario, verifier: str, resize=None, gpu_plan=None) -> list[str]:
     """How the verification run realizes the design (for sizing.json)."""
-    out = [f"{n} at its sized ratings" for n in sized.storages()]
+    out = [f"{n} at its sized ratings" for n in sized.storage_units()]
     if verifier == "optimal":
         out.append("perfect-foresight dispatch (controller.kind = 'optimal' replays the LP's plan)")
     else:

@@ -89,16 +89,28 @@ class ControllerResizing:
 
 
 def _base_ratings(scenario, sol) -> dict:
-    """Foresight ratings of the extendable storages, with a floor where one of the two is 0."""
+    """Foresight ratings of the extendable storage units (a hybrid section's by unit), with a
+    floor where one of the two is 0 (within the unit's duration bounds)."""
+    from facility.config.technology import section_of
+    from facility.mix import UNIT_ZERO_FRAC
+
     out = {}
-    for n, cfg in scenario.storages().items():
+    for n, cfg in scenario.storage_units().items():
         if not cfg.extendable:
             continue
         p, e = float(sol.p_rated_mw_opt[n]), float(sol.e_rated_mwh_opt[n])
+        if section_of(n) != n and p <= UNIT_ZERO_FRAC * max(1.0, sum(
+                float(v) for u, v in sol.p_rated_mw_opt.items() if section_of(u) == section_of(n))):
+            p = e = 0.0            # a hybrid unit the LP left out (solver round-off)
+        d_s = MIN_DURATION_S
+        if cfg.min_duration_h is not None:     # within the unit's technology bounds
+            d_s = max(d_s, 3600.0 * cfg.min_duration_h)
+        if cfg.max_duration_h is not None:
+            d_s = min(d_s, 3600.0 * cfg.max_duration_h)
         if p > 0 and e <= 0:
-            e = p * MIN_DURATION_S / 3600.0
+            e = p * d_s / 3600.0
         elif e > 0 and p <= 0:
-            p = e * 3600.0 / MIN_DURATION_S
+            p = e * 3600.0 / d_s
         out[n] = (p, e)
     return out
 
@@ -187,13 +199,14 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
         × the foresight ratings) was compliant, or the runs ran out before one was.
     """
     from facility import mix
+    from facility.config.technology import section_of
     from facility.metrics import limit_rows
     from facility.report.design import growth_text
     from facility.simulate import run_scenario
 
     sized0, _, gpu_plan = mix.realize(scenario, sol, closed_loop=True)
     base = _base_ratings(scenario, sol)
-    cfgs = scenario.storages()
+    cfgs = scenario.storage_units()
     bounds = {n: (min(cfgs[n].max_p_rated_mw if cfgs[n].max_p_rated_mw is not None else math.inf, p * MAX_SCALE),
                   min(cfgs[n].max_e_rated_mwh if cfgs[n].max_e_rated_mwh is not None else math.inf, e * MAX_SCALE))
               for n, (p, e) in base.items()}
@@ -202,8 +215,14 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
     runs: list[tuple[dict, object]] = []
 
     def verify(point: dict) -> tuple[bool, dict]:
-        upd = {n: sized0.storages()[n].model_copy(update={"p_rated_mw": p, "e_rated_mwh": e})
-               for n, (p, e) in point.items()}
+        upd = {}
+        for n, (p, e) in point.items():
+            sec = section_of(n)
+            if sec != n:       # a hybrid section's unit
+                units = {u: r for u, r in point.items() if section_of(u) == sec}
+                upd[sec] = mix.hybrid_fixed(sec, sized0.storages()[sec], units)
+            else:
+                upd[n] = sized0.storages()[n].model_copy(update={"p_rated_mw": p, "e_rated_mwh": e})
         res = run_scenario(sized0.model_copy(update=upd), progress=progress, gpu_plan=gpu_plan)
         comp = res.metrics["compliance"]
         failing = [k for k, v in limit_rows(comp).items() if not v]

@@ -36,7 +36,7 @@ def check_invariants(res, *, balance_rel_tol: float = 1e-6) -> None:
         assert col in ts.columns, col
     np.testing.assert_allclose(np.diff(ts["t_s"].to_numpy()), sc.time.dt_s, rtol=1e-9, atol=1e-12)
     p_store = np.zeros(n)
-    for name, cfg in sc.storages().items():
+    for name, cfg in sc.storage_units().items():     # a hybrid section: each unit
         assert f"p_{name}_mw" in ts.columns and f"soc_{name}_frac" in ts.columns, name
         soc = ts[f"soc_{name}_frac"].to_numpy()
         lo = cfg.min_soc_frac + getattr(cfg, "reserve_frac", 0.0)

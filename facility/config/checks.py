@@ -250,9 +250,8 @@ def check_duration(name: str, st) -> list[str]:
     rating within them; candidate technologies only on an extendable storage."""
     out = []
     lo, hi = st.min_duration_h, st.max_duration_h
-    if getattr(st, "technologies", None) and not st.extendable:
-        out.append(f"{name}.technologies: candidate technologies need {name}.extendable = true "
-                   f"(the optimizer chooses among them); for a fixed storage set technology")
+    if getattr(st, "technologies", None) or st.unit_p_rated_mw is not None or st.unit_e_rated_mwh is not None:
+        return _check_hybrid(name, st)
     if lo is not None and hi is not None and lo > hi:
         out.append(f"{name}.min_duration_h = {lo:g} h is above {name}.max_duration_h = {hi:g} h")
         return out
@@ -269,6 +268,43 @@ def check_duration(name: str, st) -> list[str]:
     if lo is not None and e_hi is not None and st.min_p_rated_mw * lo > e_hi * (1 + 1e-9):
         out.append(f"{name}.min_p_rated_mw = {st.min_p_rated_mw:g} MW at min_duration_h = {lo:g} h "
                    f"needs more energy than max_e_rated_mwh = {e_hi:g} MWh")
+    return out
+
+
+def _check_hybrid(name: str, st) -> list[str]:
+    """A hybrid section: candidates for the optimizer (extendable), or fixed units with a power
+    and an energy rating for every technology, each unit within its duration bounds."""
+    from facility.config.technology import unit_configs, unit_technology_names
+
+    techs = unit_technology_names(st) if st.technologies else []
+    given = {"unit_p_rated_mw": st.unit_p_rated_mw, "unit_e_rated_mwh": st.unit_e_rated_mwh}
+    if not techs:
+        return [f"{name}.unit_p_rated_mw / unit_e_rated_mwh: unit ratings need {name}.technologies "
+                f"(the technologies of the units)"]
+    if st.extendable:
+        set_ = [k for k, v in given.items() if v is not None]
+        return ([f"{name}.{', '.join(set_)}: fixed unit ratings and extendable = true: the optimizer sizes "
+                 f"the units; set extendable = false to run the given ratings"] if set_ else [])
+    out = []
+    for k, v in given.items():
+        unit = "MW" if k.startswith("unit_p") else "MWh"
+        if v is None or sorted(v) != sorted(techs):
+            out.append(f"{name}.{k} = {v!r}: a fixed hybrid (extendable = false, technologies = "
+                       f"{st.technologies!r}) needs one rating [{unit}] per technology, keyed "
+                       f"{', '.join(techs)}; or set {name}.extendable = true for the optimizer to "
+                       f"choose among them")
+    if out:
+        return out
+    tot_p, tot_e = sum(st.unit_p_rated_mw.values()), sum(st.unit_e_rated_mwh.values())
+    for k, tot, unit in (("p_rated_mw", tot_p, "MW"), ("e_rated_mwh", tot_e, "MWh")):
+        v = getattr(st, k)
+        if v is not None and abs(v - tot) > 1e-6 * max(1.0, tot):
+            out.append(f"{name}.{k} = {v:g} {unit} is not the sum of its units' ratings ({tot:g} {unit}); "
+                       f"leave it out or set it to the sum")
+    for u, uc in unit_configs(name, st).items():
+        why = duration_violation(u, uc, uc.p_rated_mw, uc.e_rated_mwh)
+        if why:
+            out.append(why)
     return out
 
 

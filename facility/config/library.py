@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from facility.config import files
-from facility.config.schema import F, StrictModel
+from facility.config.schema_base import F, StrictModel
 from facility.errors import ScenarioError
 
 __all__ = ["MODELS_DIR", "GpuModel", "list_gpus", "list_specs", "load_gpu", "load_spec_table",

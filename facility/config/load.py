@@ -190,7 +190,7 @@ def scenario_from_dict(data: dict, source: str = "<scenario>", base_dir: Path | 
         try:
             scenario = Scenario(**data)
         except ValidationError as exc:
-            raise ScenarioError(format_validation_error(exc, source, overrides=overrides)) from None
+            raise ScenarioError(format_validation_error(exc, source, Scenario, overrides=overrides)) from None
         except TypeError as exc:
             raise ScenarioError(f"{source}: {exc}") from None
         for sec, notes in provenance.items():

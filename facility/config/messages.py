@@ -15,7 +15,6 @@ import annotated_types
 from pydantic import BaseModel, ValidationError
 
 from facility.config import files
-from facility.config.schema import Scenario
 
 __all__ = ["format_validation_error"]
 
@@ -80,9 +79,12 @@ def _blame(source: str, key: str, overrides: list[tuple[str, str]]) -> str:
     return source
 
 
-def format_validation_error(exc: ValidationError, source: str, model: type[BaseModel] = Scenario,
+def format_validation_error(exc: ValidationError, source: str, model: type[BaseModel],
                             overrides: list[tuple[str, str]] | None = None) -> str:
     """One line per error: ``file: key.path = value: reason [unit: …; allowed: …]``.
+
+    ``model`` is the model that raised (the scenario's :class:`~facility.config.schema.Scenario`,
+    a library table's model): the caller passes it, so this module needs no schema.
 
     An error at a key a ``--set`` item set (``overrides``: :func:`facility.config.load.override_keys`) names that
     item instead of the file: ``--set jobs.0.n_gpu=8000 (on default.toml): jobs.0.n_gpu: …``.

@@ -141,10 +141,22 @@ class MonitorConfig(StrictModel):
         "release_frac x its limit (hysteresis)."))
 
 
+#: Annuity lifetime of a storage whose scenario sets no optimize.lifetime_years and whose
+#: technology gives no calendar life. [year]
+DEFAULT_LIFETIME_YEARS = 15.0
+
+
 class OptimizeConfig(StrictModel):
     """Economics and options of the sizing / dispatch optimization."""
 
-    lifetime_years: float = F(15.0, unit="year", gt=0, le=100.0, description="Economic lifetime of storage for the capex annuity.")
+    @property
+    def lifetime_or_default_years(self) -> float:
+        """``lifetime_years``, or :data:`DEFAULT_LIFETIME_YEARS` where it is not set. [year]"""
+        return DEFAULT_LIFETIME_YEARS if self.lifetime_years is None else float(self.lifetime_years)
+
+    lifetime_years: float | None = F(None, unit="year", gt=0, le=100.0, description=(
+        "Economic lifetime of storage for the capex annuity; none = each storage's "
+        "calendar_life_years (from its technology), 15 years where none is known."))
     discount_rate_frac: float = F(0.07, unit="frac/year", ge=0, le=1, description="Discount rate of the annuity.")
     annualize: bool = F(True, description=(
         "Objective: the annualized cost (true: capex annuity scaled to the horizon beside the "

@@ -197,7 +197,7 @@ def check_controller_run(s: "Scenario") -> list[str]:
     """Controller timing and filter/co-design/MPC parameters, as the control loop needs them."""
     c = s.controller
     dt = s.time.dt_s
-    sto = s.storages()
+    sto = s.storage_units()
     out = []
     if c.kind == "none" or not sto:
         return out

@@ -12,9 +12,9 @@ The operation sections (``[controller]``, ``[monitor]``, ``[optimize]``) live in
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import PrivateAttr, field_validator, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from facility.config.events import GridEventConfig, RideThroughSpec
 from facility.config.grid_impact import GridImpactConfig
@@ -303,7 +303,15 @@ class StorageConfig(StrictModel):
     technologies: list[str] | None = F(None, description=(
         "Candidate technologies (names in models/storage/) for the optimizer to choose among "
         "(hybrid storage): one extendable unit per candidate at this section's bus, named "
-        "<section>.<technology> in sizing.json. Needs extendable = true; not with technology."))
+        "<section>.<technology> in sizing.json. Needs extendable = true, or fixed unit ratings "
+        "(unit_p_rated_mw, unit_e_rated_mwh); not with technology."))
+    unit_p_rated_mw: dict[str, Annotated[float, Field(ge=0, le=100_000.0)]] | None = F(None, unit="MW", description=(
+        "Fixed hybrid storage: the power rating of each unit, by technology name (every name in "
+        "technologies), e.g. {supercap = 9.0, lfp_1h = 2.0}; with extendable = false. p_rated_mw "
+        "is then their sum. facility size writes the sized units here in scenario.resolved.toml."))
+    unit_e_rated_mwh: dict[str, Annotated[float, Field(ge=0, le=1e6)]] | None = F(None, unit="MWh", description=(
+        "Fixed hybrid storage: the energy rating of each unit, by technology name (as "
+        "unit_p_rated_mw); e_rated_mwh is then their sum."))
     min_duration_h: float | None = F(None, unit="h", gt=0, le=1000.0, description=(
         "Shortest duration E/P (the highest C-rate, 1/min_duration_h): an LP row "
         "e_rated >= min_duration_h x p_rated when extendable, a check on fixed ratings; none = no bound."))
@@ -320,6 +328,18 @@ class StorageConfig(StrictModel):
     calendar_life_years: float | None = F(None, unit="yr", gt=0, le=100.0, description=(
         "Calendar life: the years to end of life are at most this. None = not bounded."))
     cost_year: int | None = F(None, unit="yr", ge=1990, le=2100, description="Currency year of the costs (informational).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unit_sums(cls, data: Any) -> Any:
+        """A fixed hybrid's p_rated_mw / e_rated_mwh default to the sums of its units'."""
+        if isinstance(data, dict):
+            for k, tot in (("unit_p_rated_mw", "p_rated_mw"), ("unit_e_rated_mwh", "e_rated_mwh")):
+                v = data.get(k)
+                if isinstance(v, dict) and data.get(tot) is None and all(
+                        isinstance(x, (int, float)) for x in v.values()):
+                    data = {**data, tot: float(sum(v.values()))}
+        return data
 
 
 class RackStorageConfig(StorageConfig):
@@ -524,3 +544,11 @@ class Scenario(StrictModel):
     def storages(self) -> dict[str, StorageConfig]:
         """Enabled storages by name (``rack_storage``, ``ups``, ``bess``), in that order."""
         return {n: getattr(self, n) for n in STORAGE_NAMES if getattr(self, n).enabled}
+
+    def storage_units(self) -> dict[str, StorageConfig]:
+        """Enabled storage units: one per section, or for a hybrid section (``technologies``)
+        one per technology, ``<section>.<technology>``
+        (:func:`facility.config.technology.unit_configs`), in section order."""
+        from facility.config.technology import unit_configs
+
+        return {u: c for n, cfg in self.storages().items() for u, c in unit_configs(n, cfg).items()}

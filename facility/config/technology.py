@@ -28,7 +28,8 @@ from facility.config.schema_base import F, StrictModel
 from facility.errors import ScenarioError
 
 __all__ = ["StorageTechnology", "FILLED_KEYS", "list_technologies", "load_technology",
-           "degradation_usd_per_mwh", "apply_technologies", "unit_configs", "technology_label"]
+           "degradation_usd_per_mwh", "apply_technologies", "unit_configs", "technology_label",
+           "section_of", "unit_technology_names", "annuity_lifetime_years", "capital_recovery_factor"]
 
 #: keys of a storage section that a technology fills when the section does not set them
 FILLED_KEYS = ("cost_usd_per_kw", "cost_usd_per_kwh", "fixed_om_usd_per_kw_year",
@@ -217,7 +218,9 @@ def unit_configs(name: str, cfg) -> dict:
     Each unit's config is the section's with the candidate's values under every key of
     :data:`FILLED_KEYS` the section does not set itself (and its derived degradation cost);
     its ratings are extendable between 0 and the section's ``max_*`` (the section's ``min_*``
-    apply to the sum over its units, not to each: a unit may be left out).
+    apply to the sum over its units, not to each: a unit may be left out). A fixed hybrid
+    (``extendable = false``) takes each unit's ratings from ``unit_p_rated_mw`` /
+    ``unit_e_rated_mwh`` (keyed by technology name).
     """
     techs = getattr(cfg, "technologies", None)
     if not techs:
@@ -232,6 +235,50 @@ def unit_configs(name: str, cfg) -> dict:
                 upd.get("cost_usd_per_kwh", cfg.cost_usd_per_kwh),
                 upd.get("cycle_life", cfg.cycle_life or tech.cycle_life),
                 upd.get("cycle_depth_frac", cfg.cycle_depth_frac), name)
-        upd.update(technology=t_name, technologies=None, min_p_rated_mw=0.0, min_e_rated_mwh=0.0)
+        upd.update(technology=t_name, technologies=None, min_p_rated_mw=0.0, min_e_rated_mwh=0.0,
+                   unit_p_rated_mw=None, unit_e_rated_mwh=None)
+        if not cfg.extendable:
+            up, ue = cfg.unit_p_rated_mw or {}, cfg.unit_e_rated_mwh or {}
+            upd.update(p_rated_mw=up.get(tech.name, up.get(t_name)), e_rated_mwh=ue.get(tech.name, ue.get(t_name)))
         out[f"{name}.{tech.name}"] = cfg.model_copy(update=upd)
     return out
+
+
+def section_of(unit: str) -> str:
+    """The scenario section a storage unit belongs to: ``bess.supercap`` -> ``bess``."""
+    return unit.split(".", 1)[0]
+
+
+def unit_technology_names(cfg) -> list[str]:
+    """The unit keys of a hybrid section: its technologies' names (a path's file stem)."""
+    return [load_technology(t, key="technologies").name for t in (cfg.technologies or [])]
+
+
+def annuity_lifetime_years(cfg, optimize) -> float:
+    """Years the capex of a storage (unit) is annualized over.
+
+    ``optimize.lifetime_years`` where the scenario sets it; else the storage's
+    ``calendar_life_years`` (its technology's) where known; else
+    :data:`~facility.config.operation.DEFAULT_LIFETIME_YEARS`. The cycle life is not taken
+    here: the throughput cost
+    (``degradation_usd_per_mwh``) already charges the replacement that cycling causes, so a
+    lifetime cut short by cycling would count that wear twice. [year]
+    """
+    cal = getattr(cfg, "calendar_life_years", None)
+    if optimize.lifetime_years is not None or cal is None:
+        return optimize.lifetime_or_default_years
+    return float(cal)
+
+
+def capital_recovery_factor(discount_rate_frac: float, lifetime_years: float) -> float:
+    r"""The annuity of 1 USD of capex. [1/year]
+
+    .. math::  \mathrm{CRF} = \frac{r (1+r)^n}{(1+r)^n - 1}\ (r > 0),\quad 1/n\ (r = 0)
+
+    Examples
+    --------
+    >>> round(capital_recovery_factor(0.07, 15), 6)
+    0.109795
+    """
+    r, n = float(discount_rate_frac), float(lifetime_years)
+    return 1.0 / n if r == 0 else r * (1 + r) ** n / ((1 + r) ** n - 1)

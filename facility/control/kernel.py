@@ -22,7 +22,10 @@ Order inside one step t:
    programmed ramp (``gpu_up_step`` / ``gpu_dn_step`` [MW per step]): the GPU ramp state is
    carried across the switch instead of jumping onto the precomputed engaged trace.
 3. measurement (every ``sample`` steps): the drawn load ``delay`` steps ago; held in between.
-4. controller: set-points from the measurement (held between samples); in plan-following
+4. controller: set-points from the measurement (held between samples); with ``ma_split``
+   (moving average, the fast storage a hybrid section's unit) the slow storages take
+   ``target - LP_f`` and the fast one closes the gap (the part of ``target - m`` above the
+   fast cutoff); in plan-following
    mode the storages other than the fast one follow the plan ``ff`` plus their share
    ``err_share`` of the plan's error (planned PCC - measured load - planned storage power),
    the fast one closes the gap; the steps flagged in ``fb`` (mpc) run the filter instead (the MPC's fallback; the
@@ -130,7 +133,7 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                  p_rated, eta_c, eta_d, k_self, e_min, e_max, alpha, ramp_step, e_rated,
                  rec_gain_mw, soc_target, group, share, comp, a_rec,
                  delay, sample, ma_window, ma_pre, a_fast, a_slow, has_slow, fast_idx, tgt_step,
-                 res_gain_mw, res_share,
+                 res_gain_mw, res_share, ma_split,
                  pcc_plan, ff, err_share, fb, rec_gain_fb, comp_fb, res_gain_fb, tgt_step_fb,
                  cd_enabled, cd_soc_trigger, soc_min, soc_max, margin, release_margin, hold,
                  w_step, release_ok, release_e_mwh, gpu_up_step, gpu_dn_step,
@@ -269,7 +272,7 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
         close_gap = False
         gap_target = 0.0
         fallback = mode == MODE_TRACK and fb.size > 1 and fb[t] != 0
-        if sampled and ok_m and (mode == MODE_FILTER or mode == MODE_TRACK):
+        if sampled and ok_m and (mode == MODE_FILTER or mode == MODE_TRACK or ma_split):
             # the low-passes run in plan-following mode too (bumpless MPC fallback)
             if st[S_LP_OK] < 0.5:
                 st[S_LP_FAST] = m
@@ -295,7 +298,11 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                 if mode == MODE_MOVING_AVERAGE:
                     target = _limit_target(st, st[S_MA_SUM] / st[S_MA_N], tgt_step)
                     for i in range(n_sto):
-                        sp[i] = share[i] * (target - m)
+                        if ma_split and group[i] != 0:
+                            # hybrid: the slow units take the part below the fast cutoff
+                            sp[i] = share[i] * (target - st[S_LP_FAST])
+                        else:
+                            sp[i] = share[i] * (target - m)
                     if n_sto > 1:
                         close_gap = True
                         gap_target = target

@@ -120,7 +120,7 @@ class MpcPlanner:
         self.limits = window_limits(self.spec, self.mpc_dt)
         self.replan_k = max(1, int(round(ctrl.replan_s / dt_s)))
         self.delay = int(round(ctrl.measurement_delay_s / dt_s))
-        cfgs = scenario.storages()
+        cfgs = scenario.storage_units()   # a hybrid section's units: each its own storage in the LP
         self.cfgs = {}
         for n in self.names:
             if n not in cfgs:

@@ -12,6 +12,11 @@ Controllers (``controller.kind``), all acting on the measured drawn load ``m``:
 * ``mpc`` — receding horizon on a forecast (:mod:`facility.control.mpc`).
 * ``optimal`` — a perfect-foresight plan applied as is (the fast storage closes any gap).
 
+A hybrid section's units (``bess.supercap``, ``bess.lfp_1h``) are storages of their own; the
+fast storage is then the unit with the shortest duration, the filter's (and moving average's)
+fast cutoff at least its crossover (:func:`facility.control.split.crossover_tau_s`), and the
+moving average gives the other units ``target − LP_f`` (docs/control.md, "Hybrid sections").
+
 Every controller adds SoC recovery ``soc_gain_per_s * (soc_target − soc_lp) * e_rated * 3600``
 [MW] to each storage (mpc: the fast storage only; optimal: none); moving_average and filter
 also add the storage's own low-passed loss power (conversion losses, self-discharge), so the
@@ -31,6 +36,8 @@ from facility.control.monitor import MonitorPolicy
 from facility.control.mpc import MpcPlanner
 from facility.control.plan import allowed_rate_mw_per_s, mpc_margin_frac
 from facility.control.result import ControlResult
+from facility.control.split import crossover_tau_s
+from facility.config.technology import section_of
 from facility.errors import ScenarioError
 from facility.storage import LIMIT_NAMES, StorageParams, StorageTrace
 from facility.storage.soc import LIMIT_EMPTY, LIMIT_FULL, LIMIT_POWER
@@ -43,10 +50,36 @@ _EVENT_CAP = 100_000
 
 
 def _fast_index(names: list[str], storages: dict) -> int:
-    if "rack_storage" in names:
-        return names.index("rack_storage")
-    resp = [storages[n].response_s for n in names]
-    return int(np.argmin(resp))
+    """The fast storage: rack storage, else the one with the shortest response; of a hybrid
+    section's units (``<section>.<technology>``) the one with the shortest duration E/P."""
+    secs = [section_of(n) for n in names]
+    if "rack_storage" in secs:
+        i = secs.index("rack_storage")
+    else:
+        i = int(np.argmin([storages[n].response_s for n in names]))
+    units = [j for j, s in enumerate(secs) if s == secs[i]]
+    if len(units) > 1:
+        dur = [storages[names[j]].e_rated_mwh / storages[names[j]].p_rated_mw
+               if storages[names[j]].p_rated_mw > 0 else np.inf for j in units]
+        i = units[int(np.argmin(dur))]
+    return i
+
+
+def _hybrid_cutoff_hz(ctrl, names: list[str], storages: dict, fast: int, fc_hz: float) -> float:
+    """The filter's fast cutoff where the fast storage is a hybrid section's unit and
+    ``controller.cutoff_hz`` is not set: at least 1 / (2 pi tau) with tau =
+    :func:`~facility.control.split.crossover_tau_s` of the fast unit (its usable energy from
+    the SoC target to the nearer bound over its power), so a step of its full rating stays
+    within its energy; the part below goes to the section's other unit(s). [Hz]"""
+    n = names[fast]
+    same = [m for m in names if section_of(m) == section_of(n)]
+    if ctrl.cutoff_hz is not None or len(same) < 2:
+        return fc_hz
+    p = storages[n]
+    s0 = p.initial_soc_frac if ctrl.soc_target_frac is None else ctrl.soc_target_frac
+    usable = max(0.0, min(s0 - p.min_soc_frac, p.max_soc_frac - s0)) * p.e_rated_mwh
+    tau = crossover_tau_s(p.p_rated_mw, usable)
+    return max(fc_hz, 1.0 / (2 * math.pi * tau)) if tau > 0 else fc_hz
 
 
 def _shares(p_rated: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -142,10 +175,16 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
     comp = (comp_fb.copy() if (mode in (K.MODE_MOVING_AVERAGE, K.MODE_FILTER) or ctrl.kind == "mpc")
             else np.zeros(S))
     a_rec = -math.expm1(-dt_s / ctrl.window_s)
-    if mode in (K.MODE_FILTER, K.MODE_TRACK):
+    # moving average with a hybrid fast unit: the others take the low-passed part (split)
+    ma_split = bool(mode == K.MODE_MOVING_AVERAGE and S > 1
+                    and sum(section_of(n) == section_of(names[fast]) for n in names) > 1)
+    if mode in (K.MODE_FILTER, K.MODE_TRACK) or ma_split:
         share = _shares(p_rated, group == 0) + _shares(p_rated, group == 1)
     else:
         share = _shares(p_rated, np.ones(S, bool))
+    # a hybrid unit the sizing left out (no power) is asked for nothing
+    unbought = np.array([section_of(n) != n for n in names], dtype=bool) & (p_rated <= 0)
+    share[unbought] = 0.0
 
     # ---- network headroom (facility.electrical.limits)
     nl = dict(network_limits or {})
@@ -155,8 +194,13 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
         return math.inf if v is None else float(v)
 
     c_feeder, c_site = _cap("max_feeder_p_mw"), _cap("max_site_p_mw")
-    behind_ups = np.array([n in ("rack_storage", "ups") for n in names], dtype=np.bool_)
-    p_own_max = np.array([_cap("max_bess_p_mw") if n == "bess" else math.inf for n in names], dtype=float)
+    secs = [section_of(n) for n in names]
+    behind_ups = np.array([s in ("rack_storage", "ups") for s in secs], dtype=np.bool_)
+    # the BESS connection's cap; a hybrid BESS's units share it by rating
+    in_bess = np.array([s == "bess" for s in secs], dtype=bool)
+    c_bess = _cap("max_bess_p_mw")
+    p_own_max = (np.where(in_bess, c_bess * _shares(p_rated, in_bess), math.inf) if math.isfinite(c_bess)
+                 else np.full(S, math.inf))
     net_on = bool(math.isfinite(c_feeder) or math.isfinite(c_site))
 
     # ---- controller timing
@@ -165,6 +209,8 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
     ma_window = max(1, _steps(ctrl.window_s, dt_s, "controller.window_s"))
     fc = ctrl.cutoff_hz if ctrl.cutoff_hz is not None else 1.0 / (2 * math.pi * ctrl.window_s)
     fcs = ctrl.slow_cutoff_hz if ctrl.slow_cutoff_hz is not None else fc / 10.0
+    if S > 1 and (mode == K.MODE_FILTER or ma_split or ctrl.kind == "mpc"):
+        fc = _hybrid_cutoff_hz(ctrl, names, storages, fast, fc)
     if mode == K.MODE_FILTER and S > 1 and fcs >= fc:
         raise ScenarioError(f"controller.slow_cutoff_hz = {fcs:g} Hz must be below cutoff_hz = {fc:g} Hz")
     ts = sample * dt_s
@@ -172,6 +218,7 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
     a_slow = -math.expm1(-2 * math.pi * fcs * ts)
     # slow storages as the fast one's energy reservoir (moving_average / filter, S > 1)
     res_share = _shares(p_rated, group == 1)
+    res_share[unbought] = 0.0
     res_gain_fb = 0.0
     if S > 1:
         g = ctrl.reservoir_gain_per_s if ctrl.reservoir_gain_per_s is not None else 0.25 / ctrl.window_s
@@ -260,6 +307,9 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
             ma_pre = np.resize(first[:ma_window], ma_window)
             st[K.S_MA_SUM], st[K.S_MA_N] = ma_pre.sum(), float(ma_window)
             m0 = float(ma_pre.mean())
+            if ma_split:
+                n_f = max(1, int(round(1.0 / (2 * math.pi * fc * dt_s))))
+                st[K.S_LP_FAST], st[K.S_LP_SLOW], st[K.S_LP_OK] = float(first[:n_f].mean()), m0, 1.0
         else:
             n_f = max(1, int(round(1.0 / (2 * math.pi * fc * dt_s))))
             n_s = max(1, int(round(1.0 / (2 * math.pi * fcs * dt_s))))
@@ -272,7 +322,7 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
                        p_rated, eta_c, eta_d, k_self, e_min, e_max, alpha, ramp_step, e_rated,
                        rec_gain_mw, soc_target, group, share, comp, a_rec,
                        delay, sample, ma_window, ma_pre, a_fast, a_slow, S > 1, fast, tgt_step,
-                       res_gain[0], res_share,
+                       res_gain[0], res_share, ma_split,
                        pcc_plan, ff, err_share, fb, rec_gain_fb, comp_fb, res_gain_fb, tgt_step_fb,
                        cd, ctrl.kind != "optimal", soc_min, soc_max, margin, rel, hold,
                        w_step, release_ok, release_e, gpu_up, gpu_dn,

@@ -294,7 +294,13 @@ def build_network(scenario: "Scenario", feeder_peak_mw: np.ndarray) -> FacilityN
             net, [b_mv], [b_bess], sn_mva=bess_sn, vn_hv_kv=g.mv_kv, vn_lv_kv=g.lv_kv,
             vk_percent=g.lv_trafo_vk_percent, vkr_percent=g.lv_trafo_vkr_percent,
             pfe_kw=LV_PFE_FRAC * bess_sn * 1e3, i0_percent=LV_I0_PERCENT, name=["bess"])
-        st = int(pp.create_storages(net, [b_bess], p_mw=0.0, max_e_mwh=bess.e_rated_mwh or 0.0, name=["bess"])[0])
+        # one storage element per unit (a hybrid BESS's units share the bus and transformer);
+        # storage_index: the first, which carries the section's power in the reference run
+        units = scenario.storage_units() if bess.technologies and not bess.extendable else {}
+        units = {u: c for u, c in units.items() if u.startswith("bess.")} or {"bess": bess}
+        st = int(pp.create_storages(net, [b_bess] * len(units), p_mw=0.0,
+                                    max_e_mwh=[c.e_rated_mwh or 0.0 for c in units.values()],
+                                    name=list(units))[0])
 
     return FacilityNetwork(
         net=net, enabled=g.enabled, n_feeders=n_f,

@@ -187,14 +187,16 @@ def feeder_injections(net: FacilityNetwork, p_feeder_mw: np.ndarray, p_rack_mw: 
 def _storage_arrays(p_storage_mw: dict | None, t: int, has_bess: bool) -> dict[str, np.ndarray]:
     out = {k: np.zeros(t) for k in _STORAGE_KEYS}
     for k, v in (p_storage_mw or {}).items():
-        if k not in out:
-            raise ScenarioError(f"p_storage_mw key {k!r} unknown; allowed: {', '.join(_STORAGE_KEYS)}")
+        sec = k.split(".", 1)[0]        # a hybrid section's units add at the section's bus
+        if sec not in out:
+            raise ScenarioError(f"p_storage_mw key {k!r} unknown; allowed: {', '.join(_STORAGE_KEYS)} "
+                                f"(or a unit <section>.<technology>)")
         if v is None:
             continue
         a = np.asarray(v, dtype=float)
         if a.shape != (t,):
             raise ScenarioError(f"p_storage_mw[{k!r}] has shape {a.shape}; expected ({t},) [MW]")
-        out[k] = a
+        out[sec] = out[sec] + a
     if not has_bess and np.any(out["bess"] != 0.0):
         raise ScenarioError("p_storage_mw['bess'] is non-zero but the network has no BESS (bess.enabled = false)")
     return out

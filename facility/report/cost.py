@@ -30,6 +30,13 @@ def _duration(h) -> str:
     return f"{h * 3600:.3g} s" if h < 1 / 60 else (f"{h * 60:.3g} min" if h < 1 else f"{h:.3g} h")
 
 
+def _lifetime_text(optimize) -> str:
+    if optimize.lifetime_years is not None:
+        return f"{optimize.lifetime_years:g} years"
+    return (f"each storage's calendar life ({optimize.lifetime_or_default_years:g} years where its "
+            f"technology gives none)")
+
+
 def cost_section(res: "Results") -> str:
     """HTML of the cost section, or "" when the run is not a sizing with a cost."""
     sz = res.sizing or {}
@@ -39,7 +46,7 @@ def cost_section(res: "Results") -> str:
     total = cost["total_usd_per_year"]
     out = ["<h2>Cost of the design</h2>",
            f"<p>Total <b>{total:,.0f} USD per year</b> (capex as an annuity over "
-           f"{res.scenario.optimize.lifetime_years:g} years at "
+           f"{_lifetime_text(res.scenario.optimize)} at "
            f"{100 * res.scenario.optimize.discount_rate_frac:g} %, energy at "
            f"{res.scenario.optimize.energy_price_usd_per_mwh:g} USD/MWh, the horizon's operation "
            f"repeated all year).</p>",
@@ -52,14 +59,15 @@ def cost_section(res: "Results") -> str:
     mix = sz.get("mix", {})
     if mix.get("storages"):
         out.append("<table><tr><th>storage</th><th>technology</th><th>P [MW]</th><th>E [MWh]</th>"
-                   "<th>duration</th><th>cycles/yr</th><th>capex [USD]</th>"
+                   "<th>duration</th><th>cycles/yr</th><th>capex [USD]</th><th>annuity over [yr]</th>"
                    "<th>losses [MWh/yr]</th><th>cost [USD/yr]</th></tr>")
         for n, d in mix["storages"].items():
             dur = d.get("duration_h")
             out.append(f"<tr><td>{html.escape(n)}</td><td>{html.escape(str(d.get('technology', '–')))}</td>"
                        f"<td>{d['p_rated_mw']:.4g}</td><td>{d['e_rated_mwh']:.4g}</td>"
                        f"<td>{_duration(dur)}</td><td>{_num(d.get('equivalent_full_cycles_per_year'), '{:,.4g}')}</td>"
-                       f"<td>{d['capex_usd']:,.0f}</td><td>{d['loss_mwh_per_year']:,.0f}</td>"
+                       f"<td>{d['capex_usd']:,.0f}</td><td>{_num(d.get('annuity_lifetime_years'), '{:g}')}</td>"
+                       f"<td>{d['loss_mwh_per_year']:,.0f}</td>"
                        f"<td>{_num(d.get('cost_usd_per_year'))}</td></tr>")
         out.append("</table>")
     if mix.get("jobs"):

@@ -260,7 +260,7 @@ def has_band_limit(spec) -> bool:
 
 def _storage_bounds(res, name: str) -> tuple[float, float, float]:
     """(p_rated_mw, min_soc_frac incl. the UPS reserve, max_soc_frac) of a storage."""
-    cfg = res.scenario.storages().get(name)
+    cfg = res.scenario.storage_units().get(name)
     m = res.metrics.get("storage", {}).get(name, {})
     p_rated = m.get("p_rated_mw", getattr(cfg, "p_rated_mw", None))
     lo = (cfg.min_soc_frac + float(getattr(cfg, "reserve_frac", 0.0))) if cfg is not None else None
@@ -283,9 +283,10 @@ def _plot_storage(res, t, n_bins, out) -> tuple[str, str] | None:
         if p_rated is not None:
             ax.axhline(p_rated, **_LIMIT, label=f"±p_rated_mw = {p_rated:.4g} MW")
             ax.axhline(-p_rated, **_LIMIT)
-        cap = [el.get("site_capacity_mw")] + ([el.get("feeder_capacity_mw")] if name in ("rack_storage", "ups") else [])
+        sec = name.split(".", 1)[0]     # a hybrid section's unit: its section's headroom
+        cap = [el.get("site_capacity_mw")] + ([el.get("feeder_capacity_mw")] if sec in ("rack_storage", "ups") else [])
         cap = [x for x in cap if x is not None]
-        if cap and res.scenario.grid.limit_storage and name != "bess":
+        if cap and res.scenario.grid.limit_storage and sec != "bess":
             head = min(cap) - load
             if np.min(head) < 1.5 * (p_rated or np.inf):
                 _line(ax, t, head, "network headroom for charging", "0.35", lw=1.0, n_bins=n_bins, ls=":",

@@ -138,7 +138,7 @@ def derive(scenario: Scenario, metrics: Mapping[str, Any], mode: str = "run") ->
     """
     capex = storage_capex_usd(scenario, metrics)
     mwh_y, usd_y = energy_cost_usd_per_year(scenario, metrics)
-    pv = annuity_factor(scenario.optimize.lifetime_years, scenario.optimize.discount_rate_frac)
+    pv = annuity_factor(scenario.optimize.lifetime_or_default_years, scenario.optimize.discount_rate_frac)
     return {
         "strategy": strategy_label(scenario, metrics, mode),
         "spec_name": spec_label(scenario),

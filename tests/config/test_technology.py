@@ -76,7 +76,18 @@ def test_a_technology_file_given_by_path(tmp_path):
     ({"technologies": ["supercap", "nope"]}, "unknown storage technology"),
     ({"technologies": ["supercap", "supercap"]}, "twice"),
     ({"technologies": ["supercap"], "extendable": False, "p_rated_mw": 1.0, "e_rated_mwh": 0.001},
-     "need bess.extendable = true"),
+     r"unit_p_rated_mw = None: a fixed hybrid .* keyed supercap; or set bess.extendable = true"),
+    ({"technologies": ["supercap", "lfp_1h"], "extendable": False,
+      "unit_p_rated_mw": {"supercap": 1.0}, "unit_e_rated_mwh": {"supercap": 0.001, "lfp_1h": 1.0}},
+     r"unit_p_rated_mw = \{'supercap': 1.0\}: .* keyed supercap, lfp_1h"),
+    ({"technologies": ["supercap", "lfp_1h"], "extendable": False,
+      "unit_p_rated_mw": {"supercap": 1.0, "lfp_1h": 1.0}, "unit_e_rated_mwh": {"supercap": 0.001, "lfp_1h": 0.5}},
+     r"bess.lfp_1h: e_rated_mwh / p_rated_mw = 0.5 MWh / 1 MW = 0.5 h lies outside .*\[1, 2\] h"),
+    ({"technologies": ["supercap", "lfp_1h"], "extendable": False, "p_rated_mw": 3.0,
+      "unit_p_rated_mw": {"supercap": 1.0, "lfp_1h": 1.0}, "unit_e_rated_mwh": {"supercap": 0.001, "lfp_1h": 1.0}},
+     r"bess.p_rated_mw = 3 MW is not the sum of its units' ratings \(2 MW\)"),
+    ({"unit_p_rated_mw": {"supercap": 1.0}, "p_rated_mw": 1.0, "e_rated_mwh": 1.0},
+     "unit ratings need bess.technologies"),
     ({"min_duration_h": 2.0, "max_duration_h": 1.0}, "min_duration_h = 2 h is above"),
     ({"technology": "lfp_4h", "max_e_rated_mwh": 1.0, "min_p_rated_mw": 1.0}, "needs more energy than max_e_rated_mwh"),
 ])
@@ -146,3 +157,63 @@ def test_a_cycle_life_whose_degradation_price_is_out_of_range_is_blamed_on_cycle
         load_scenario(f, ["bess.cycle_life=1e-6"])
     s = load_scenario(f, ["bess.cycle_life=5000"])
     assert s.bess.degradation_usd_per_mwh == pytest.approx(1000 * s.bess.cost_usd_per_kwh / (5000 * s.bess.cycle_depth_frac))
+
+
+def test_a_fixed_hybrid_has_one_unit_per_technology_at_its_ratings():
+    s = _bess(technologies=["supercap", "lfp_1h"], extendable=False,
+              unit_p_rated_mw={"supercap": 2.0, "lfp_1h": 1.5}, unit_e_rated_mwh={"supercap": 0.01, "lfp_1h": 2.0})
+    assert s.bess.p_rated_mw == pytest.approx(3.5) and s.bess.e_rated_mwh == pytest.approx(2.01)  # the sums
+    units = s.storage_units()
+    assert list(units) == ["bess.supercap", "bess.lfp_1h"]
+    sc, lfp = units["bess.supercap"], units["bess.lfp_1h"]
+    assert (sc.p_rated_mw, sc.e_rated_mwh, lfp.p_rated_mw, lfp.e_rated_mwh) == (2.0, 0.01, 1.5, 2.0)
+    # each unit takes its own technology's efficiencies and costs
+    assert sc.eff_charge_frac == load_technology("supercap").eff_charge_frac
+    assert lfp.cost_usd_per_kwh == load_technology("lfp_1h").cost_usd_per_kwh
+
+
+def _annual(bess: dict, optimize: dict | None = None):
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from facility import mix
+
+    s = scenario_from_dict({**BASE, "bess": {"enabled": True, **bess}, "optimize": optimize or {}})
+    units = s.storage_units()
+    z = {u: np.zeros(10) for u in units}
+    sol = SimpleNamespace(p_rated_mw_opt={u: c.p_rated_mw for u, c in units.items()},
+                          e_rated_mwh_opt={u: c.e_rated_mwh for u, c in units.items()},
+                          p_charge_mw=z, p_discharge_mw=z, p_pcc_mw=np.zeros(10), levers={})
+    return s, mix.annual_cost(s, sol)
+
+
+def test_the_annuity_runs_over_the_technologys_calendar_life_unless_lifetime_years_is_set():
+    from facility.optimize.model.storage_data import resolve_storage
+
+    # rack_bbu: 150 USD/kW, 1000 USD/kWh, 5 years of calendar life; 2 MW / 0.15 MWh cost
+    # 1000 (2 x 150 + 0.15 x 1000) = 450,000 USD. At 7 %: 1.07^5 = 1.4025517307,
+    # CRF(5 y) = 0.07 x 1.4025517307 / 0.4025517307 = 0.2438906944 -> 109,750.81 USD/yr
+    bbu = {"technology": "rack_bbu", "p_rated_mw": 2.0, "e_rated_mwh": 0.15}
+    s, c = _annual(bbu)
+    assert c["cost"]["storage_capex_usd_per_year"] == pytest.approx(109_750.81, abs=0.01)
+    assert c["mix"]["storages"]["bess"]["annuity_lifetime_years"] == 5.0
+    # the LP charges the same annuity: c_E = CRF H / 8760 x 1000 USD/kWh [k$/MWh]
+    d = resolve_storage("bess", s.bess, s.optimize, horizon_h=8760.0)
+    assert d.c_e == pytest.approx(0.2438906944 * 1000.0, rel=1e-9)
+    # lifetime_years set by the scenario wins: 1.07^10 = 1.9671513573,
+    # CRF(10 y) = 0.07 x 1.9671513573 / 0.9671513573 = 0.1423775027 -> 64,069.88 USD/yr
+    _, c = _annual(bbu, {"lifetime_years": 10})
+    assert c["cost"]["storage_capex_usd_per_year"] == pytest.approx(64_069.88, abs=0.01)
+    # no technology, no calendar life: 15 years, CRF = 0.1097946247 (1.07^15 = 2.7590315345)
+    _, c = _annual({"p_rated_mw": 2.0, "e_rated_mwh": 0.15, "cost_usd_per_kw": 150.0, "cost_usd_per_kwh": 1000.0})
+    assert c["cost"]["storage_capex_usd_per_year"] == pytest.approx(0.1097946247 * 450_000, abs=0.01)
+
+
+def test_each_hybrid_unit_is_annualized_over_its_own_calendar_life():
+    # flywheel 20 years, supercap 15 years (models/storage/*.toml)
+    _, c = _annual({"technologies": ["flywheel", "supercap"], "unit_p_rated_mw": {"flywheel": 1.0, "supercap": 1.0},
+                    "unit_e_rated_mwh": {"flywheel": 0.01, "supercap": 0.01}})
+    lives = {u: d["annuity_lifetime_years"] for u, d in c["mix"]["storages"].items()}
+    assert lives == {"bess.flywheel": load_technology("flywheel").calendar_life_years,
+                     "bess.supercap": load_technology("supercap").calendar_life_years}

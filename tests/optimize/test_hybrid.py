@@ -121,38 +121,18 @@ def test_hybrid_splits_fast_and_slow_parts(tmp_path):
     assert 0.0001 * (1 - 1e-6) <= d_fast <= 0.05 * (1 + 1e-6)
 
 
-def test_size_refuses_to_verify_a_hybrid_it_cannot_simulate_and_names_the_units(tmp_path, capsys):
-    from facility.cli import main
+def test_a_hybrid_lp_is_solved_by_the_interior_point_method_and_one_unit_by_the_simplex():
+    from types import SimpleNamespace
 
-    f = tmp_path / "hybrid.toml"
-    f.write_text("""schema_version = 1
-name = "hybrid"
-[time]
-horizon_s = 60
-dt_s = 0.5
-[[jobs]]
-name = "job"
-n_gpus = 2000
-gpu = "h100"
-workload = "square"
-period_s = 4.0
-compute_frac = 0.75
-p_low_frac = 0.3
-start_s = 10
-[bess]
-enabled = true
-extendable = true
-technologies = ["supercap", "lfp_1h"]
-max_p_rated_mw = 10.0
-max_e_rated_mwh = 20.0
-[spec]
-window_s = 5.0
-max_window_swing_mw = 0.2
-[controller]
-kind = "optimal"
-""")
-    assert main(["validate", str(f)]) == 0
-    assert main(["size", str(f), "--out", str(tmp_path / "out")]) == 2
-    err = capsys.readouterr().err
-    assert "bess.technologies" in err and "bess.supercap" in err and "bess.lfp_1h" in err
-    assert "Traceback" not in err
+    from facility.optimize.solvers.solve import HYBRID_HIGHS_OPTIONS, HYBRID_IPM_MIN_COLS, hybrid_options
+
+    def model(names, n_cols=HYBRID_IPM_MIN_COLS):
+        return SimpleNamespace(cols={n: {} for n in names}, lp=SimpleNamespace(n_cols=n_cols))
+
+    assert hybrid_options(model(["bess.supercap", "bess.lfp_1h"])) == HYBRID_HIGHS_OPTIONS
+    assert HYBRID_HIGHS_OPTIONS["run_crossover"] == "on"   # a basis for the repair's re-solves
+    # small hybrid LPs (the MPC's re-plans) keep the simplex, faster there
+    assert hybrid_options(model(["bess.supercap", "bess.lfp_1h"], HYBRID_IPM_MIN_COLS - 1)) is None
+    # one unit per section (technology = NAME, or a single candidate): the tuned simplex
+    assert hybrid_options(model(["bess.supercap", "ups"])) is None
+    assert hybrid_options(model(["bess", "rack_storage"])) is None

@@ -477,10 +477,13 @@ def solve_dispatch(p_load_mw: np.ndarray, dt_s: float, storages: Mapping, spec, 
     soc0 = dict(initial_soc_frac or {})
     band = dict(terminal_soc_frac or {})
     data = {}
-    for n, c in storages.items():
-        fixed = c.model_copy(update={"extendable": False}) if c.extendable else c
-        data[n] = resolve_storage(n, fixed, optimize, horizon_h, soc0=soc0.get(n), terminal=terminal,
-                                  soc_end=band.get(n))
+    from facility.config.technology import unit_configs
+
+    for sec, cs in storages.items():
+        for n, c in unit_configs(sec, cs).items():   # a fixed hybrid section: one per unit
+            fixed = c.model_copy(update={"extendable": False}) if c.extendable else c
+            data[n] = resolve_storage(n, fixed, optimize, horizon_h, soc0=soc0.get(n), terminal=terminal,
+                                      soc_end=band.get(n))
     hist = None if p_pcc_history_mw is None else np.asarray(p_pcc_history_mw, dtype=float).ravel()
     pb = Problem(load, float(dt_s), data, spec, optimize, hist,
                  pcc_variation_cost_usd_per_mw=float(pcc_variation_cost_usd_per_mw),

@@ -96,20 +96,22 @@ def _cap(optimize, key: str) -> float:
     return np.inf if v is None else float(v)
 
 
-def capex_factor(optimize, horizon_h: float) -> float:
+def capex_factor(optimize, horizon_h: float, lifetime_years: float | None = None) -> float:
     """Share of the capex charged to the horizon.
 
     .. math::  f = \\mathrm{CRF}(r, n) \\cdot H / 8760,\\quad
                \\mathrm{CRF} = \\frac{r (1+r)^n}{(1+r)^n - 1}\\ (r > 0),\\ 1/n\\ (r = 0)
 
     with ``annualize = true``; f = 1 (the full capex once) otherwise. r: discount rate
-    [1/year], n: lifetime [year], H: horizon [h].
+    [1/year], n: lifetime [year] (``lifetime_years``, default ``optimize.lifetime_years`` or 15; per
+    storage :func:`facility.config.technology.annuity_lifetime_years`), H: horizon [h].
     """
     if not optimize.annualize:
         return 1.0
-    r, n = optimize.discount_rate_frac, optimize.lifetime_years
-    crf = 1.0 / n if r == 0 else r * (1 + r) ** n / ((1 + r) ** n - 1)
-    return crf * horizon_h / 8760.0
+    from facility.config.technology import capital_recovery_factor
+
+    n = optimize.lifetime_or_default_years if lifetime_years is None else lifetime_years
+    return capital_recovery_factor(optimize.discount_rate_frac, n) * horizon_h / 8760.0
 
 
 def resolve_storage(name: str, cfg, optimize, horizon_h: float, *, soc0: float | None = None,
@@ -150,7 +152,10 @@ def resolve_storage(name: str, cfg, optimize, horizon_h: float, *, soc0: float |
     if soc_end is not None and not 0.0 <= soc_end[0] <= soc_end[1] <= 1.0:
         raise ScenarioError(f"{name}: end-of-horizon SoC band {tuple(soc_end)!r} must satisfy "
                             f"0 <= lo <= hi <= 1 [frac]")
-    f = capex_factor(optimize, horizon_h)
+    from facility.config.technology import annuity_lifetime_years
+
+    # the annuity over the storage's calendar life where the scenario sets no lifetime_years
+    f = capex_factor(optimize, horizon_h, annuity_lifetime_years(cfg, optimize))
     om = float(getattr(cfg, "fixed_om_usd_per_kw_year", 0.0) or 0.0) * horizon_h / 8760.0
     section = name.split(".", 1)[0]
     return StorageData(
