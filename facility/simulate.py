@@ -1,197 +1,47 @@
-"""The orchestrator: :func:`run_scenario` runs the whole co-simulation and returns :class:`Results`.
+"""The orchestrator of ``facility run``: :func:`run_scenario` runs a scenario and returns :class:`Results`.
 
-Chain (see docs/architecture.md): load generator → GPU controls → site aggregation → storage
-controllers (with the GPU co-design) → time-series power flow → metrics and compliance.
-The ``raw`` case is the same site with every mitigation switched off (no GPU controls, no
-storage action) through the same network, so losses compare. ``facility size``'s orchestrator,
-:func:`facility.sizing.size_scenario`, builds on it.
+One formulation for dispatch and sizing: a scenario with an extendable storage is sized first
+(:func:`facility.sizing.size_scenario`, what ``facility size`` does) and the sized design is
+simulated; any other scenario is a fixed design, simulated by
+:func:`facility.cosim.simulate_design` (the co-simulation chain, docs/architecture.md).
+
+This module sits above both :mod:`facility.cosim` and :mod:`facility.sizing`; nothing in the
+package but the CLI and the sweep workers imports it. The names that lived here before the
+co-simulation moved to :mod:`facility.cosim` are re-exported, so
+``from facility.simulate import generate_trace`` (or ``Results``, ``feeder_peaks``, ...) keeps
+working.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
 import numpy as np
-import pandas as pd
 
-from facility import metrics as fm
 from facility.config.schema import Scenario
+from facility.cosim import (feeder_peaks, generate_trace, gpu_controls_active, network_caps, simulate_design,
+                            with_network_caps)
 from facility.results import Results
 
 __all__ = ["Results", "run_scenario", "generate_trace", "gpu_controls_active", "network_caps",
-           "with_network_caps", "feeder_peaks"]
+           "with_network_caps", "feeder_peaks", "simulate_design"]
 
 log = logging.getLogger(__name__)
-
-
-class _Timer:
-    def __init__(self, timings: dict, name: str):
-        self.timings, self.name = timings, name
-
-    def __enter__(self):
-        self.t0 = time.perf_counter()
-        return self
-
-    def __exit__(self, *exc):
-        self.timings[self.name] = self.timings.get(self.name, 0.0) + time.perf_counter() - self.t0
-
-
-def gpu_controls_active(scenario: Scenario) -> bool:
-    """Whether any GPU-side mitigation (smoothing, firefly, power cap) is switched on."""
-    return bool(scenario.gpu_smoothing.enabled or scenario.firefly.enabled or scenario.power_cap.enabled)
-
-
-_LOGGED: set[str] = set()
-
-
-def _plausibility(scenario: Scenario) -> list[str]:
-    """:func:`~facility.config.plausibility.plausibility_warnings`, logged once per process."""
-    from facility.config.plausibility import plausibility_warnings
-
-    found = plausibility_warnings(scenario)
-    for text in found:
-        if text not in _LOGGED:     # sweeps and size rounds run the same scenario often
-            _LOGGED.add(text)
-            log.warning("%s", text)
-    return found
-
-
-def _storage_first(scenario: Scenario) -> Scenario:
-    """The scenario with GPU smoothing and firefly off (a static power cap stays).
-
-    Under the co-design (controller.codesign) storage carries the swings on its own, and the
-    GPU controls (floor, programmed ramps, stop delay, firefly) engage only while a storage is
-    near a SoC bound, e.g. through job start/stop or a long checkpoint (the paper's §IV-D).
-    """
-    gs = scenario.gpu_smoothing.model_copy(update={"enabled": False})
-    ff = scenario.firefly.model_copy(update={"enabled": False})
-    return scenario.model_copy(update={"gpu_smoothing": gs, "firefly": ff})
-
-
-def _load_after_gpu_controls(scenario: Scenario, profile, n_feeders: int, raw=None) -> np.ndarray:
-    """Site power after the scenario's GPU-side controls (the raw site power when none is on). [MW]"""
-    from facility.workload import site_power
-
-    if not gpu_controls_active(scenario):
-        return (raw if raw is not None else site_power(profile, profile.p_gpu_w, scenario.site, n_feeders)).p_site_mw
-    from facility.gpu import apply_gpu_controls
-
-    return site_power(profile, apply_gpu_controls(profile, scenario).p_gpu_w, scenario.site, n_feeders).p_site_mw
-
-
-def feeder_peaks(*sites) -> np.ndarray:
-    """Peak site power of each feeder over the given site powers (the network's default ratings). [MW]"""
-    return np.max([site.p_feeder_mw.max(axis=0) for site in sites if site is not None], axis=0)
-
-
-def network_caps(scenario: Scenario, net) -> dict:
-    """What the storage dispatch may use of the network (:func:`facility.electrical.limits.storage_caps`)."""
-    from facility.electrical.limits import storage_caps
-
-    return storage_caps(scenario.grid, scenario.optimize, net)
-
-
-def with_network_caps(scenario: Scenario, caps: Mapping[str, float | None]) -> Scenario:
-    """The scenario with ``caps`` as its ``[optimize]`` network limits (what the optimizer and
-    the MPC then respect)."""
-    return scenario.model_copy(update={"optimize": scenario.optimize.model_copy(update=dict(caps))})
-
-
-def generate_trace(scenario: Scenario) -> pd.DataFrame:
-    """Load generator only (``facility trace``): GPU power with GPU controls, and raw site power.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``t_s`` [s], ``p_gpu_mw``, ``p_it_mw``, ``p_cooling_mw``, ``p_site_mw`` (raw),
-        ``p_load_mw`` (site power after GPU controls) and ``p_<job>_gpu_mw`` per job. [MW]
-    """
-    from facility.workload import default_n_feeders, generate_load, site_power
-
-    profile = generate_load(scenario)
-    n_feeders = default_n_feeders(scenario)
-    raw = site_power(profile, profile.p_gpu_w, scenario.site, n_feeders)
-    data = {"t_s": profile.t_s, "p_gpu_mw": raw.p_gpu_mw, "p_it_mw": raw.p_it_mw,
-            "p_cooling_mw": raw.p_cooling_mw, "p_site_mw": raw.p_site_mw}
-    data["p_load_mw"] = _load_after_gpu_controls(scenario, profile, n_feeders, raw)
-    per_group = profile.group_power_mw()
-    for job_index, job in enumerate(scenario.jobs):
-        rows = (profile.groups["job_index"] == job_index).to_numpy()
-        data[f"p_{job.name}_gpu_mw"] = per_group[rows].sum(axis=0)
-    return pd.DataFrame(data)
-
-
-def _metered_load(net, site_normal, site_full, storages: dict, kind: str):
-    """The load a closed-loop controller flattens, as it meters it where its storage connects.
-
-    Storage behind the UPSs (rack storage, UPS battery) meters the UPS output, the site power:
-    the PCC power is a monotone function of site power + storage there, so flattening that sum
-    flattens the PCC. A BESS on the MV bus sees the load after the UPS and feeder-transformer
-    losses, which swing with the load: with a BESS the controllers that follow the measured load
-    (``moving_average``, ``filter``, ``mpc``) see the PCC power without storage in units of
-    storage power (:func:`facility.electrical.pcc.referred_load_mw`); a controller blind to
-    those losses leaves their swing at the PCC. ``optimal`` replays a plan, and without a
-    network (``grid.enabled = false``) the PCC power is the site power: both see the site
-    power itself.
-
-    Returns
-    -------
-    (numpy.ndarray (T,), numpy.ndarray (T,) or None)
-        The plain and the GPU-engaged load (None without co-design). [MW]
-    """
-    from facility.config.technology import section_of
-
-    p_bess = sum(float(s.p_rated_mw) for n, s in storages.items() if section_of(n) == "bess")
-    if kind == "optimal" or not net.enabled or p_bess <= 0:
-        return site_normal.p_site_mw, (site_full.p_site_mw if site_full is not None else None)
-    from facility.electrical.pcc import pcc_power_mw, referred_load_mw
-
-    seen, g = referred_load_mw(net, site_normal.p_feeder_mw, "bess", p_bess)
-    eng = pcc_power_mw(net, site_full.p_feeder_mw, None) / g if site_full is not None else None
-    return seen, eng
-
-
-def _storage_params(scenario: Scenario, ratings: Mapping[str, Mapping[str, float]] | None):
-    """One :class:`~facility.storage.StorageParams` per storage unit (a hybrid section's units
-    ``<section>.<technology>`` each with its own ratings, efficiencies and SoC)."""
-    from facility.storage import StorageParams
-
-    out = {}
-    for name, cfg in scenario.storage_units().items():
-        r = (ratings or {}).get(name, {})
-        out[name] = StorageParams.from_config(name, cfg, p_rated_mw=r.get("p_rated_mw"),
-                                              e_rated_mwh=r.get("e_rated_mwh"))
-    return out
-
-
-def _fixed_sections(storages_cfg: Mapping, params: Mapping) -> dict:
-    """The storage sections with the ratings of ``params`` (per unit) fixed: what
-    :func:`facility.optimize.solve_dispatch` plans for (a hybrid section keeps its units)."""
-    from facility.config.technology import load_technology
-
-    out = {}
-    for n, c in storages_cfg.items():
-        if c.technologies:
-            units = {load_technology(t).name: params[f"{n}.{load_technology(t).name}"] for t in c.technologies}
-            out[n] = c.model_copy(update={
-                "extendable": False, "unit_p_rated_mw": {k: u.p_rated_mw for k, u in units.items()},
-                "unit_e_rated_mwh": {k: u.e_rated_mwh for k, u in units.items()},
-                "p_rated_mw": sum(u.p_rated_mw for u in units.values()),
-                "e_rated_mwh": sum(u.e_rated_mwh for u in units.values())})
-        else:
-            out[n] = c.model_copy(update={"extendable": False, "p_rated_mw": params[n].p_rated_mw,
-                                          "e_rated_mwh": params[n].e_rated_mwh})
-    return out
 
 
 def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progress: bool = False,
                  ratings: Mapping[str, Mapping[str, float]] | None = None,
                  plan: Mapping[str, np.ndarray] | None = None, sizing: dict | None = None,
                  plots: bool = True, gpu_plan=None) -> Results:
-    """Run the full co-simulation of a scenario.
+    """Run the full co-simulation of a scenario, sizing an extendable storage first.
+
+    Without ``ratings``, a scenario with an extendable storage is sized and verified
+    (:func:`facility.sizing.size_scenario` with ``require_compliant=False``: the sized design
+    is returned even where its verification breaks a limit) and the verification run is the
+    result; ``plan``, ``sizing`` and ``gpu_plan`` are then not used. Any other scenario runs as
+    given (:func:`facility.cosim.simulate_design`).
 
     Parameters
     ----------
@@ -224,15 +74,11 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
     -------
     Results
     """
-    from tqdm.auto import tqdm
-
-    from facility.workload import default_n_feeders, generate_load, site_power
-
-    if out_dir is not None:  # refuse a target that may not be replaced before simulating
-        from facility.report.outdir import check_out_dir
-
-        check_out_dir(out_dir, force=True, kinds=("run", "size"))
     if ratings is None and any(c.extendable for c in scenario.storages().values()):
+        if out_dir is not None:  # refuse a target that may not be replaced before sizing
+            from facility.report.outdir import check_out_dir
+
+            check_out_dir(out_dir, force=True, kinds=("run", "size"))
         # one formulation for dispatch and sizing: an extendable storage is sized first, then
         # the simulation runs the sized design (what `facility size` does, without its files)
         log.info("%s: extendable storage -> sizing it before the simulation", scenario.name)
@@ -241,329 +87,5 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
         _, res = size_scenario(scenario, out_dir=out_dir, progress=progress, plots=plots,
                                require_compliant=False)
         return res
-    timings: dict[str, float] = {}
-    events: list[dict] = []
-    t_start = time.perf_counter()
-    stages = ["load", "gpu", "control", "power flow", "metrics"] + (["outputs"] if out_dir else [])
-    bar = tqdm(total=len(stages), desc=scenario.name, disable=not progress, unit="stage", leave=False)
-
-    def stage(name: str):
-        bar.set_postfix_str(name)
-        return _Timer(timings, name)
-
-    dt = scenario.time.dt_s
-    with stage("load"):
-        profile = generate_load(scenario)
-        n_feeders = default_n_feeders(scenario)
-        raw_site = site_power(profile, profile.p_gpu_w, scenario.site, n_feeders)
-        # what the load cannot show (e.g. a 1-s-averaged trace): events.json and report.html list them
-        events.extend({"t_s": 0.0, "kind": "warning", "detail": w} for w in profile.meta.get("warnings", []))
-        events.extend(profile.meta.get("events", []))      # job crashes and restarts
-        # numbers that cannot be what the user meant (validate prints the same)
-        events.extend({"t_s": 0.0, "kind": "warning", "detail": w} for w in _plausibility(scenario))
-    bar.update()
-
-    storages_cfg = scenario.storages()
-    controller = scenario.controller
-    use_storage = bool(storages_cfg) and controller.kind != "none"
-    codesign = use_storage and controller.codesign and gpu_controls_active(scenario)
-
-    with stage("gpu"):
-        gpu_full = gpu_normal = None
-        if gpu_controls_active(scenario) or gpu_plan is not None:
-            from facility.gpu import apply_gpu_controls
-
-            gpu_full = apply_gpu_controls(profile, scenario, plan=gpu_plan)
-            events.extend(gpu_full.events)
-            if codesign:
-                gpu_normal = apply_gpu_controls(profile, _storage_first(scenario), plan=gpu_plan)
-            else:
-                gpu_normal = gpu_full
-        site_normal = (site_power(profile, gpu_normal.p_gpu_w, scenario.site, n_feeders)
-                       if gpu_normal is not None else raw_site)
-        site_full = (site_power(profile, gpu_full.p_gpu_w, scenario.site, n_feeders)
-                     if gpu_full is not None and gpu_full is not gpu_normal else site_normal)
-    bar.update()
-
-    with stage("control"):
-        from facility.electrical.network import build_network
-
-        net = build_network(scenario, feeder_peaks(raw_site, site_normal, site_full))
-        caps = network_caps(scenario, net)
-        sc_ctl = with_network_caps(scenario, caps)
-        storages = _storage_params(scenario, ratings) if storages_cfg else {}
-        if use_storage:
-            from facility.control import run_control
-
-            if controller.kind == "optimal" and plan is None:
-                from facility.optimize import solve_dispatch
-
-                fixed = _fixed_sections(storages_cfg, storages)
-                sol = solve_dispatch(site_normal.p_site_mw, dt, fixed, scenario.spec, sc_ctl.optimize)
-                plan = sol.p_storage_mw
-            from facility.control.codesign import gpu_ramp_mw_per_s
-            from facility.control.schedule import site_schedule
-
-            # what the site knows: its declared schedule (MPC forecast), its GPUs' ramps
-            sched = (site_schedule(_storage_first(scenario) if codesign else scenario)
-                     if controller.kind == "mpc" else None)
-            seen, seen_eng = _metered_load(net, site_normal, site_full if codesign else None, storages,
-                                           controller.kind)
-            ctl = run_control(seen, dt, sc_ctl, storages,
-                              p_site_gpu_engaged_mw=seen_eng,
-                              plan=plan, network_limits=caps, schedule=sched,
-                              gpu_ramp_mw_per_s=gpu_ramp_mw_per_s(scenario) if codesign else None)
-            events.extend(ctl.events)
-            p_storage = ctl.p_storage_mw
-            soc = ctl.soc_frac
-            engaged = np.asarray(ctl.gpu_engaged, dtype=bool)
-            saturation = ctl.saturation
-            # the controller decides what is drawn (co-design blend, monitor throttle/shed);
-            # its feeder powers scale with it whatever frame it saw the load in
-            p_feeder = ctl.feeder_power_mw(site_normal.p_feeder_mw,
-                                           site_full.p_feeder_mw if codesign else None)
-            p_load = p_feeder.sum(axis=1) if seen is not site_normal.p_site_mw else np.asarray(ctl.p_load_mw,
-                                                                                                dtype=float)
-        else:
-            p_storage, saturation = {}, {}
-            soc = {n: np.full(profile.n_steps, s.initial_soc_frac) for n, s in storages.items()}
-            engaged = np.full(profile.n_steps, gpu_full is not None)
-            p_feeder, p_load = site_normal.p_feeder_mw, site_normal.p_site_mw
-    bar.update()
-
-    ge = None
-    if scenario.grid_events:  # voltage sags: UPS transfer, cooling response (facility.electrical.sags)
-        from facility.electrical.grid_events import apply_grid_events
-
-        with stage("grid events"):
-            cool_frac = np.divide(site_normal.p_cooling_mw, site_normal.p_site_mw,
-                                  out=np.zeros(profile.n_steps), where=site_normal.p_site_mw > 0)
-            if any(n.startswith("ups.") for n in storages):
-                from facility.errors import NotSupportedError
-
-                raise NotSupportedError("ups.technologies with [[grid_events]]: the UPS transfer model runs one "
-                                        "UPS battery; set ups.technology to one technology")
-            ge = apply_grid_events(scenario, profile.t_s, p_feeder, cool_frac, net.ups_sn_mva, p_storage, soc,
-                                   storages.get("ups"), caps=caps)
-            events.extend(ge.events)
-
-    with stage("power flow"):
-        from facility.electrical.limits import electrical_compliance, violation_events
-        from facility.electrical.powerflow import electrical_metrics, run_power_flow
-
-        pf = run_power_flow(net, p_feeder, p_storage or None)
-        pf_ref = pf
-        if ge is not None:  # the same run through the events; pf_ref = without them
-            pf = run_power_flow(net, ge.p_feeder_mw, ge.p_storage_pf_mw or None)
-            p_storage, soc, p_load = ge.p_storage_mw, ge.soc_frac, ge.p_load_mw
-        pf_raw = run_power_flow(net, raw_site.p_feeder_mw, None)
-    bar.update()
-
-    with stage("metrics"):
-        spec = scenario.spec
-        raw_m = fm.power_metrics(pf_raw.p_pcc_mw, dt, spec)
-        pcc_m = fm.power_metrics(pf.p_pcc_mw, dt, spec)
-        raw_mwh = fm.energy_mwh(pf_raw.p_pcc_mw, dt)
-        pcc_mwh = fm.energy_mwh(pf.p_pcc_mw, dt)
-        storage_m = _storage_block(storages, p_storage, soc, dt, saturation)
-        energy = fm.energy_metrics(raw_mwh, pcc_mwh, {
-            n: (storage_m[n]["delta_e_mwh"], st.eff_charge_frac, st.eff_discharge_frac)
-            for n, st in storages.items()})
-        energy["site_raw_mwh"] = fm.energy_mwh(raw_site.p_site_mw, dt)
-        energy["site_load_mwh"] = fm.energy_mwh(p_load, dt)
-        metrics: dict[str, Any] = {"raw": raw_m, "pcc": pcc_m, "energy": energy, "storage": storage_m}
-        metrics["electrical"] = electrical_metrics(pf, dt)
-        if net.enabled:
-            metrics["electrical"].update(net.limits.as_metrics())
-        metrics["electrical_compliance"] = electrical_compliance(pf, scenario.grid, dt, net.has_bess)
-        events.extend(violation_events(profile.t_s, pf, scenario.grid, dt))
-        events.sort(key=lambda e: e.get("t_s", 0.0))
-        metrics["training"] = _training_block(scenario, gpu_full, gpu_normal, engaged, codesign)
-        _add_crashes(metrics["training"], profile)
-        # limits the load data cannot decide (a 1-s-averaged or coarsely polled trace)
-        undecided = sorted(profile.meta.get("undecided", {}))
-        metrics["compliance"] = fm.compliance(pcc_m, spec, undecided)
-        metrics["compliance_raw"] = fm.compliance(raw_m, spec, undecided)
-        metrics["undecided"] = {k: True for k in undecided}
-        if scenario.grid_impact.enabled:
-            _grid_impact(metrics, scenario, pf.p_pcc_mw, pf_raw.p_pcc_mw, dt)
-        metrics["gpu"] = {"engaged_frac": float(np.mean(engaged)) if engaged.size else 0.0}
-        if gpu_full is not None and getattr(gpu_full, "wear", None):
-            metrics["gpu"]["wear"] = _numeric_tree(gpu_full.wear)
-        metrics["events"] = {"count": len(events)}
-        if use_storage:
-            # the controller's own counters (re-plans and their wall time, fallbacks, ...)
-            metrics["control"] = _numeric_tree(ctl.info)
-        ts = _timeseries(profile.t_s, raw_site, p_load, pf, pf_raw, p_storage, soc, engaged)
-        if ge is not None:
-            _grid_event_metrics(metrics, ts, scenario, ge, pf, pf_ref, net, storages)
-    bar.update()
-
-    timings["total"] = time.perf_counter() - t_start
-    res = Results(scenario=scenario, timeseries=ts, metrics=metrics, events=events,
-                  timings_s=timings, sizing=sizing)
-    if use_storage and controller.report_regret and controller.kind != "optimal":
-        from facility.control.regret import regret_vs_optimal
-
-        with stage("regret"):
-            metrics["regret"] = regret_vs_optimal(res, run_scenario=run_scenario)
-    if out_dir is not None:
-        from facility.report import write_outputs
-
-        with stage("outputs"):
-            write_outputs(res, Path(out_dir), plots=plots)
-        bar.update()
-    bar.close()
-    return res
-
-
-def _grid_event_metrics(metrics, ts, scenario, ge, pf, pf_ref, net, storages) -> None:
-    """The ``ride_through`` block, the ride-through rows of ``compliance`` and the event columns."""
-    from facility.electrical.grid_events import ups_sag_settings
-    from facility.electrical.ride_through import ride_through_assessment, ups_energy_for_curve
-
-    dt = scenario.time.dt_s
-    rt = scenario.spec.ride_through
-    block, rows, undecided = ride_through_assessment(ge.vm_pu, pf.p_pcc_mw, pf_ref.p_pcc_mw, ge.disconnected_mw,
-                                                     dt, rt)
-    block["ups"] = dict(ge.info)
-    ups = storages.get("ups")
-    if rt is not None:
-        p_it_peak = float(ge.p_it_mw.max(initial=0.0))
-        need = ups_energy_for_curve(p_it_peak, float(np.sum(net.ups_sn_mva)), ups_sag_settings(scenario), rt,
-                                    dt_s=min(dt, 0.001),
-                                    eff_discharge_frac=ups.eff_discharge_frac if ups is not None else 1.0)
-        need["p_it_peak_mw"] = p_it_peak
-        if ups is not None and ups.e_rated_mwh > 0:
-            usable = (ups.initial_soc_frac - (ups.min_soc_frac - ups.reserve_frac)) * ups.e_rated_mwh
-            need["reserve_frac_needed"] = need["e_mwh"] / ups.e_rated_mwh
-            need["battery_holds"] = bool(need["e_mwh"] <= usable + 1e-12 and need["p_mw"] <= ups.p_rated_mw + 1e-9)
-        block["ups_sizing"] = need
-    metrics["ride_through"] = _numeric_tree(block)
-    und = metrics.setdefault("undecided", {})
-    und.update({k: True for k in undecided})
-    limit = fm.limit_rows(metrics["compliance"])
-    limit.update(rows)
-    metrics["compliance"] = {**limit, "all_decided": not und, "compliant": all(bool(v) for v in limit.values())}
-    for name, col in ge.columns.items():
-        ts[name] = col
-    ts["p_ref_pcc_mw"] = pf_ref.p_pcc_mw
-
-
-def _grid_impact(metrics: dict, scenario, p_pcc_mw, p_raw_pcc_mw, dt: float) -> None:
-    """The ``grid_impact`` block (PCC power, and a summary for the raw power) and its limits'
-    rows in ``compliance`` / ``compliance_raw`` (:mod:`facility.grid_impact`)."""
-    from facility.grid_impact.metrics import build_model, grid_impact_compliance, grid_impact_metrics
-
-    cfg = scenario.grid_impact
-    model = build_model(cfg)
-    block = grid_impact_metrics(p_pcc_mw, dt, model)
-    raw = grid_impact_metrics(p_raw_pcc_mw, dt, model)
-    block["raw"] = {k: raw[k] for k in ("shaft_bin_peak_torque_pu", "mode_bin_peak_mw", "max_damage_per_year",
-                                        "min_life_years")}
-    block["raw"]["peak_torque_pu"] = raw["shaft"]["peak_torque_pu"]
-    block["raw"]["mode_total_peak_mw"] = raw["modes"]["total"]["peak_mw"]
-    metrics["grid_impact"] = block
-    for key, blk in (("compliance", block), ("compliance_raw", raw)):
-        rows = fm.limit_rows(metrics[key])
-        rows.update(grid_impact_compliance(blk, cfg))
-        metrics[key] = {**rows, "all_decided": metrics[key]["all_decided"], "compliant": all(rows.values())}
-
-
-def _numeric_tree(obj: Any) -> Any:
-    """Keep only numbers and bools (metrics.json leaves), recursively."""
-    if isinstance(obj, dict):
-        out = {str(k): _numeric_tree(v) for k, v in obj.items()}
-        return {k: v for k, v in out.items() if v is not None and v != {}}
-    if isinstance(obj, (bool, np.bool_)):
-        return bool(obj)
-    if isinstance(obj, (int, float, np.integer, np.floating)):
-        return float(obj) if isinstance(obj, (float, np.floating)) else int(obj)
-    return None
-
-
-def _storage_block(storages, p_storage, soc, dt, saturation) -> dict:
-    from facility.storage import storage_metrics_from_series
-
-    out = {}
-    for name, params in storages.items():
-        p = np.asarray(p_storage.get(name, np.zeros_like(soc[name])), dtype=float)
-        out[name] = storage_metrics_from_series(p, np.asarray(soc[name], dtype=float), params, dt)
-        sat = saturation.get(name) if saturation else None
-        out[name]["saturated"] = sat is not None
-        if sat is not None:
-            out[name]["first_saturation_s"] = float(sat)
-    return out
-
-
-def _training_block(scenario, gpu_full, gpu_normal, engaged, codesign) -> dict:
-    if gpu_full is None:
-        return {"slowdown_frac": 0.0}
-    # Under the co-design the full GPU controls act only while engaged: blend the slowdown of
-    # the ramps-only controls and of the full controls by the engaged share of the horizon.
-    frac = (float(np.mean(engaged)) if engaged.size else 0.0) if codesign else 1.0
-    blended = {}
-    for key, full in gpu_full.slowdown_frac.items():
-        normal = float(gpu_normal.slowdown_frac.get(key, 0.0)) if codesign else float(full)
-        blended[key] = normal + (float(full) - normal) * frac
-    out = {"slowdown_frac": blended.pop("overall", 0.0)}
-    if blended:
-        out["slowdown_frac_by_job"] = blended
-    return out
-
-
-def _add_crashes(training: dict, profile) -> None:
-    """Crash costs into the training block: the redone work (time since the last checkpoint)
-    adds ``lost_s / running_s`` to each crashed job's slowdown; ``training.crashes`` holds
-    count, lost time [s], lost iterations and down time [s] (docs/failures.md)."""
-    jobs = profile.meta.get("jobs", {})
-    crashed = {name: m["crashes"] for name, m in jobs.items() if "crashes" in m}
-    if not crashed:
-        return
-    n_gpus = profile.groups.groupby("job", sort=False)["n_gpus"].sum()
-    by_job = dict(training.get("slowdown_frac_by_job", {}))
-    w_all = float(n_gpus.sum())
-    for name, c in crashed.items():
-        run = float(jobs[name].get("running_s", 0.0))
-        frac = c["lost_s"] / run if run > 0 else 0.0
-        by_job[name] = float(by_job.get(name, 0.0)) + frac
-        training["slowdown_frac"] = float(training.get("slowdown_frac", 0.0)) + (
-            frac * float(n_gpus.get(name, 0.0)) / w_all if w_all > 0 else 0.0)
-    training["slowdown_frac_by_job"] = by_job
-    training["crashes"] = {
-        "count": int(sum(c["n_crashes"] for c in crashed.values())),
-        "lost_s": float(sum(c["lost_s"] for c in crashed.values())),
-        "lost_iterations": float(sum(c["lost_iterations"] for c in crashed.values())),
-        "down_s": float(sum(c["down_s"] for c in crashed.values())),
-        "per_job": {name: {k: c[k] for k in ("n_crashes", "lost_s", "lost_iterations", "down_s")}
-                    for name, c in crashed.items()},
-    }
-
-
-def _timeseries(t_s, raw_site, p_load, pf, pf_raw, p_storage, soc, engaged) -> pd.DataFrame:
-    cols = {
-        "t_s": t_s,
-        "p_gpu_mw": raw_site.p_gpu_mw,
-        "p_site_mw": raw_site.p_site_mw,
-        "p_load_mw": p_load,
-        "p_raw_pcc_mw": pf_raw.p_pcc_mw,
-        "p_pcc_mw": pf.p_pcc_mw,
-        "q_pcc_mvar": pf.q_pcc_mvar,
-        "vm_min_pu": pf.vm_min_pu,
-        "vm_max_pu": pf.vm_max_pu,
-        "vm_pcc_pu": pf.vm_pcc_pu,
-        "vm_min_mv_pu": pf.vm_min_mv_pu,
-        "vm_min_lv_pu": pf.vm_min_lv_pu,
-        "vm_max_lv_pu": pf.vm_max_lv_pu,
-        "trafo_loading_percent": pf.trafo_loading_percent,
-        "sub_trafo_loading_percent": pf.sub_trafo_loading_percent,
-        "lv_trafo_loading_percent": pf.lv_trafo_loading_percent,
-        "bess_trafo_loading_percent": pf.bess_trafo_loading_percent,
-        "ups_loading_percent": pf.ups_loading_percent,
-        "losses_mw": pf.losses_mw,
-    }
-    for name, s in soc.items():
-        cols[f"p_{name}_mw"] = np.asarray(p_storage.get(name, np.zeros(len(t_s))), dtype=float)
-        cols[f"soc_{name}_frac"] = np.asarray(s, dtype=float)
-    cols["gpu_engaged"] = np.asarray(engaged, dtype=bool)
-    return pd.DataFrame(cols)
+    return simulate_design(scenario, out_dir=out_dir, progress=progress, ratings=ratings, plan=plan,
+                           sizing=sizing, plots=plots, gpu_plan=gpu_plan)

@@ -2,7 +2,8 @@
 site will run, re-sized until that controller keeps it compliant.
 
 :func:`size_scenario` is the orchestrator of ``facility size``, beside
-:mod:`facility.simulate` (``facility run``):
+:mod:`facility.simulate` (``facility run``, which calls it for an extendable storage). Its
+verification runs are co-simulations of fixed designs (:func:`facility.cosim.simulate_design`):
 
 1. **Foresight design, through the network** (:func:`facility.sizing_network.size_through_network`):
    the perfect-foresight LP on the PCC power the network makes of the load and the plan (its
@@ -32,8 +33,8 @@ from facility import metrics as fm
 from facility.config.schema import Scenario
 from facility.errors import ScenarioError
 from facility.results import Results
-from facility.simulate import (feeder_peaks, gpu_controls_active, network_caps, run_scenario,
-                               with_network_caps)
+from facility.cosim import (feeder_peaks, gpu_controls_active, network_caps, simulate_design,
+                            with_network_caps)
 
 __all__ = ["size_scenario", "sizing_inputs", "SizingInputs", "needed_margin_frac", "verification_controller", "LP_LIMITS",
            "VERIFY_HEADROOM_FRAC", "MIN_MARGIN_STEP_FRAC", "MAX_MARGIN_FRAC"]
@@ -276,7 +277,7 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
         if verifier != "optimal":
             break
         sized, plan, gpu_plan = mix.realize(scenario, sol)
-        res = run_scenario(sized, progress=progress, plan=plan, gpu_plan=gpu_plan)
+        res = simulate_design(sized, progress=progress, plan=plan, gpu_plan=gpu_plan)
         need, failing = needed_margin_frac(res, margin, limits, p_lp_mw=ns.p_lp_mw)
         if not failing:
             break

@@ -202,7 +202,7 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
     from facility.config.technology import section_of
     from facility.metrics import limit_rows
     from facility.report.design import growth_text
-    from facility.simulate import run_scenario
+    from facility.cosim import simulate_design
 
     sized0, _, gpu_plan = mix.realize(scenario, sol, closed_loop=True)
     base = _base_ratings(scenario, sol)
@@ -223,7 +223,7 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
                 upd[sec] = mix.hybrid_fixed(sec, sized0.storages()[sec], units)
             else:
                 upd[n] = sized0.storages()[n].model_copy(update={"p_rated_mw": p, "e_rated_mwh": e})
-        res = run_scenario(sized0.model_copy(update=upd), progress=progress, gpu_plan=gpu_plan)
+        res = simulate_design(sized0.model_copy(update=upd), progress=progress, gpu_plan=gpu_plan)
         comp = res.metrics["compliance"]
         failing = [k for k, v in limit_rows(comp).items() if not v]
         sat = _saturated(res)

@@ -146,7 +146,7 @@ def size_through_network(scenario, net, p_feeder_mw: np.ndarray, p_load_mw: np.n
         Its sum. [MW]
     storages : dict of StorageConfig
     optimize : OptimizeConfig
-        With the network's caps (:func:`facility.simulate.with_network_caps`) and the margin the
+        With the network's caps (:func:`facility.cosim.with_network_caps`) and the margin the
         controller needs in ``limit_margin_frac``; ``loss_tol_frac``, ``max_loss_rounds``.
     levers : LeverInputs, optional
     spec : SpecConfig, optional

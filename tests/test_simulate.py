@@ -83,3 +83,58 @@ def test_energy_overhead_charges_the_storages_net_energy(eff, soc0, target):
     assert e["pcc_restored_mwh"] - e["raw_mwh"] == pytest.approx(loss, abs=1e-12)
     assert e["energy_overhead_frac"] == pytest.approx(loss / e["raw_mwh"], abs=1e-12)
     assert e["energy_overhead_frac"] >= -1e-12
+
+
+EXTENDABLE_RACK = ["rack_storage.enabled=true", "rack_storage.extendable=true", "rack_storage.max_p_rated_mw=20",
+                   "rack_storage.max_e_rated_mwh=0.1", "controller.kind='optimal'"]
+
+
+def test_run_scenario_sizes_an_extendable_storage_first(monkeypatch, tmp_path):
+    """The orchestrator's one decision (issue 44): without ratings an extendable storage is sized
+    first and the sizing's verification run is the result; with ratings, or without an
+    extendable storage, the design runs as given (facility.cosim.simulate_design)."""
+    import facility.simulate as sim
+    import facility.sizing as sizing
+
+    calls = []
+
+    def size_scenario(scenario, **kw):
+        calls.append(("size", scenario.name, kw))
+        return {"rack_storage": "sized"}, "verification run"
+
+    def simulate_design(scenario, **kw):
+        calls.append(("design", scenario.name, kw))
+        return "fixed run"
+
+    monkeypatch.setattr(sizing, "size_scenario", size_scenario)
+    monkeypatch.setattr(sim, "simulate_design", simulate_design)
+    ext = square_site(extra=EXTENDABLE_RACK)
+    assert run_scenario(ext, out_dir=tmp_path / "o", plots=False) == "verification run"
+    assert calls.pop() == ("size", "sq", {"out_dir": tmp_path / "o", "progress": False, "plots": False,
+                                          "require_compliant": False})
+    ratings = {"rack_storage": {"p_rated_mw": 5.0, "e_rated_mwh": 0.02}}
+    assert run_scenario(ext, ratings=ratings) == "fixed run"
+    assert calls.pop() == ("design", "sq", {"out_dir": None, "progress": False, "ratings": ratings, "plan": None,
+                                            "sizing": None, "plots": True, "gpu_plan": None})
+    assert run_scenario(square_site()) == "fixed run" and calls.pop()[0] == "design"
+    assert calls == []
+
+
+def test_run_scenario_of_a_fixed_design_is_the_cosimulation():
+    from facility.cosim import simulate_design
+
+    s = square_site(extra=["rack_storage.enabled=true", "rack_storage.p_rated_mw=10",
+                           "rack_storage.e_rated_mwh=0.05", "controller.kind='moving_average'"])
+    a, b = run_scenario(s), simulate_design(s)
+    check_invariants(a)
+    assert a.metrics == b.metrics
+    assert a.timeseries.equals(b.timeseries)
+
+
+def test_the_cosimulation_does_not_size():
+    """An extendable storage without ratings is refused by the fixed-design run, not sized."""
+    from facility.cosim import simulate_design
+    from facility.errors import ScenarioError
+
+    with pytest.raises(ScenarioError, match="rack_storage.p_rated_mw"):
+        simulate_design(square_site(extra=EXTENDABLE_RACK))

@@ -116,8 +116,8 @@ def regret_vs_optimal(results, optimal=None, run_scenario=None) -> dict:
         horizon: slow on long fine-grained horizons).
     run_scenario : callable, optional
         The orchestrator that simulates the optimal run when ``optimal`` is not given
-        (:func:`facility.simulate.run_scenario`, which passes itself: this module does not import
-        the orchestrator that calls it).
+        (:func:`facility.cosim.simulate_design`, which passes itself: this module does not import
+        the co-simulation that calls it).
 
     Returns
     -------
