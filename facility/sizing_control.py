@@ -9,8 +9,8 @@ and, where that breaks a limit, grows the extendable storages' ratings by a brac
 
 1. the foresight design; compliant: done;
 2. what ran out grows by :data:`GROW` (:func:`grown`: P̂ of a storage the controller found
-   at its power limit, Ê of one it found at a SoC bound, both where it found both, every Ê
-   where none saturated), within the ``max_*`` bounds and :data:`MAX_SCALE`, until a
+   at its power limit, Ê of one it found at a SoC bound, both where it found both, the
+   rating grown least so far where none saturated), within the ``max_*`` bounds and :data:`MAX_SCALE`, until a
    run is compliant (the bracket: the last failing design and that one) or nothing that ran
    out can grow (exit 3 naming the limits and the designs tried);
 3. bisection (geometric midpoint of the two designs, rating by rating) while some rating of
@@ -122,17 +122,19 @@ def _saturated(res) -> dict:
     return {n: (int(d.get("power", 0)), int(d.get("soc", 0))) for n, d in by.items()}
 
 
-def grown(point: dict, sat: dict, bounds: dict) -> dict:
+def grown(point: dict, sat: dict, bounds: dict, base: dict | None = None) -> dict:
     """The next design of the bracketing phase: what ran out grows by :data:`GROW`.
 
     A storage that hit its power limit (and no SoC bound) grows its P̂, one that hit a SoC
     bound (and not its power limit) its Ê, one that hit both, both. Where no storage
     saturated (the controller broke a limit with room left: its plan found no room within
-    the SoC reserves and end bands it keeps, which are energy), every Ê grows; where that
-    is at its bounds, or what saturated is, every P̂ (and what else can) grows. Ratings stop
-    at their ``max_*`` bound. (On the ERCOT checkpoint case of issue 39 a run that saturated
-    nothing at P̂ × 2.25, Ê × 2.25 broke the window limit, and held it at Ê × 3.375 with the
-    same P̂, or at P̂ × 1.5.)
+    the power headroom, SoC reserves and end bands it keeps), the rating grown least so far
+    over the foresight design grows (both when level), which brings an earlier one-sided
+    growth back to a uniform one: on the ERCOT checkpoint case of issue 39 the MPC saturated
+    power (P̂ × 1.5 → 2.25) and then broke the window limit with nothing saturated until
+    Ê caught up (compliant at P̂, Ê × 2.55), and a band limit (which the MPC does not plan)
+    needs both. Where what ran out is at its bounds, every rating that can grows. Ratings
+    stop at their ``max_*`` bound.
 
     Parameters
     ----------
@@ -142,6 +144,8 @@ def grown(point: dict, sat: dict, bounds: dict) -> dict:
         ``{storage: (power_steps, soc_steps)}`` of that run (:func:`_saturated`).
     bounds : dict
         ``{storage: (max_p_rated_mw, max_e_rated_mwh)}`` (inf where unbounded). [MW], [MWh]
+    base : dict, optional
+        The foresight design (same form as ``point``); default ``point``.
     """
     def step(rule) -> dict:
         out = {}
@@ -150,9 +154,16 @@ def grown(point: dict, sat: dict, bounds: dict) -> dict:
             out[n] = (min(p * GROW, bounds[n][0]) if gp else p, min(e * GROW, bounds[n][1]) if ge else e)
         return out
 
+    def lagging(n: str) -> tuple[bool, bool]:
+        # the rating(s) grown least so far over the foresight design (both when level)
+        p0, e0 = (base or point)[n]
+        ps = point[n][0] / p0 if p0 > 0 else 1.0
+        es = point[n][1] / e0 if e0 > 0 else 1.0
+        return ps <= es * (1 + 1e-9), es <= ps * (1 + 1e-9)
+
     any_sat = any(sp > 0 or se > 0 for n, (sp, se) in sat.items() if n in point)
     first = ((lambda n: (sat.get(n, (0, 0))[0] > 0, sat.get(n, (0, 0))[1] > 0)) if any_sat
-             else (lambda n: (False, True)))
+             else lagging)
     for rule in (first, lambda n: (True, True)):    # then everything that can still grow
         out = step(rule)
         if out != point:
@@ -244,7 +255,7 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
             hi = point
             break
         lo = point
-        nxt = grown(point, sat, bounds) if base else point
+        nxt = grown(point, sat, bounds, base) if base else point
         if nxt == point:            # every rating that ran out is at its bound
             break
         point = nxt

@@ -275,9 +275,9 @@ def test_no_bundled_sizing_scenario_exits_0_with_a_verification_that_is_not_comp
 
 
 def test_the_resize_grows_what_ran_out():
-    """Power-saturated: P grows, E stays; SoC-saturated: E; both: both; neither: E (then P
-    where E is at its bounds); what ran out at its bound leaves the others to grow; ratings
-    stop at their bounds."""
+    """Power-saturated: P grows, E stays; SoC-saturated: E; both: both; neither: the rating
+    grown least so far (both when level); what ran out at its bound leaves the others to
+    grow; ratings stop at their bounds."""
     from facility.sizing_control import GROW, grown
 
     pt = {"bess": (10.0, 1.0), "rack_storage": (2.0, 0.1)}
@@ -289,10 +289,11 @@ def test_the_resize_grows_what_ran_out():
     assert g == {"bess": (10.0, 1.0 * GROW), "rack_storage": (2.0, 0.1)}
     g = grown(pt, {"bess": (1, 3), "rack_storage": (0, 0)}, b)
     assert g == {"bess": (10.0 * GROW, 1.0 * GROW), "rack_storage": (2.0, 0.1)}
-    # nothing saturated: the energy (the controller's reserves and end bands) grows
-    g = grown(pt, {}, b)
-    assert g == {n: (p, e * GROW) for n, (p, e) in pt.items()}
-    # ... and where the energy is at its bounds, the power
+    # nothing saturated: the rating grown least so far over the foresight design (both when level)
+    assert grown(pt, {}, b) == {n: (p * GROW, e * GROW) for n, (p, e) in pt.items()}
+    base = {"bess": (10.0 / GROW, 1.0), "rack_storage": (2.0, 0.1)}     # bess's P grew once already
+    assert grown(pt, {}, b, base) == {"bess": (10.0, 1.0 * GROW), "rack_storage": (2.0 * GROW, 0.1 * GROW)}
+    # ratings at their bounds stay
     be = {"bess": (inf, 1.0), "rack_storage": (inf, 0.1)}
     assert grown(pt, {}, be) == {n: (p * GROW, e) for n, (p, e) in pt.items()}
     # bess's power ran out at its bound (12 MW): the others grow
