@@ -45,30 +45,9 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
 
     Parameters
     ----------
-    scenario : Scenario
-        Validated scenario.
-    out_dir : str or pathlib.Path, optional
-        When given, write metrics.json, timeseries.parquet, report.html + PNGs,
-        scenario.resolved.toml and manifest.json there (atomically). It must be new, empty or
-        an earlier facility result (replaced); anything else raises ScenarioError before the
-        simulation (:mod:`facility.report.outdir`).
-    progress : bool
-        Show a progress bar over the stages.
-    ratings : mapping, optional
-        ``{storage: {"p_rated_mw": ..., "e_rated_mwh": ...}}`` overriding the scenario's
-        ratings (a sized design); a hybrid section's units by unit name
-        (``bess.supercap``).
-    plan : mapping, optional
-        Perfect-foresight storage dispatch ``{storage unit: p_mw (T,)}`` for
-        ``controller.kind = "optimal"``; computed with :func:`facility.optimize.solve_dispatch`
-        when missing.
-    sizing : dict, optional
-        sizing.json content to carry into the results and report.
-    plots : bool
-        Write PNG plots with the report.
-    gpu_plan : facility.gpu.planned.GpuPlan, optional
-        Per-job floor, cap and planned burn of a mix design (:func:`facility.mix.realize`),
-        applied by the GPU controls.
+    scenario, out_dir, progress, ratings, plan, sizing, plots, gpu_plan
+        As for :func:`facility.cosim.simulate_design` (``out_dir`` is checked before the
+        sizing too).
 
     Returns
     -------

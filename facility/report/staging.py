@@ -31,7 +31,7 @@ from pathlib import Path
 
 from facility.report.marks import TMP_MARKER, owned_file, sidecar_path, write_sidecar
 
-__all__ = ["TMP_MARKER", "make_temp_dir", "swap_into_place", "remove_stale", "apply_umask",
+__all__ = ["TMP_MARKER", "pid_alive", "make_temp_dir", "swap_into_place", "remove_stale", "apply_umask",
            "sidecar_path", "write_sidecar", "owned_file"]
 
 
@@ -47,7 +47,8 @@ def apply_umask(folder: Path) -> None:
     os.chmod(folder, 0o777 & ~_umask())
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (one of another user counts as alive)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -105,11 +106,11 @@ def remove_stale(final: Path) -> list[str]:
             continue
         if tmp_re.match(p.name):
             m = _marker(p)
-            if m is None or m.get("host") != host or not isinstance(m.get("pid"), int) or _alive(m["pid"]):
+            if m is None or m.get("host") != host or not isinstance(m.get("pid"), int) or pid_alive(m["pid"]):
                 continue
         else:
             mo = old_re.match(p.name)
-            if mo is None or _alive(int(mo.group(1))) or not final.exists() or output_kind(p) is None:
+            if mo is None or pid_alive(int(mo.group(1))) or not final.exists() or output_kind(p) is None:
                 continue
         shutil.rmtree(p, ignore_errors=True)
         removed.append(p.name)

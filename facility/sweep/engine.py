@@ -100,7 +100,7 @@ def _clean_stale(cases_dir: Path) -> int:
     (:func:`facility.report.outdir._is_facility_temp`). A user's hidden files stay.
     """
     from facility.report.outdir import _is_facility_temp
-    from facility.report.staging import TMP_MARKER, _alive
+    from facility.report.staging import TMP_MARKER, pid_alive
 
     n = 0
     for p in cases_dir.iterdir():
@@ -110,7 +110,7 @@ def _clean_stale(cases_dir: Path) -> int:
             pid = json.loads((p / TMP_MARKER).read_text()).get("pid")
         except (OSError, ValueError, AttributeError):
             pid = None
-        if isinstance(pid, int) and _alive(pid):
+        if isinstance(pid, int) and pid_alive(pid):
             continue
         shutil.rmtree(p, ignore_errors=True)
         n += 1

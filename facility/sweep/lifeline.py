@@ -26,6 +26,8 @@ import sys
 import threading
 import time
 
+from facility.report.staging import pid_alive
+
 __all__ = ["PARENT_POLL_S", "SWEEP_PID_ENV", "die_with_parent", "dask_setup", "sweep_gone"]
 
 #: How often a worker checks that the sweep that started it still runs. [s]
@@ -33,16 +35,6 @@ PARENT_POLL_S = 0.5
 
 #: Environment variable that hands the sweep's process id to its Dask worker processes.
 SWEEP_PID_ENV = "FACILITY_SWEEP_PID"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, ValueError):
-        return True
-    return True
 
 
 def _arm_deathsig() -> None:
@@ -89,9 +81,9 @@ def die_with_parent(sweep_pid: int, poll_s: float = PARENT_POLL_S, deathsig: boo
         _arm_deathsig()
 
     def gone() -> bool:
-        return os.getppid() != ppid or (ppid != sweep_pid and not _alive(sweep_pid))
+        return os.getppid() != ppid or (ppid != sweep_pid and not pid_alive(sweep_pid))
 
-    if gone() or not _alive(sweep_pid):  # the sweep died before the watch was armed
+    if gone() or not pid_alive(sweep_pid):  # the sweep died before the watch was armed
         os._exit(1)
 
     def watch() -> None:
