@@ -80,6 +80,11 @@ class NetworkSizing:
         Wall time of all rounds' LP solves. [s]
     p_lp_mw : numpy.ndarray (T,)
         The last LP's PCC power mapped to the PCC (g times the LP's). [MW]
+    warm_solves : int
+        HiGHS simplex solves that started from an earlier round's basis
+        (:mod:`facility.optimize.solvers.warm`; the interior-point paths start cold).
+    simplex_iterations : list of int
+        Simplex iterations of each HiGHS simplex solve of the rounds, in order.
     """
 
     sol: object
@@ -91,13 +96,16 @@ class NetworkSizing:
     solve_s: float = 0.0
     p_lp_mw: np.ndarray | None = None
     ratios: dict = field(default_factory=dict)
+    warm_solves: int = 0
+    simplex_iterations: list = field(default_factory=list)
 
     def as_json(self) -> dict:
         """The ``losses`` block of ``sizing.json``."""
         return {"method": "sequential_lp", "gain_mw_per_mw": float(self.gain),
                 "relative_gains": {n: float(r) for n, r in self.ratios.items()}, "rounds": int(self.rounds),
                 "residuals_mw": [float(r) for r in self.residuals_mw], "tol_mw": float(self.tol_mw),
-                "converged": bool(self.converged)}
+                "converged": bool(self.converged), "warm_started_solves": int(self.warm_solves),
+                "simplex_iterations": [int(i) for i in self.simplex_iterations]}
 
 
 def limit_scale_mw(spec, load_mw: np.ndarray) -> float:
@@ -131,7 +139,7 @@ def _anchor_storage(storages: dict) -> str | None:
 
 def size_through_network(scenario, net, p_feeder_mw: np.ndarray, p_load_mw: np.ndarray, storages: dict,
                          optimize, *, t_s: np.ndarray | None = None, levers=None,
-                         net_for=None, spec=None) -> NetworkSizing:
+                         net_for=None, spec=None, warm: bool = True) -> NetworkSizing:
     """Size the storages (and GPU levers) on the PCC power through the network (SLP, above).
 
     Parameters
@@ -152,6 +160,8 @@ def size_through_network(scenario, net, p_feeder_mw: np.ndarray, p_load_mw: np.n
     spec : SpecConfig, optional
         The limits the LP holds (default ``scenario.spec``; e.g. with the ``[grid_impact]``
         per-bin caps, :func:`facility.grid_impact.lp.lp_spec`).
+    warm : bool
+        Start each round's HiGHS simplex solves from the previous round's optimal basis.
     net_for : callable, optional
         ``net_for(p_bess_mw) -> FacilityNetwork``: the network a design is verified on where it
         depends on the design (a BESS transformer rated for the sized BESS); the first anchor
@@ -166,6 +176,7 @@ def size_through_network(scenario, net, p_feeder_mw: np.ndarray, p_load_mw: np.n
 
     from facility.electrical.pcc import flat_gain, pcc_power_mw, scale_feeders
     from facility.optimize import size_storage
+    from facility.optimize.solvers.warm import warm_starts
 
     spec, dt = (scenario.spec if spec is None else spec), scenario.time.dt_s
     load = np.asarray(p_load_mw, dtype=float)
@@ -190,32 +201,33 @@ def size_through_network(scenario, net, p_feeder_mw: np.ndarray, p_load_mw: np.n
     residuals: list[float] = []
     sol, solve_s = None, 0.0
     n_rounds = int(optimize.max_loss_rounds)
-    for k in range(1, n_rounds + 1):
-        lp_load = anchor / gain
-        shift = float(np.min(lp_load - load))
-        opt = optimize.model_copy(update={"limit_margin_frac": margin, **_shifted_caps(optimize, shift)})
-        t0 = time.perf_counter()
-        sol = size_storage(lp_load, dt, lp_storages, spec, opt, t_s=t_s, levers=levers)
-        solve_s += time.perf_counter() - t0
-        s_sum = sum(sol.p_storage_mw.values(), np.zeros(load.size))      # Σ r_n s_n
-        lever_mw = np.asarray(sol.p_pcc_mw, dtype=float) - lp_load - s_sum
-        p_lp = gain * np.asarray(sol.p_pcc_mw, dtype=float)
-        sol = at_the_storages(sol, ratio)
-        site = load + lever_mw
-        f_k = scale_feeders(feeders, site) if np.any(lever_mw) else feeders
-        if net_for is not None:
-            net = net_for(sum(float(v) for u, v in sol.p_rated_mw_opt.items() if _section(u) == "bess"))
-        p_true = pcc_power_mw(net, f_k, _by_section(sol.p_storage_mw))
-        eps = float(np.max(np.abs(p_true - p_lp)))
-        residuals.append(eps)
-        log.info("loss-aware sizing round %d: residual %.3g MW (tol %.3g MW, g = %.5f)", k, eps, tol_mw, gain)
-        if eps <= tol_mw:
-            break
-        anchor = p_true - gain * (s_sum + lever_mw)
+    with warm_starts(warm) as ws:     # each round starts from the last one's basis
+        for k in range(1, n_rounds + 1):
+            lp_load = anchor / gain
+            shift = float(np.min(lp_load - load))
+            opt = optimize.model_copy(update={"limit_margin_frac": margin, **_shifted_caps(optimize, shift)})
+            t0 = time.perf_counter()
+            sol = size_storage(lp_load, dt, lp_storages, spec, opt, t_s=t_s, levers=levers)
+            solve_s += time.perf_counter() - t0
+            s_sum = sum(sol.p_storage_mw.values(), np.zeros(load.size))      # Σ r_n s_n
+            lever_mw = np.asarray(sol.p_pcc_mw, dtype=float) - lp_load - s_sum
+            p_lp = gain * np.asarray(sol.p_pcc_mw, dtype=float)
+            sol = at_the_storages(sol, ratio)
+            site = load + lever_mw
+            f_k = scale_feeders(feeders, site) if np.any(lever_mw) else feeders
+            if net_for is not None:
+                net = net_for(sum(float(v) for u, v in sol.p_rated_mw_opt.items() if _section(u) == "bess"))
+            p_true = pcc_power_mw(net, f_k, _by_section(sol.p_storage_mw))
+            eps = float(np.max(np.abs(p_true - p_lp)))
+            residuals.append(eps)
+            log.info("loss-aware sizing round %d: residual %.3g MW (tol %.3g MW, g = %.5f)", k, eps, tol_mw, gain)
+            if eps <= tol_mw:
+                break
+            anchor = p_true - gain * (s_sum + lever_mw)
     sol.p_pcc_mw = p_true
     return NetworkSizing(sol=sol, gain=gain, rounds=len(residuals), residuals_mw=residuals, tol_mw=tol_mw,
                          converged=residuals[-1] <= tol_mw, solve_s=solve_s, p_lp_mw=p_lp,
-                         ratios=ratio)
+                         ratios=ratio, warm_solves=ws.warm, simplex_iterations=list(ws.iterations))
 
 
 def _section(unit: str) -> str:

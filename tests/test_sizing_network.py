@@ -301,3 +301,29 @@ def test_the_resize_grows_what_ran_out():
     assert grown(pt, {"bess": (5, 0)}, b2)["bess"] == (12.0, 1.0)
     at = {"bess": (12.0, 1.0), "rack_storage": (2.0, 0.1)}
     assert grown(at, {"bess": (5, 0)}, b2) == {"bess": (12.0, 1.0 * GROW), "rack_storage": (2.0 * GROW, 0.1 * GROW)}
+
+
+def test_each_loss_round_starts_from_the_last_rounds_basis(tmp_path):
+    """The rounds' HiGHS simplex solves after the first start from the previous round's optimal
+    basis (same LP, another load): the same design and objective as cold starts, in fewer
+    simplex iterations, and sizing.json's `losses` says how many were warm."""
+    from facility.sizing import sizing_inputs
+    from facility.sizing_network import size_through_network
+
+    f = tmp_path / "sq.toml"
+    f.write_text(SQUARE.format(horizon=20, dt=0.1, p_low=0.2, start=-10,
+                               limits="window_s = 5.0\nmax_window_swing_mw = 5.0"))
+    s = load_scenario(f, ["optimize.loss_tol_frac=1e-5"])
+    si = sizing_inputs(s)
+    opt = si.scenario_caps.optimize
+    runs = {w: size_through_network(s, si.net, si.ctl_site.p_feeder_mw, si.p_load_mw, s.storages(), opt,
+                                    t_s=si.profile.t_s, net_for=si.net_for, warm=w) for w in (True, False)}
+    warm, cold = runs[True], runs[False]
+    assert warm.rounds == cold.rounds >= 2
+    assert warm.warm_solves >= warm.rounds - 1 and cold.warm_solves == 0
+    assert warm.sol.info.objective_usd == pytest.approx(cold.sol.info.objective_usd, rel=1e-7)
+    assert warm.sol.p_rated_mw_opt["bess"] == pytest.approx(cold.sol.p_rated_mw_opt["bess"], rel=1e-6)
+    # the first round is the same cold solve; the later ones take fewer iterations warm
+    assert warm.simplex_iterations[0] == cold.simplex_iterations[0]
+    assert sum(warm.simplex_iterations[1:]) < sum(cold.simplex_iterations[1:])
+    assert warm.as_json()["warm_started_solves"] == warm.warm_solves
