@@ -45,6 +45,7 @@ from facility.control.crash import crash_drop_mw, crash_reserve_mwh, descent, st
 from facility.control.forecast import (block_mean, estimate_period_steps, forecast_load,
                                        level_forecast, level_window_steps, measured_level,
                                        ripple_of, ripple_reserves_mwh, ripple_shares)
+from facility.control.mpc_grid import choose_grid
 from facility.control.plan import (allowed_rate_mw_per_s, mpc_margin_frac,  # noqa: F401 (API)
                                    mpc_spec, variation_cost_usd_per_mw)
 from facility.errors import FacilityError, ScenarioError
@@ -52,10 +53,6 @@ from facility.errors import FacilityError, ScenarioError
 __all__ = ["mpc_spec", "mpc_margin_frac", "allowed_rate_mw_per_s", "variation_cost_usd_per_mw",
            "MpcPlanner"]
 
-#: Longest MPC horizon chosen automatically. [s]
-MAX_AUTO_HORIZON_S = 600.0
-#: MPC steps the automatic ``mpc_dt_s`` aims at. [steps]
-AUTO_STEPS = 400
 #: SoC band the end-of-horizon target may leave around the target. [frac]
 SOC_DEADBAND_FRAC = 0.005
 #: The nominal waveform is the forecast when the measured load follows it this closely
@@ -70,11 +67,6 @@ SOC_KEEP_FRAC = 0.02
 DESCENT_TOL_FRAC = 1e-4
 #: Grid power a SoC recovery may take, as a share of the site's load level. [frac]
 REC_LEVEL_FRAC = 0.05
-
-
-def _divides(step_s: float, windows: list) -> bool:
-    """Whether ``step_s`` divides every window (to 1e-6 relative)."""
-    return all(abs(w / step_s - round(w / step_s)) < 1e-6 * max(1.0, w / step_s) for w in windows)
 
 
 class MpcPlanner:
@@ -192,81 +184,10 @@ class MpcPlanner:
 
     # ------------------------------------------------------------------ set-up
     def _choose_grid(self) -> None:
-        """MPC step and horizon: given, or chosen from the spec and the schedule."""
-        ctrl, dt, spec = self.ctrl, self.dt_s, self.spec
-        if ctrl.horizon_s is not None:
-            horizon = ctrl.horizon_s
-        else:
-            span = 0.0
-            if self.schedule is not None and self.schedule.size:
-                span = float(self.schedule.max() - self.schedule.min())
-            need = span / self.rate if np.isfinite(self.rate) and self.rate > 0 else 0.0
-            p_tot = sum(p.p_rated_mw for p in self.params.values())
-            if span > 0 and p_tot > 0 and np.isfinite(self.rate) and self.rate > 0:
-                # and long enough to make room in storage, at full power, for the energy the
-                # ramp-limited change leaves to it (span^2 / (2 rate))
-                need += span ** 2 / (2.0 * self.rate) / p_tot
-            horizon = float(np.clip(need + 2 * spec.window_s, 30.0, MAX_AUTO_HORIZON_S))
-        horizon = max(horizon, ctrl.replan_s)
-        windows, cap = [], [math.inf]       # windows of the set limits; step caps for them
-        if spec.max_ramp_up_mw_per_s is not None or spec.max_ramp_down_mw_per_s is not None:
-            windows.append(spec.ramp_window_s)
-            cap.append(spec.ramp_window_s / 2.0)
-        if spec.max_window_swing_mw is not None:
-            windows.append(spec.window_s)
-            cap.append(spec.window_s / 4.0)
-        if spec.max_ramp_mw_per_min is not None:
-            windows.append(60.0)
-            cap.append(60.0 / 8.0)
-        if ctrl.mpc_dt_s is not None:
-            self.r = max(1, int(round(ctrl.mpc_dt_s / dt)))
-            if not _divides(self.r * dt, windows):
-                raise ScenarioError(
-                    f"controller.mpc_dt_s = {ctrl.mpc_dt_s:g} s must divide every window of the "
-                    f"spec's limits ({', '.join(f'{w:g} s' for w in windows)}): a plan held over "
-                    f"MPC steps meets a window limit exactly only then")
-        else:
-            target = min(max(dt, 0.1, horizon / AUTO_STEPS), min(cap))
-            # the shortest multiple of dt_s from the target up to the caps that divides every
-            # window, else the longest below it
-            m0 = max(1, int(np.ceil(target / dt - 1e-9)))
-            # no window limit (a spec with only band limits, or none): nothing caps the step;
-            # the target step (horizon / AUTO_STEPS, at least 0.1 s) is taken as it is
-            m_cap = m0 if not windows else max(m0, int(np.floor(min(cap) / dt + 1e-9)))
-            # preferably one that divides replan_s too: the re-plans then start on the same MPC
-            # grid, and the PCC history the LP sees in block means has the steps of the plans
-            # before it exactly (a block straddling two plans would hide a step's edge from the
-            # window limits)
-            both = windows + [ctrl.replan_s] if windows else windows
-            self.r = next((m for m in range(m0, m_cap + 1) if _divides(m * dt, both)), None) \
-                or next((m for m in range(m0, m_cap + 1) if _divides(m * dt, windows)), None) \
-                or next((m for m in range(m0, 0, -1) if _divides(m * dt, windows)), 1)
-        self.mpc_dt = self.r * dt
-        self.k_level = self._level_steps(windows, min(cap))
-        self.horizon_s = horizon
-        self.n_h = max(1, int(round(horizon / self.mpc_dt)))
-        if ctrl.horizon_s is not None and ctrl.horizon_s + 1e-9 < ctrl.replan_s:
-            raise ScenarioError(f"controller.horizon_s = {ctrl.horizon_s:g} s must be at least "
-                                f"replan_s = {ctrl.replan_s:g} s")
-
-    def _level_steps(self, windows: list, cap_s: float) -> int:
-        """MPC steps per step of a level plan (``controller.mpc_level_dt_s``; auto: the
-        longest multiple of the MPC step up to ``cap_s`` that divides every window, and
-        preferably ``replan_s``; 1 when ``mpc_dt_s`` is set or there is no window)."""
-        ctrl, step = self.ctrl, self.mpc_dt
-        if ctrl.mpc_level_dt_s is not None:
-            k = max(1, int(round(ctrl.mpc_level_dt_s / step)))
-            if not _divides(k * step, windows):
-                raise ScenarioError(
-                    f"controller.mpc_level_dt_s = {ctrl.mpc_level_dt_s:g} s must divide every "
-                    f"window of the spec's limits ({', '.join(f'{w:g} s' for w in windows)})")
-            return k
-        if ctrl.mpc_dt_s is not None or not windows:
-            return 1
-        k_max = max(1, int(np.floor(cap_s / step + 1e-9)))
-        # preferably one that divides replan_s too (as the MPC step: whole blocks of history)
-        return next((k for k in range(k_max, 0, -1) if _divides(k * step, windows + [ctrl.replan_s])), None) \
-            or next((k for k in range(k_max, 0, -1) if _divides(k * step, windows)), 1)
+        """MPC step, level step and horizon (:func:`facility.control.mpc_grid.choose_grid`)."""
+        g = choose_grid(self.ctrl, self.dt_s, self.spec, self.schedule, self.rate,
+                        sum(p.p_rated_mw for p in self.params.values()))
+        self.r, self.mpc_dt, self.k_level, self.horizon_s, self.n_h = g.r, g.mpc_dt, g.k_level, g.horizon_s, g.n_h
 
     # ------------------------------------------------------------------ pieces
     def _measured(self, out_load: np.ndarray, end: int) -> np.ndarray:

@@ -1,0 +1,156 @@
+"""The MPC's time grids: its step, the coarser step of its level plans, and its horizon.
+
+A plan held over MPC steps meets a window limit exactly only where the step divides the
+limit's window, so every step chosen here divides every window of the spec's limits (and
+preferably ``replan_s``: the re-plans then start on one grid, and the PCC history the LP sees
+in block means holds the earlier plans' steps exactly). docs/control.md, *grid and horizon*
+and *the level grid*. Layer: control (imports only facility.errors).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from facility.errors import ScenarioError
+
+__all__ = ["MpcGrid", "choose_grid", "divides", "MAX_AUTO_HORIZON_S", "AUTO_STEPS"]
+
+#: Longest MPC horizon chosen automatically. [s]
+MAX_AUTO_HORIZON_S = 600.0
+#: MPC steps the automatic ``mpc_dt_s`` aims at. [steps]
+AUTO_STEPS = 400
+
+
+def divides(step_s: float, windows: list) -> bool:
+    """Whether ``step_s`` divides every window (to 1e-6 relative)."""
+    return all(abs(w / step_s - round(w / step_s)) < 1e-6 * max(1.0, w / step_s) for w in windows)
+
+
+@dataclass(frozen=True)
+class MpcGrid:
+    """The MPC's grids.
+
+    Attributes
+    ----------
+    r : int
+        Simulation steps per MPC step.
+    mpc_dt : float
+        MPC step. [s]
+    k_level : int
+        MPC steps per step of a level plan.
+    horizon_s : float
+        Horizon. [s]
+    n_h : int
+        MPC steps in the horizon.
+    """
+
+    r: int
+    mpc_dt: float
+    k_level: int
+    horizon_s: float
+    n_h: int
+
+
+def _windows(spec) -> tuple[list, list]:
+    """Windows of the spec's set limits, and the step cap each puts on the MPC step. [s]"""
+    windows, cap = [], [math.inf]
+    if spec.max_ramp_up_mw_per_s is not None or spec.max_ramp_down_mw_per_s is not None:
+        windows.append(spec.ramp_window_s)
+        cap.append(spec.ramp_window_s / 2.0)
+    if spec.max_window_swing_mw is not None:
+        windows.append(spec.window_s)
+        cap.append(spec.window_s / 4.0)
+    if spec.max_ramp_mw_per_min is not None:
+        windows.append(60.0)
+        cap.append(60.0 / 8.0)
+    return windows, cap
+
+
+def _horizon_s(ctrl, spec, schedule, rate: float, p_rated_total_mw: float) -> float:
+    """``controller.horizon_s``, or: long enough to ramp the schedule's largest change at the
+    allowed rate and to make room in storage for the energy it leaves to it, 30–600 s."""
+    if ctrl.horizon_s is not None:
+        horizon = ctrl.horizon_s
+    else:
+        span = 0.0
+        if schedule is not None and schedule.size:
+            span = float(schedule.max() - schedule.min())
+        need = span / rate if np.isfinite(rate) and rate > 0 else 0.0
+        if span > 0 and p_rated_total_mw > 0 and np.isfinite(rate) and rate > 0:
+            # and long enough to make room in storage, at full power, for the energy the
+            # ramp-limited change leaves to it (span^2 / (2 rate))
+            need += span ** 2 / (2.0 * rate) / p_rated_total_mw
+        horizon = float(np.clip(need + 2 * spec.window_s, 30.0, MAX_AUTO_HORIZON_S))
+    return max(horizon, ctrl.replan_s)
+
+
+def _level_steps(ctrl, step: float, windows: list, cap_s: float) -> int:
+    """MPC steps per step of a level plan (``controller.mpc_level_dt_s``; auto: the longest
+    multiple of the MPC step up to ``cap_s`` that divides every window, and preferably
+    ``replan_s``; 1 when ``mpc_dt_s`` is set or there is no window)."""
+    if ctrl.mpc_level_dt_s is not None:
+        k = max(1, int(round(ctrl.mpc_level_dt_s / step)))
+        if not divides(k * step, windows):
+            raise ScenarioError(
+                f"controller.mpc_level_dt_s = {ctrl.mpc_level_dt_s:g} s must divide every "
+                f"window of the spec's limits ({', '.join(f'{w:g} s' for w in windows)})")
+        return k
+    if ctrl.mpc_dt_s is not None or not windows:
+        return 1
+    k_max = max(1, int(np.floor(cap_s / step + 1e-9)))
+    # preferably one that divides replan_s too (as the MPC step: whole blocks of history)
+    return next((k for k in range(k_max, 0, -1) if divides(k * step, windows + [ctrl.replan_s])), None) \
+        or next((k for k in range(k_max, 0, -1) if divides(k * step, windows)), 1)
+
+
+def choose_grid(ctrl, dt: float, spec, schedule, rate: float, p_rated_total_mw: float) -> MpcGrid:
+    """The MPC's step, level step and horizon: given, or chosen from the spec and the schedule.
+
+    Parameters
+    ----------
+    ctrl : ControllerConfig
+    dt : float
+        Simulation step. [s]
+    spec : SpecConfig
+        The MPC's spec (its window limits).
+    schedule : numpy.ndarray or None
+        Declared schedule level. [MW]
+    rate : float
+        Fastest steady PCC change the limits allow. [MW/s]
+    p_rated_total_mw : float
+        Sum of the storages' power ratings. [MW]
+    """
+    horizon = _horizon_s(ctrl, spec, schedule, rate, p_rated_total_mw)
+    windows, cap = _windows(spec)
+    if ctrl.mpc_dt_s is not None:
+        r = max(1, int(round(ctrl.mpc_dt_s / dt)))
+        if not divides(r * dt, windows):
+            raise ScenarioError(
+                f"controller.mpc_dt_s = {ctrl.mpc_dt_s:g} s must divide every window of the "
+                f"spec's limits ({', '.join(f'{w:g} s' for w in windows)}): a plan held over "
+                f"MPC steps meets a window limit exactly only then")
+    else:
+        target = min(max(dt, 0.1, horizon / AUTO_STEPS), min(cap))
+        # the shortest multiple of dt_s from the target up to the caps that divides every
+        # window, else the longest below it
+        m0 = max(1, int(np.ceil(target / dt - 1e-9)))
+        # no window limit (a spec with only band limits, or none): nothing caps the step;
+        # the target step (horizon / AUTO_STEPS, at least 0.1 s) is taken as it is
+        m_cap = m0 if not windows else max(m0, int(np.floor(min(cap) / dt + 1e-9)))
+        # preferably one that divides replan_s too: the re-plans then start on the same MPC
+        # grid, and the PCC history the LP sees in block means has the steps of the plans
+        # before it exactly (a block straddling two plans would hide a step's edge from the
+        # window limits)
+        both = windows + [ctrl.replan_s] if windows else windows
+        r = next((m for m in range(m0, m_cap + 1) if divides(m * dt, both)), None) \
+            or next((m for m in range(m0, m_cap + 1) if divides(m * dt, windows)), None) \
+            or next((m for m in range(m0, 0, -1) if divides(m * dt, windows)), 1)
+    mpc_dt = r * dt
+    if ctrl.horizon_s is not None and ctrl.horizon_s + 1e-9 < ctrl.replan_s:
+        raise ScenarioError(f"controller.horizon_s = {ctrl.horizon_s:g} s must be at least "
+                            f"replan_s = {ctrl.replan_s:g} s")
+    return MpcGrid(r=r, mpc_dt=mpc_dt, k_level=_level_steps(ctrl, mpc_dt, windows, min(cap)),
+                   horizon_s=horizon, n_h=max(1, int(round(horizon / mpc_dt))))
