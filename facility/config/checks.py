@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from facility.config import files
+from facility.config.checks_grid import (check_grid, check_grid_events, check_grid_impact,
+                                         grid_impact_warnings)
+from facility.config.checks_storage import check_duration, check_storage, duration_violation
 from facility.config.library import load_gpu
-from facility.config.plausibility import estimate_peak_site_mw
 from facility.errors import NotSupportedError, ScenarioError
 
 if TYPE_CHECKING:
@@ -34,6 +36,10 @@ __all__ = [
     "check_gpu_controls",
     "check_controller",
     "check_grid",
+    "check_grid_impact",
+    "grid_impact_warnings",
+    "check_duration",
+    "duration_violation",
 ]
 
 log = logging.getLogger(__name__)
@@ -190,124 +196,6 @@ def trace_summaries(s: "Scenario") -> list[str]:
     return out
 
 
-def check_storage(s: "Scenario") -> list[str]:
-    """Ratings present or extendable with bounds; SoC bounds ordered."""
-    out = []
-    for name, st in s.storages().items():
-        if st.extendable:
-            if st.max_p_rated_mw is None:
-                out.append(f"{name}.max_p_rated_mw [MW] is required when {name}.extendable = true")
-            if st.max_e_rated_mwh is None:
-                out.append(f"{name}.max_e_rated_mwh [MWh] is required when {name}.extendable = true")
-            if st.max_p_rated_mw is not None and st.max_p_rated_mw < st.min_p_rated_mw:
-                out.append(f"{name}.max_p_rated_mw = {st.max_p_rated_mw:g} MW is below {name}.min_p_rated_mw = {st.min_p_rated_mw:g} MW")
-            if st.max_e_rated_mwh is not None and st.max_e_rated_mwh < st.min_e_rated_mwh:
-                out.append(f"{name}.max_e_rated_mwh = {st.max_e_rated_mwh:g} MWh is below {name}.min_e_rated_mwh = {st.min_e_rated_mwh:g} MWh")
-        else:
-            if st.p_rated_mw is None:
-                out.append(f"{name}.p_rated_mw [MW] is required when {name}.enabled = true and "
-                           f"{name}.extendable = false")
-            if st.e_rated_mwh is None:
-                out.append(f"{name}.e_rated_mwh [MWh] is required when {name}.enabled = true and "
-                           f"{name}.extendable = false")
-        if st.min_soc_frac >= st.max_soc_frac:
-            out.append(
-                f"{name}.min_soc_frac = {st.min_soc_frac:g} must be below {name}.max_soc_frac = "
-                f"{st.max_soc_frac:g} [frac]"
-            )
-        elif not st.min_soc_frac <= st.initial_soc_frac <= st.max_soc_frac:
-            out.append(
-                f"{name}.initial_soc_frac = {st.initial_soc_frac:g} [frac] must lie in "
-                f"[min_soc_frac, max_soc_frac] = [{st.min_soc_frac:g}, {st.max_soc_frac:g}]"
-            )
-        out += check_duration(name, st)
-        reserve = getattr(st, "reserve_frac", 0.0)
-        if reserve and st.min_soc_frac + reserve >= st.max_soc_frac:
-            out.append(
-                f"{name}.reserve_frac = {reserve:g} leaves no usable energy above min_soc_frac "
-                f"({st.min_soc_frac:g}) below max_soc_frac ({st.max_soc_frac:g}) [frac]"
-            )
-    return out
-
-
-def duration_violation(name: str, st, p_mw: float, e_mwh: float, rtol: float = 1e-6) -> str | None:
-    """Why ratings (p_mw [MW], e_mwh [MWh]) break the section's duration bounds
-    ``min_duration_h <= e / p <= max_duration_h`` [h], or None. No power rating: no duration."""
-    lo, hi = st.min_duration_h, st.max_duration_h
-    if p_mw <= 0 or (lo is None and hi is None):
-        return None
-    d = e_mwh / p_mw
-    if (lo is not None and d < lo * (1 - rtol)) or (hi is not None and d > hi * (1 + rtol)):
-        tech = f" (technology {st.technology})" if getattr(st, "technology", None) else ""
-        return (f"{name}: e_rated_mwh / p_rated_mw = {e_mwh:g} MWh / {p_mw:g} MW = {d:.4g} h lies "
-                f"outside [min_duration_h, max_duration_h] = [{lo if lo is not None else 0:g}, "
-                f"{hi if hi is not None else float('inf'):g}] h{tech}")
-    return None
-
-
-def check_duration(name: str, st) -> list[str]:
-    """Duration bounds ordered; fixed ratings within them; extendable bounds that admit a
-    rating within them; candidate technologies only on an extendable storage."""
-    out = []
-    lo, hi = st.min_duration_h, st.max_duration_h
-    if getattr(st, "technologies", None) or st.unit_p_rated_mw is not None or st.unit_e_rated_mwh is not None:
-        return _check_hybrid(name, st)
-    if lo is not None and hi is not None and lo > hi:
-        out.append(f"{name}.min_duration_h = {lo:g} h is above {name}.max_duration_h = {hi:g} h")
-        return out
-    if not st.extendable:
-        if st.p_rated_mw is not None and st.e_rated_mwh is not None:
-            why = duration_violation(name, st, st.p_rated_mw, st.e_rated_mwh)
-            if why:
-                out.append(why)
-        return out
-    p_hi, e_hi = st.max_p_rated_mw, st.max_e_rated_mwh
-    if hi is not None and p_hi is not None and st.min_e_rated_mwh > hi * p_hi * (1 + 1e-9):
-        out.append(f"{name}.min_e_rated_mwh = {st.min_e_rated_mwh:g} MWh needs a power rating above "
-                   f"max_p_rated_mw = {p_hi:g} MW at max_duration_h = {hi:g} h")
-    if lo is not None and e_hi is not None and st.min_p_rated_mw * lo > e_hi * (1 + 1e-9):
-        out.append(f"{name}.min_p_rated_mw = {st.min_p_rated_mw:g} MW at min_duration_h = {lo:g} h "
-                   f"needs more energy than max_e_rated_mwh = {e_hi:g} MWh")
-    return out
-
-
-def _check_hybrid(name: str, st) -> list[str]:
-    """A hybrid section: candidates for the optimizer (extendable), or fixed units with a power
-    and an energy rating for every technology, each unit within its duration bounds."""
-    from facility.config.technology import unit_configs, unit_technology_names
-
-    techs = unit_technology_names(st) if st.technologies else []
-    given = {"unit_p_rated_mw": st.unit_p_rated_mw, "unit_e_rated_mwh": st.unit_e_rated_mwh}
-    if not techs:
-        return [f"{name}.unit_p_rated_mw / unit_e_rated_mwh: unit ratings need {name}.technologies "
-                f"(the technologies of the units)"]
-    if st.extendable:
-        set_ = [k for k, v in given.items() if v is not None]
-        return ([f"{name}.{', '.join(set_)}: fixed unit ratings and extendable = true: the optimizer sizes "
-                 f"the units; set extendable = false to run the given ratings"] if set_ else [])
-    out = []
-    for k, v in given.items():
-        unit = "MW" if k.startswith("unit_p") else "MWh"
-        if v is None or sorted(v) != sorted(techs):
-            out.append(f"{name}.{k} = {v!r}: a fixed hybrid (extendable = false, technologies = "
-                       f"{st.technologies!r}) needs one rating [{unit}] per technology, keyed "
-                       f"{', '.join(techs)}; or set {name}.extendable = true for the optimizer to "
-                       f"choose among them")
-    if out:
-        return out
-    tot_p, tot_e = sum(st.unit_p_rated_mw.values()), sum(st.unit_e_rated_mwh.values())
-    for k, tot, unit in (("p_rated_mw", tot_p, "MW"), ("e_rated_mwh", tot_e, "MWh")):
-        v = getattr(st, k)
-        if v is not None and abs(v - tot) > 1e-6 * max(1.0, tot):
-            out.append(f"{name}.{k} = {v:g} {unit} is not the sum of its units' ratings ({tot:g} {unit}); "
-                       f"leave it out or set it to the sum")
-    for u, uc in unit_configs(name, st).items():
-        why = duration_violation(u, uc, uc.p_rated_mw, uc.e_rated_mwh)
-        if why:
-            out.append(why)
-    return out
-
-
 def check_spec(s: "Scenario") -> list[str]:
     """Band edges ordered; windows resolved by dt_s; Nyquist above the band when it is limited."""
     sp = s.spec
@@ -433,126 +321,6 @@ def check_controller(s: "Scenario") -> list[str]:
         return [f"controller.kind = {kind!r} needs at least one enabled storage: set "
                 "rack_storage.enabled, ups.enabled or bess.enabled = true (or controller.kind = 'none')"]
     return []
-
-
-def check_grid(s: "Scenario") -> list[str]:
-    """The substation must be able to carry the peak site load (within 2x of its rating)."""
-    g = s.grid
-    out = []
-    if g.mv_kv >= g.vn_kv:
-        out.append(f"grid.mv_kv = {g.mv_kv:g} kV must be below grid.vn_kv = {g.vn_kv:g} kV")
-    if g.lv_kv >= g.mv_kv:
-        out.append(f"grid.lv_kv = {g.lv_kv:g} kV must be below grid.mv_kv = {g.mv_kv:g} kV")
-    from facility.electrical.library import check_grid_types, load_trafo_type  # no pandapower import
-
-    types = check_grid_types(g)
-    out.extend(types)
-    if not types:   # a transformer needs a reactance: vkr < vk (pandapower divides by it)
-        for pre, type_key in (("trafo", "trafo_type"), ("lv_trafo", "lv_trafo_type")):
-            name = getattr(g, type_key)
-            if name is not None:
-                tt = load_trafo_type(name, key=f"grid.{type_key}")
-                vk, vkr, where = tt.vk_percent, tt.vkr_percent, f" (from grid.{type_key} = {name!r})"
-            else:
-                vk, vkr, where = getattr(g, f"{pre}_vk_percent"), getattr(g, f"{pre}_vkr_percent"), ""
-            if vkr >= vk:
-                out.append(f"grid.{pre}_vkr_percent = {vkr:g} % must be below grid.{pre}_vk_percent = "
-                           f"{vk:g} %{where}: the short-circuit voltage's real part cannot exceed it "
-                           f"(the transformer would have no reactance)")
-    sn = g.trafo_sn_mva
-    if g.trafo_type is not None and not types:
-        sn = load_trafo_type(g.trafo_type).sn_mva
-    if g.enabled:
-        from facility.config.preconditions import check_feeders as feeder_checks
-        from facility.config.preconditions import feeder_peaks_mw
-
-        try:
-            peaks = feeder_peaks_mw(s)
-            peak = sum(peaks) if peaks else estimate_peak_site_mw(s)
-        except ScenarioError:
-            return out
-        if g.sc_mva < peak:
-            out.append(
-                f"grid.sc_mva = {g.sc_mva:g} MVA is below the peak site load of up to {peak:.1f} MW "
-                f"(short-circuit ratio {g.sc_mva / peak:.2g} < 1): the utility cannot deliver it "
-                f"(voltage collapse); allowed: sc_mva ≥ {peak:.1f} MVA (real connections: ≥ 3x)")
-        if sn is not None and peak > 2.0 * sn * g.n_trafos:
-            src = f" (from grid.trafo_type = {g.trafo_type!r})" if g.trafo_type is not None else ""
-            out.append(
-                f"grid.trafo_sn_mva = {sn:g} MVA{src} x grid.n_trafos = {g.n_trafos} transformer(s) "
-                f"cannot carry the peak site load of up to {peak:.1f} MW (jobs.*.n_gpus at full "
-                f"power, site.non_gpu_frac, site.pue, site.base_load_mw); allowed: trafo_sn_mva ≥ "
-                f"{peak / 2.0 / g.n_trafos:.1f} MVA (2x overload at most)"
-            )
-        out.extend(feeder_checks(s))
-    return out
-
-
-def check_grid_events(s: "Scenario") -> list[str]:
-    """Each sag starts inside the horizon and is resolved by dt_s; a voltage trace is readable;
-    the UPS's retransfer voltage is not below its transfer voltage."""
-    out = []
-    dt, horizon = s.time.dt_s, s.time.horizon_s
-    for i, ev in enumerate(s.grid_events):
-        key = f"grid_events.{i}"
-        if ev.start_s >= horizon:
-            out.append(f"{key}.start_s = {ev.start_s:g} s is not inside the horizon; allowed: < time.horizon_s = "
-                       f"{horizon:g} s")
-        if ev.duration_s is not None and ev.duration_s < dt - 1e-12:
-            out.append(f"{key}.duration_s = {ev.duration_s:g} s is shorter than time.dt_s = {dt:g} s; allowed: "
-                       f">= {dt:g} s")
-        if ev.trace_file is not None:
-            from facility.electrical.grid_events import read_voltage_trace  # numpy/pandas only
-
-            try:
-                read_voltage_trace(ev.trace_file, f"{key}.trace_file")
-            except ScenarioError as exc:
-                out.append(str(exc))
-    if s.grid_events:
-        from facility.electrical.grid_events import ups_sag_settings
-
-        try:
-            st = ups_sag_settings(s)
-        except ScenarioError:
-            return out  # check_grid names the UPS type
-        if st.retransfer_vm_pu < st.transfer_vm_pu:
-            out.append(f"ups.retransfer_vm_pu = {st.retransfer_vm_pu:g} pu must not be below ups.transfer_vm_pu = "
-                       f"{st.transfer_vm_pu:g} pu (with the grid.ups_type's values where unset)")
-    return out
-
-
-def check_grid_impact(s: "Scenario") -> list[str]:
-    """``[grid_impact]``: the shaft and mode set are bundled models (validate names them)."""
-    gi = s.grid_impact
-    if not gi.enabled:
-        return []
-    from facility.grid_impact.library import list_mode_sets, list_shafts
-
-    out = []
-    if gi.shaft_model not in list_shafts():
-        out.append(f"grid_impact.shaft_model = {gi.shaft_model!r} is not a bundled shaft model "
-                   f"(models/grid_impact/): {', '.join(list_shafts())}")
-    if gi.mode_set not in list_mode_sets():
-        out.append(f"grid_impact.mode_set = {gi.mode_set!r} is not a bundled mode set "
-                   f"(models/grid_impact/): {', '.join(list_mode_sets())}")
-    return out
-
-
-def grid_impact_warnings(s: "Scenario") -> list[str]:
-    """Torsional modes above the Nyquist frequency of ``time.dt_s`` (their response is not
-    resolved: the metrics see only the modes below it)."""
-    gi = s.grid_impact
-    if not gi.enabled or check_grid_impact(s):
-        return []
-    from facility.grid_impact.library import load_shaft
-
-    nyq = 0.5 / s.time.dt_s
-    above = [f for f in load_shaft(gi.shaft_model).torsional_modes_hz() if f >= nyq]
-    if not above:
-        return []
-    return [f"grid_impact: torsional mode(s) at {', '.join(f'{f:.2f}' for f in above)} Hz lie above the "
-            f"Nyquist frequency {nyq:g} Hz of time.dt_s = {s.time.dt_s:g} s: not resolved, their torque "
-            f"is missing from the grid_impact metrics (use dt_s <= {0.5 / (1.05 * max(above)):.3g} s)"]
 
 
 def _preconditions() -> tuple:
