@@ -122,7 +122,22 @@ def _saturated(res) -> dict:
     return {n: (int(d.get("power", 0)), int(d.get("soc", 0))) for n, d in by.items()}
 
 
-def grown(point: dict, sat: dict, bounds: dict, base: dict | None = None) -> dict:
+def within_duration(p: float, e: float, duration_h: tuple, bound: tuple) -> tuple[float, float]:
+    """``(p, e)`` moved into the storage's duration bounds d_min ≤ E/P ≤ d_max by growing the
+    rating that is short (E to d_min·P, P to E/d_max), within the ``max_*`` bounds (where
+    E is capped, P comes down to E/d_min). [MW], [MWh]"""
+    d_min, d_max = duration_h
+    if d_min:
+        e = min(max(e, d_min * p), bound[1])
+    if d_max:
+        p = min(max(p, e / d_max), bound[0])
+    if d_min and e < d_min * p:
+        p = e / d_min
+    return p, e
+
+
+def grown(point: dict, sat: dict, bounds: dict, base: dict | None = None,
+          durations: dict | None = None) -> dict:
     """The next design of the bracketing phase: what ran out grows by :data:`GROW`.
 
     A storage that hit its power limit (and no SoC bound) grows its P̂, one that hit a SoC
@@ -146,12 +161,17 @@ def grown(point: dict, sat: dict, bounds: dict, base: dict | None = None) -> dic
         ``{storage: (max_p_rated_mw, max_e_rated_mwh)}`` (inf where unbounded). [MW], [MWh]
     base : dict, optional
         The foresight design (same form as ``point``); default ``point``.
+    durations : dict, optional
+        ``{storage: (min_duration_h, max_duration_h)}`` (None where unbounded): a grown design
+        stays within them (:func:`within_duration`; a power-only growth of a battery with a
+        1-h minimum grows its energy with it).
     """
     def step(rule) -> dict:
         out = {}
         for n, (p, e) in point.items():
             gp, ge = rule(n)
-            out[n] = (min(p * GROW, bounds[n][0]) if gp else p, min(e * GROW, bounds[n][1]) if ge else e)
+            p1, e1 = (min(p * GROW, bounds[n][0]) if gp else p, min(e * GROW, bounds[n][1]) if ge else e)
+            out[n] = within_duration(p1, e1, (durations or {}).get(n, (None, None)), bounds[n])
         return out
 
     def lagging(n: str) -> tuple[bool, bool]:
@@ -221,6 +241,7 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
     bounds = {n: (min(cfgs[n].max_p_rated_mw if cfgs[n].max_p_rated_mw is not None else math.inf, p * MAX_SCALE),
                   min(cfgs[n].max_e_rated_mwh if cfgs[n].max_e_rated_mwh is not None else math.inf, e * MAX_SCALE))
               for n, (p, e) in base.items()}
+    durations = {n: (cfgs[n].min_duration_h, cfgs[n].max_duration_h) for n in base}
     n_runs = int(scenario.optimize.max_resize_runs if max_runs is None else max_runs)
     tried: list[dict] = []
     runs: list[tuple[dict, object]] = []
@@ -255,7 +276,7 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
             hi = point
             break
         lo = point
-        nxt = grown(point, sat, bounds, base) if base else point
+        nxt = grown(point, sat, bounds, base, durations) if base else point
         if nxt == point:            # every rating that ran out is at its bound
             break
         point = nxt

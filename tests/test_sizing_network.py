@@ -327,3 +327,18 @@ def test_each_loss_round_starts_from_the_last_rounds_basis(tmp_path):
     assert warm.simplex_iterations[0] == cold.simplex_iterations[0]
     assert sum(warm.simplex_iterations[1:]) < sum(cold.simplex_iterations[1:])
     assert warm.as_json()["warm_started_solves"] == warm.warm_solves
+
+
+def test_a_grown_design_stays_within_its_duration_bounds():
+    """A power-saturated battery with a 1-h minimum duration (lfp_1h) grows its energy with its
+    power (E = 1 h x P), a capacitor with a 2-min maximum its power with its energy; a capped
+    energy brings the power down to E / d_min."""
+    from facility.sizing_control import GROW, grown, within_duration
+
+    inf = float("inf")
+    pt = {"bess": (3.0, 3.0)}                                   # lfp_1h at its 1-h minimum
+    g = grown(pt, {"bess": (5, 0)}, {"bess": (inf, inf)}, durations={"bess": (1.0, 2.0)})
+    assert g["bess"] == pytest.approx((3.0 * GROW, 3.0 * GROW))
+    g = grown({"cap": (10.0, 10.0 / 30)}, {"cap": (0, 4)}, {"cap": (inf, inf)}, durations={"cap": (None, 1 / 30)})
+    assert g["cap"] == pytest.approx((10.0 * GROW, 10.0 * GROW / 30))   # E/P at its 2-min maximum
+    assert within_duration(10.0, 20.0, (1.0, 2.0), (inf, 8.0)) == pytest.approx((8.0, 8.0))
