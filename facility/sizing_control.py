@@ -174,12 +174,11 @@ def grown(point: dict, sat: dict, bounds: dict, base: dict | None = None,
             out[n] = within_duration(p1, e1, (durations or {}).get(n, (None, None)), bounds[n])
         return out
 
+    ps, es, _ = _scales(point, base or point)
+
     def lagging(n: str) -> tuple[bool, bool]:
         # the rating(s) grown least so far over the foresight design (both when level)
-        p0, e0 = (base or point)[n]
-        ps = point[n][0] / p0 if p0 > 0 else 1.0
-        es = point[n][1] / e0 if e0 > 0 else 1.0
-        return ps <= es * (1 + 1e-9), es <= ps * (1 + 1e-9)
+        return ps[n] <= es[n] * (1 + 1e-9), es[n] <= ps[n] * (1 + 1e-9)
 
     any_sat = any(sp > 0 or se > 0 for n, (sp, se) in sat.items() if n in point)
     first = ((lambda n: (sat.get(n, (0, 0))[0] > 0, sat.get(n, (0, 0))[1] > 0)) if any_sat
@@ -231,9 +230,9 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
     """
     from facility import mix
     from facility.config.technology import section_of
+    from facility.cosim import simulate_design
     from facility.metrics import limit_rows
     from facility.report.design import growth_text
-    from facility.cosim import simulate_design
 
     sized0, _, gpu_plan = mix.realize(scenario, sol, closed_loop=True)
     base = _base_ratings(scenario, sol)
@@ -250,7 +249,9 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
         upd = {}
         for n, (p, e) in point.items():
             sec = section_of(n)
-            if sec != n:       # a hybrid section's unit
+            if sec in upd:
+                continue
+            if sec != n:       # a hybrid section: all its units at once
                 units = {u: r for u, r in point.items() if section_of(u) == sec}
                 upd[sec] = mix.hybrid_fixed(sec, sized0.storages()[sec], units)
             else:

@@ -54,6 +54,17 @@ class MpcGrid:
     n_h: int
 
 
+def _first_dividing(candidates, step: float, windows: list, replan_s: float) -> int | None:
+    """The first of ``candidates`` (multiples of ``step``) that divides every window and
+    ``replan_s`` too (the re-plans then start on one grid, and the PCC history the LP sees in
+    block means has the steps of the plans before it exactly: a block straddling two plans
+    would hide a step's edge from the window limits), else the first that divides every
+    window; None when none does. Without windows, the first candidate."""
+    pref = windows + [replan_s] if windows else windows
+    return next((m for m in candidates if divides(m * step, pref)), None) \
+        or next((m for m in candidates if divides(m * step, windows)), None)
+
+
 def _windows(spec) -> tuple[list, list]:
     """Windows of the spec's set limits, and the step cap each puts on the MPC step. [s]"""
     windows, cap = [], [math.inf]
@@ -101,9 +112,7 @@ def _level_steps(ctrl, step: float, windows: list, cap_s: float) -> int:
     if ctrl.mpc_dt_s is not None or not windows:
         return 1
     k_max = max(1, int(np.floor(cap_s / step + 1e-9)))
-    # preferably one that divides replan_s too (as the MPC step: whole blocks of history)
-    return next((k for k in range(k_max, 0, -1) if divides(k * step, windows + [ctrl.replan_s])), None) \
-        or next((k for k in range(k_max, 0, -1) if divides(k * step, windows)), 1)
+    return _first_dividing(range(k_max, 0, -1), step, windows, ctrl.replan_s) or 1
 
 
 def choose_grid(ctrl, dt: float, spec, schedule, rate: float, p_rated_total_mw: float) -> MpcGrid:
@@ -140,13 +149,7 @@ def choose_grid(ctrl, dt: float, spec, schedule, rate: float, p_rated_total_mw: 
         # no window limit (a spec with only band limits, or none): nothing caps the step;
         # the target step (horizon / AUTO_STEPS, at least 0.1 s) is taken as it is
         m_cap = m0 if not windows else max(m0, int(np.floor(min(cap) / dt + 1e-9)))
-        # preferably one that divides replan_s too: the re-plans then start on the same MPC
-        # grid, and the PCC history the LP sees in block means has the steps of the plans
-        # before it exactly (a block straddling two plans would hide a step's edge from the
-        # window limits)
-        both = windows + [ctrl.replan_s] if windows else windows
-        r = next((m for m in range(m0, m_cap + 1) if divides(m * dt, both)), None) \
-            or next((m for m in range(m0, m_cap + 1) if divides(m * dt, windows)), None) \
+        r = _first_dividing(range(m0, m_cap + 1), dt, windows, ctrl.replan_s) \
             or next((m for m in range(m0, 0, -1) if divides(m * dt, windows)), 1)
     mpc_dt = r * dt
     if ctrl.horizon_s is not None and ctrl.horizon_s + 1e-9 < ctrl.replan_s:

@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from facility.optimize.model.linear_program import LinearProgram
-from facility.optimize.solvers.warm import keep_basis, lp_key, start_from
+from facility.optimize.solvers.warm import keep_basis, start_from
 
 __all__ = ["LpSolution", "solve_highs", "extend_highs", "resolve_same_matrix",
            "resolve_with_zero_upper", "restore_upper", "resolve_with_cost", "new_highs", "highs_lp"]
@@ -133,17 +133,15 @@ def solve_highs(lp: LinearProgram, *, time_limit_s: float = 600.0, options: dict
     for k, v in opts.items():
         h.setOptionValue(k, v)
     h.passModel(highs_lp(A, c, lb, ub, rlo, rhi))
-    key = lp_key(A) if opts.get("solver") == "simplex" else None
-    if key is not None:
-        start_from(h, key)      # inside a warm_starts block: the basis of the same LP solved before
+    # inside a warm_starts block: the basis of the same LP solved before (outside: None, free)
+    key = start_from(h, A) if opts.get("solver") == "simplex" else None
     t0 = time.perf_counter()
     h.run()
     solve_s = time.perf_counter() - t0
     ms = h.getModelStatus()
     term = h.modelStatusToString(ms)
     ok = ms == highspy.HighsModelStatus.kOptimal
-    if key is not None:
-        keep_basis(h, key, ok)
+    keep_basis(h, key, ok)
     x = np.asarray(h.getSolution().col_value, dtype=float) if ok else np.full(A.shape[1], np.nan)
     obj = float(h.getInfo().objective_function_value) if ok else float("nan")
     return LpSolution("ok" if ok else "failed", term, obj, x, solve_s, h)

@@ -74,27 +74,28 @@ def lp_key(A) -> tuple:
             A.indices[pick].tobytes())
 
 
-def start_from(h, key: tuple) -> bool:
-    """Hand the HiGHS instance ``h`` (model passed) the kept basis of ``key``; whether one was
-    kept and accepted."""
+def start_from(h, A) -> tuple | None:
+    """Inside a :func:`warm_starts` block: hand the HiGHS instance ``h`` (model passed) the
+    kept basis of the pattern of ``A`` where there is one; returns that pattern's key for
+    :func:`keep_basis` (None outside a block: nothing is computed)."""
     store = _STORE.get()
     if store is None:
-        return False
+        return None
+    key = lp_key(A)
     store.solves += 1
     basis = store.bases.get(key) if store.enabled else None
-    if basis is None:
-        return False
-    import highspy
+    if basis is not None:
+        import highspy
 
-    ok = h.setBasis(basis) == highspy.HighsStatus.kOk
-    store.warm += int(ok)
-    return ok
+        store.warm += int(h.setBasis(basis) == highspy.HighsStatus.kOk)
+    return key
 
 
-def keep_basis(h, key: tuple, optimal: bool) -> None:
-    """Keep ``h``'s basis under ``key`` after an optimal solve, and its iteration count."""
+def keep_basis(h, key: tuple | None, optimal: bool) -> None:
+    """Keep ``h``'s basis under ``key`` (from :func:`start_from`; None: nothing) after an
+    optimal solve, and its iteration count."""
     store = _STORE.get()
-    if store is None:
+    if store is None or key is None:
         return
     store.iterations.append(int(h.getInfo().simplex_iteration_count))
     if optimal:
