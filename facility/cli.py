@@ -1,14 +1,17 @@
 """Command line: ``python -m facility {validate,trace,run,size,sweep,export-net,models,record}``.
 
-Exit codes: 0 ok, 2 bad input, 3 infeasible, 4 power flow did not converge, 5 a sweep finished
-with failed cases, 1 anything else.
-Every error is one clear message on stderr, never a traceback (``--debug`` shows it).
+Exit codes: 0 ok, 2 bad input (also a full disk or a memory estimate over the budget), 3
+infeasible, 4 power flow did not converge, 5 a sweep finished with failed cases, 1 anything
+else; 0 too when the reader of stdout went away (``| head -1``: silently).
+Every error is one clear message on stderr, never a traceback (``--debug`` shows it); user
+values it echoes are cut to a bounded length (:func:`facility.errors.bounded`).
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import io
 import logging
 import os
 import sys
@@ -18,8 +21,8 @@ from pathlib import Path
 
 from facility import __version__
 from facility.cli_logging import setup_logging
-from facility.errors import (EXIT_ERROR, EXIT_OK, FacilityError, GapWarning, ScenarioError,
-                             exit_code_for)
+from facility.errors import (EXIT_BAD_INPUT, EXIT_ERROR, EXIT_OK, FacilityError, GapWarning, ScenarioError,
+                             bounded, exit_code_for, is_no_space)
 
 __all__ = ["main", "build_parser"]
 
@@ -62,6 +65,10 @@ def _load(args):
 
     s = load_scenario(args.scenario, args.overrides)
     est = check_resources(s, getattr(args, "max_memory_gib", None), source=str(args.scenario))
+    if args.command in ("run", "size"):
+        from facility.config.resources import check_disk_space
+
+        check_disk_space(est, args.out)
     return s, est
 
 
@@ -141,27 +148,21 @@ def _cmd_validate(args) -> int:
 
 
 def _cmd_trace(args) -> int:
+    from facility.report.io import atomic_file
     from facility.report.outdir import check_out_file
-    from facility.report.staging import write_sidecar
 
     out: Path = args.out
-    full = check_out_file(out, force=args.force, suffixes=(".csv", ".parquet", ".pq"))
+    suffixes = (".csv", ".parquet", ".pq")
+    full = check_out_file(out, force=args.force, suffixes=suffixes)
     from facility.simulate import generate_trace   # after the refusals: it loads the models
 
     s, _ = _load(args)
     df = generate_trace(s)
-    full.parent.mkdir(parents=True, exist_ok=True)
-    tmp = full.with_name(f".{full.name}.tmp-{os.getpid()}")
-    try:
+    with atomic_file(full, force=args.force, command="trace", suffixes=suffixes) as tmp:
         if out.suffix.lower() == ".csv":
             df.to_csv(tmp, index=False)
         else:
             df.to_parquet(tmp, index=False)
-        check_out_file(out, force=args.force)  # nothing appeared there meanwhile
-        os.replace(tmp, full)
-        write_sidecar(full, "trace")   # marks the file as facility's: a later --force may replace it
-    finally:
-        tmp.unlink(missing_ok=True)
     print(f"wrote {out} ({len(df):,} steps, columns: {', '.join(df.columns)})")
     return EXIT_OK
 
@@ -190,11 +191,21 @@ def _cmd_run(args) -> int:
 
     t0 = time.perf_counter()
     check_out_dir(args.out, force=args.force, kinds=("run", "size"))
-    s, _ = _load(args)
-    res = run_scenario(s, out_dir=args.out, progress=not args.no_progress and sys.stderr.isatty(),
-                       plots=not args.no_plots)
+    with _claim(args):
+        s, _ = _load(args)
+        res = run_scenario(s, out_dir=args.out, progress=not args.no_progress and sys.stderr.isatty(),
+                           plots=not args.no_plots)
     print(_summary(res, args.out, time.perf_counter() - t0))
     return EXIT_OK
+
+
+def _claim(args):
+    """Hold ``--out`` for this command until its result is in place (a second command on the
+    same ``--out`` exits 2; :mod:`facility.report.claim`)."""
+    from facility.report.claim import claim_out
+
+    return claim_out(args.out, force=args.force, kinds=("run", "size"),
+                     command=f"facility {args.command} {args.scenario}")
 
 
 def _nonneg(x: float) -> float:
@@ -208,12 +219,13 @@ def _cmd_size(args) -> int:
 
     t0 = time.perf_counter()
     check_out_dir(args.out, force=args.force, kinds=("run", "size"))
-    s, _ = _load(args)
-    if not any(st.extendable for st in s.storages().values()) and s.optimize.levers == ["storage"]:
-        raise ScenarioError(f"{args.scenario}: nothing to size: set extendable = true on rack_storage, "
-                            f"ups or bess, or name GPU levers in optimize.levers")
-    sol, res = size_scenario(s, out_dir=args.out, progress=not args.no_progress and sys.stderr.isatty(),
-                             plots=not args.no_plots)
+    with _claim(args):
+        s, _ = _load(args)
+        if not any(st.extendable for st in s.storages().values()) and s.optimize.levers == ["storage"]:
+            raise ScenarioError(f"{args.scenario}: nothing to size: set extendable = true on rack_storage, "
+                                f"ups or bess, or name GPU levers in optimize.levers")
+        sol, res = size_scenario(s, out_dir=args.out, progress=not args.no_progress and sys.stderr.isatty(),
+                                 plots=not args.no_plots)
     from facility.report.design import design_line
 
     z = res.sizing or {}
@@ -290,8 +302,8 @@ def _cmd_sweep(args) -> int:
 
 
 def _cmd_export_net(args) -> int:
+    from facility.report.io import atomic_file
     from facility.report.outdir import check_out_file
-    from facility.report.staging import write_sidecar
 
     full = check_out_file(args.out, force=args.force, suffixes=(".json",))  # before pandapower loads (seconds)
     import numpy as np
@@ -303,14 +315,8 @@ def _cmd_export_net(args) -> int:
     profile = generate_load(s)
     site = site_power(profile, profile.p_gpu_w, s.site, default_n_feeders(s))
     net = build_network(s, np.asarray(site.p_feeder_mw.max(axis=0)))
-    tmp = full.with_name(f".{full.name}.tmp-{os.getpid()}")
-    try:
+    with atomic_file(full, force=args.force, command="export-net", suffixes=(".json",)) as tmp:
         export_network(net, tmp)
-        check_out_file(args.out, force=args.force, suffixes=(".json",))
-        os.replace(tmp, full)
-        write_sidecar(full, "export-net")
-    finally:
-        tmp.unlink(missing_ok=True)
     print(f"wrote {args.out}")
     return EXIT_OK
 
@@ -399,27 +405,76 @@ def main(argv: list[str] | None = None) -> int:
         warnings.showwarning = _warning_lines()
         if args.command == "size":  # it prints its own line for a gap (_cmd_size)
             warnings.simplefilter("ignore", GapWarning)
-        return _run_command(args)
+        try:
+            rc = _run_command(args)
+            sys.stdout.flush()      # a closed pipe shows here, not at the interpreter's exit
+        except BrokenPipeError:
+            if not _stdout_gone():
+                raise
+            return _reader_gone()
+        return rc
+
+
+def _stdout_gone() -> bool:
+    """Whether nobody reads stdout any more (``| head -1`` exited): its pipe's reading end is
+    closed (``poll`` reports an error on the writing end). True where it cannot be told."""
+    try:
+        import select
+
+        fd = sys.stdout.fileno()
+        po = select.poll()
+        po.register(fd, select.POLLOUT)
+        return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in po.poll(0))
+    except (AttributeError, ValueError, OSError, io.UnsupportedOperation):
+        return True
+
+
+def _reader_gone() -> int:
+    """Exit 0, silently, when the reader of stdout went away: its choice, not an error. What
+    is still buffered goes nowhere (stdout now writes to ``os.devnull``, so the interpreter's
+    final flush cannot fail again)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (AttributeError, ValueError, OSError, io.UnsupportedOperation):
+        pass
+    return EXIT_OK
 
 
 def _run_command(args) -> int:
     try:
         return _COMMANDS[args.command](args)
     except FacilityError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {bounded(str(exc))}", file=sys.stderr)
         diag = getattr(exc, "diagnosis", None)
         if diag and args.verbose:
-            print(f"diagnosis: {diag}", file=sys.stderr)
+            print(f"diagnosis: {bounded(str(diag))}", file=sys.stderr)
         return exit_code_for(exc)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        if _stdout_gone():
+            raise                   # main(): the reader of stdout went away, exit 0
+        return _unexpected(args, sys.exc_info()[1])
+    except OSError as exc:
+        if not is_no_space(exc) or args.debug:
+            return _unexpected(args, exc)
+        where = f" writing {exc.filename}" if getattr(exc, "filename", None) else ""
+        print(f"error: no space left on device{bounded(where)} ({exc.strerror or exc}); free space or "
+              f"choose another --out", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except Exception as exc:  # noqa: BLE001 - the CLI never shows a bare traceback
-        if args.debug:
-            raise
-        print(f"error: unexpected {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
-              file=sys.stderr)
-        return EXIT_ERROR
+        return _unexpected(args, exc)
+
+
+def _unexpected(args, exc: BaseException) -> int:
+    if args.debug:
+        raise exc
+    print(f"error: unexpected {type(exc).__name__}: {bounded(str(exc))} (rerun with --debug for the traceback)",
+          file=sys.stderr)
+    return EXIT_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -6,6 +6,9 @@ exception           exit code meaning
 (none)              0         success
 ``ScenarioError``   2         bad input: schema, physics checks, files
 ``NoDeviceError``   2         no GPU / driver / NVML for ``facility record``
+``ResourceError``   2         the machine lacks what the command needs: disk
+                              space for ``--out``, memory for the estimate
+(closed stdout)     0         the reader of the output went away (``| head``)
 ``InfeasibleError`` 3         the optimizer cannot meet the limits
 ``PowerFlowError``  4         a power flow did not converge
 (sweep)             5         a sweep finished, but some of its cases failed
@@ -15,11 +18,17 @@ anything else       1         unexpected failure
 
 from __future__ import annotations
 
+import errno
+
 __all__ = [
     "FacilityError",
     "ScenarioError",
     "NotSupportedError",
     "NoDeviceError",
+    "ResourceError",
+    "is_no_space",
+    "shown",
+    "bounded",
     "InfeasibleError",
     "PowerFlowError",
     "EXIT_OK",
@@ -62,6 +71,71 @@ class NoDeviceError(FacilityError):
     an NVIDIA driver or a GPU); exit code 2, like bad input."""
 
     exit_code = EXIT_BAD_INPUT
+
+
+class ResourceError(ScenarioError):
+    """The machine lacks a resource the command needs: space on the file system of ``--out``
+    (``ENOSPC``, a quota), or the memory a scenario's estimate asks for; exit code 2. The
+    message names the path or figure and what to change."""
+
+
+#: ``errno`` values of a write that found no room: a full disk, a full quota, a file too large.
+NO_SPACE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+_NO_SPACE_TEXT = ("No space left on device", "Disk quota exceeded", "File too large")
+
+
+def is_no_space(exc: BaseException | None) -> bool:
+    """Whether ``exc`` (or an exception it was raised from) is a write that found no room.
+
+    An ``OSError`` with ``errno`` ENOSPC, EDQUOT or EFBIG; libraries that raise an
+    ``OSError`` without ``errno`` (pyarrow's writers) are recognised by the system's text.
+    """
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, OSError):
+            if exc.errno in NO_SPACE_ERRNOS or any(t in str(exc) for t in _NO_SPACE_TEXT):
+                return True
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return False
+
+
+#: Most characters of one user value echoed in a message (:func:`shown`). [-]
+SHOWN_MAX_CHARS = 80
+#: Most characters of one whitespace-free run of a message, and of a whole message
+#: (:func:`bounded`). [-]
+BOUNDED_RUN_CHARS = 200
+BOUNDED_MESSAGE_CHARS = 4000
+
+
+def shown(value, limit: int = SHOWN_MAX_CHARS) -> str:
+    """``repr(value)`` for a message, cut to ``limit`` characters: ``'xxxx…' (10,000,000 chars)``.
+
+    A bad cell of a file or a ``--set`` value can be megabytes long; a message echoes at most
+    ``limit`` characters of it, and says how long it was.
+    """
+    text = value if isinstance(value, str) else None
+    r = repr(value)
+    if len(r) <= limit:
+        return r
+    n = len(text) if text is not None else len(r)
+    return f"{r[:limit]}… ({n:,} chars)"
+
+
+def bounded(message: str, run: int = BOUNDED_RUN_CHARS, total: int = BOUNDED_MESSAGE_CHARS) -> str:
+    """A message with every whitespace-free run over ``run`` characters cut (to
+    :data:`SHOWN_MAX_CHARS` with ``… (N chars)``) and the whole cut to ``total`` characters:
+    the last guard of the CLI against an unbounded user value echoed somewhere."""
+    import re
+
+    def cut(m):
+        t = m.group(0)
+        return f"{t[:SHOWN_MAX_CHARS]}… ({len(t):,} chars)"
+
+    out = re.sub(r"\S{%d,}" % (run + 1), cut, message)
+    if len(out) > total:
+        out = f"{out[:total]}… (message of {len(out):,} chars cut)"
+    return out
 
 
 class InfeasibleError(FacilityError):

@@ -9,7 +9,13 @@ bundled scenarios at 6,000-360,000 steps and 1-256 rack groups; see docs/archite
              + G T (per_cell + per_control_cell x n_gpu_passes) + n_lp per_lp_variable
 
 plus ``trace_bytes x per_trace_byte`` for the trace files of trace jobs (each at most
-:data:`facility.config.files.MAX_TRACE_BYTES`), with T steps, G rack groups, S storages, F feeders, ``n_gpu_passes`` the number of GPU-control
+:data:`facility.config.files.MAX_TRACE_BYTES`), ``replay points x 8 B x``
+:data:`~facility.workload.trace.REPLAY_ARRAYS` for the uniform grids the traces are replayed on
+(their time span / their median poll interval: a clock jump in a file shows here), and
+``K x per_crash`` for the crashes and restarts the ``[jobs.failures]`` tables make
+(:func:`expected_crashes`: the declared ones, or the expected count of the Poisson process,
+``span / (1 / lambda + restart_after_s)`` with ``lambda = rate_per_gpu_h x n_gpus / 3600``;
+measured ~3.5 kB each, two ``events.json`` rows of ~180 B and ~90 us each), with T steps, G rack groups, S storages, F feeders, ``n_gpu_passes`` the number of GPU-control
 passes (0 without GPU controls, 1 with, 2 under the co-design) and ``n_lp`` the variables of
 the largest LP the run builds (:func:`facility.config.preconditions.lp_size`: the full LP, an
 upper bound when an exact reduction applies). Measured: base ~380 MB (interpreter, numpy,
@@ -33,13 +39,14 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from facility.errors import ScenarioError
+from facility.errors import ResourceError, ScenarioError
 
 if TYPE_CHECKING:
     from facility.config.schema import Scenario
 
 __all__ = ["ResourceEstimate", "estimate_resources", "default_max_memory_gib", "check_resources",
-           "machine_memory_gib", "trace_file_bytes"]
+           "machine_memory_gib", "trace_file_bytes", "trace_replay_points", "expected_crashes",
+           "check_disk_space"]
 
 _MB = 1e6
 _GIB = 2.0 ** 30
@@ -56,6 +63,13 @@ PER_LP_VARIABLE_B = 2000.0
 #: the run's other parts (the trace is parsed before the run's arrays exist, so this
 #: overestimates run's peak somewhat: 46 MB log, 60 s run: 0.79 GiB estimated, 0.61 measured).
 PER_TRACE_BYTE_B = 10.5
+#: Memory per crash of a job (its crash and restart events, their texts, the schedule arrays).
+#: [B] Measured (peak RSS of ``facility run``, 10^7 GPUs at 0.01 per GPU-hour, restart_after_s =
+#: 0): 33,390 crashes +115 MB, 133,000 crashes +467 MB (3.5 kB each).
+PER_CRASH_B = 3500.0
+#: Bytes of ``events.json`` per crash (a crash and a restart row). [B] Measured: 12.0 MB for
+#: 33,390 crashes, 47.9 MB for 133,000 (360 B each).
+EVENTS_JSON_PER_CRASH_B = 360.0
 
 _BASE_S = 2.0
 _PER_STEP_S = 3e-6
@@ -63,6 +77,8 @@ _PER_CELL_S = 3e-9
 _PER_LP_VARIABLE_S = 1e-3
 _PER_JOB_S = 1.5e-3
 _PER_MPC_VARIABLE_S = 5e-5
+_PER_CRASH_S = 9e-5
+_PER_REPLAY_POINT_S = 5e-8
 
 
 @dataclass(frozen=True)
@@ -79,9 +95,15 @@ class ResourceEstimate:
         The sizes the estimate is built from.
     parts_gib : dict
         Memory per part (``base``, ``steps``, ``load matrix``, ``GPU controls``, ``LP``,
-        ``trace files``). [GiB]
+        ``trace files``, ``trace replay``, ``crashes``). [GiB]
     trace_bytes : int
         Size of the trace files read. [bytes]
+    replay_points : int
+        Points of the uniform grids the trace jobs are replayed on. [-]
+    n_crashes : float
+        Expected crashes of all jobs in the horizon (:func:`expected_crashes`). [-]
+    events_bytes : float
+        Expected size of ``events.json`` from the crashes. [bytes]
     """
 
     memory_gib: float
@@ -93,16 +115,27 @@ class ResourceEstimate:
     n_lp_variables: int
     parts_gib: dict = field(default_factory=dict)
     trace_bytes: int = 0
+    replay_points: int = 0
+    n_crashes: float = 0.0
+    events_bytes: float = 0.0
 
     def summary(self) -> str:
         """One line: memory, time and the sizes."""
         lp = f", LP {self.n_lp_variables:,} variables" if self.n_lp_variables else ""
         if self.trace_bytes:
             lp += f", trace files {self.trace_bytes / 1e6:,.1f} MB"
+        if self.replay_points:
+            lp += f", trace replay grid {self.replay_points:,} points"
+        if self.n_crashes >= 1:
+            lp += f", ~{self.n_crashes:,.0f} crashes (events.json ~{_fmt_bytes(self.events_bytes)})"
         up = "up to " if self.n_lp_variables else ""
         return (f"estimated peak memory {self.memory_gib:.2f} GiB, wall time {up}~{_fmt_s(self.time_s)} "
                 f"({self.n_steps:,} steps x {self.n_groups:,} rack groups, {self.n_storages} storage(s), "
                 f"{self.n_feeders} feeder(s){lp})")
+
+
+def _fmt_bytes(b: float) -> str:
+    return f"{b / 1e9:,.3g} GB" if b >= 1e9 else (f"{b / 1e6:,.3g} MB" if b >= 1e6 else f"{b / 1e3:,.3g} kB")
 
 
 def _fmt_s(t: float) -> str:
@@ -130,6 +163,8 @@ def estimate_resources(s: "Scenario") -> ResourceEstimate:
     passes = (2 if codesign else 1) if gpu_on else 0
     n_lp = lp_size(s)
     trace_b = trace_file_bytes(s)
+    replay = trace_replay_points(s)
+    crashes = expected_crashes(s)
     parts = {
         "base": BASE_B,
         "steps": T * (PER_STEP_B + S * PER_STORAGE_STEP_B + F * PER_FEEDER_STEP_B),
@@ -137,13 +172,67 @@ def estimate_resources(s: "Scenario") -> ResourceEstimate:
         "GPU controls": float(G) * T * PER_CONTROL_CELL_B * passes,
         "LP": n_lp * PER_LP_VARIABLE_B,
         "trace files": trace_b * PER_TRACE_BYTE_B,
+        "trace replay": replay * 8.0 * _replay_arrays(),
+        "crashes": crashes * PER_CRASH_B,
     }
     mem = sum(parts.values())
     t = (_BASE_S + T * _PER_STEP_S * (1 + 0.2 * (S + F)) + float(G) * T * _PER_CELL_S * (1 + passes)
-         + _lp_time_s(s, n_lp) + len(s.jobs) * _PER_JOB_S)
+         + _lp_time_s(s, n_lp) + len(s.jobs) * _PER_JOB_S + crashes * _PER_CRASH_S
+         + replay * _PER_REPLAY_POINT_S)
     return ResourceEstimate(memory_gib=mem / _GIB, time_s=t, n_steps=T, n_groups=G, n_storages=S,
                             n_feeders=F, n_lp_variables=n_lp, trace_bytes=trace_b,
-                            parts_gib={k: v / _GIB for k, v in parts.items()})
+                            parts_gib={k: v / _GIB for k, v in parts.items()}, replay_points=int(replay),
+                            n_crashes=crashes, events_bytes=crashes * EVENTS_JSON_PER_CRASH_B)
+
+
+def _replay_arrays() -> int:
+    from facility.workload.trace import REPLAY_ARRAYS
+
+    return REPLAY_ARRAYS
+
+
+def trace_replay_points(s: "Scenario") -> int:
+    """Points of the uniform grids the trace jobs are replayed on (each file once; a trace that
+    cannot be read counts 0: the checks report it). [-]"""
+    from facility.workload.trace import replay_points
+    from facility.workload.trace_checks import job_trace
+
+    seen = {}
+    for i, job in enumerate(s.jobs):
+        if job.workload != "trace" or not job.trace_file:
+            continue
+        try:
+            tr = job_trace(job, f"jobs.{i}")
+        except (ScenarioError, OSError, ValueError):
+            continue
+        seen[tr.info.path] = replay_points(float(tr.t_s[-1]), tr.info.median_interval_s)
+    return int(sum(seen.values()))
+
+
+def expected_crashes(s: "Scenario") -> float:
+    """Expected crashes of all jobs within the horizon. [-]
+
+    A job's declared ``crash_times_s`` count as they are; a rate draws a Poisson process in the
+    job's running time that pauses while it is down (``restart_after_s``), so over a span
+    ``D`` (job start to stop or horizon end) about ``D / (1 / lambda + restart_after_s)``
+    crashes come, ``lambda = rate_per_gpu_h x n_gpus / 3600`` [1/s]
+    (:func:`facility.workload.failures.failure_times_s`).
+    """
+    total = 0.0
+    horizon = s.time.horizon_s
+    for job in s.jobs:
+        f = getattr(job, "failures", None)
+        if f is None:
+            continue
+        if f.crash_times_s:
+            total += sum(1 for t in f.crash_times_s if t < horizon)
+            continue
+        lam = float(f.rate_per_gpu_h or 0.0) * job.n_gpus / 3600.0
+        end = horizon if job.stop_s is None else min(horizon, job.stop_s)
+        span = end - max(job.start_s, 0.0)
+        if lam > 0 and span > 0:
+            total += span / (1.0 / lam + f.restart_after_s)
+    return total
 
 
 def trace_file_bytes(s: "Scenario") -> int:
@@ -196,7 +285,8 @@ def default_max_memory_gib() -> float:
 
 def check_resources(s: "Scenario", max_memory_gib: float | None = None,
                     source: str = "<scenario>") -> ResourceEstimate:
-    """The estimate of ``s``, or a :class:`ScenarioError` when it exceeds the budget.
+    """The estimate of ``s``, or a :class:`~facility.errors.ResourceError` (a
+    :class:`ScenarioError`, exit code 2) when it exceeds the budget.
 
     Parameters
     ----------
@@ -228,7 +318,46 @@ def check_resources(s: "Scenario", max_memory_gib: float | None = None,
         keys.append("fewer extendable storages or optimize.coarsen = true")
     if est.parts_gib["trace files"] > 0.25 * est.memory_gib:
         keys.append("a shorter trace file (jobs.*.trace_file)")
-    raise ScenarioError(
+    if est.parts_gib["trace replay"] > 0.25 * est.memory_gib:
+        keys.append("a trace file spanning less time (jobs.*.trace_file: check its timestamps for a jump)")
+    if est.parts_gib["crashes"] > 0.25 * est.memory_gib:
+        keys.append(f"fewer crashes (~{est.n_crashes:,.0f} expected: a lower jobs.*.failures.rate_per_gpu_h, "
+                    f"fewer n_gpus or a longer restart_after_s)")
+    raise ResourceError(
         f"{source}: the run needs more memory than the budget: {est.summary()}; largest parts: "
         f"{big}; budget --max-memory-gib = {budget:.2f} GiB. Use {', '.join(keys)}, or raise "
         f"--max-memory-gib if the machine has the memory")
+
+
+def check_disk_space(est: ResourceEstimate, out, flag: str = "--out") -> None:
+    """Refuse (:class:`~facility.errors.ResourceError`, exit 2) before the run when the
+    ``events.json`` the estimate expects does not fit the free space of ``out``'s file system.
+
+    Only what is known to be large is counted (the crash events; the other files of a result
+    are a few MB per 10^5 steps), so a run is not refused on a guess; a disk that fills anyway
+    is reported when the write fails.
+    """
+    if est.events_bytes < 1e6:
+        return
+    free = _free_bytes(out)
+    if free is not None and est.events_bytes > free:
+        raise ResourceError(
+            f"{flag} {out}: the run would write an events.json of ~{_fmt_bytes(est.events_bytes)} "
+            f"(~{est.n_crashes:,.0f} crashes and their restarts) but its file system has "
+            f"{_fmt_bytes(free)} free; free space, choose another {flag}, or make fewer crashes "
+            f"(jobs.*.failures.rate_per_gpu_h, n_gpus, restart_after_s, time.horizon_s)")
+
+
+def _free_bytes(path) -> int | None:
+    """Free space for an unprivileged writer on the file system of ``path`` (its first existing
+    ancestor). [bytes]"""
+    from pathlib import Path
+
+    p = Path(path).expanduser().absolute()
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    try:
+        st = os.statvfs(p)
+    except (OSError, AttributeError):
+        return None
+    return int(st.f_bavail * st.f_frsize)

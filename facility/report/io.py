@@ -26,7 +26,7 @@ from facility.report.staging import TMP_MARKER, make_temp_dir, swap_into_place
 if TYPE_CHECKING:
     from facility.results import Results
 
-__all__ = ["atomic_dir", "write_json", "write_outputs", "manifest", "git_revision"]
+__all__ = ["atomic_dir", "atomic_file", "write_json", "write_outputs", "manifest", "git_revision"]
 
 _VERSIONED = ("facility", "numpy", "scipy", "pandas", "pyarrow", "pydantic", "pandapower", "pyomo",
               "highspy", "numba", "matplotlib")
@@ -42,23 +42,109 @@ def atomic_dir(final: Path, *, replace_result: bool = True) -> Iterator[Path]:
     The folder gets the umask's permissions. ``final`` is checked with
     :func:`facility.report.outdir.check_out_dir` before and again after the body ran (the
     folder may have changed meanwhile): only a new or empty folder, or an earlier facility
-    run/size result when ``replace_result`` is set, is ever replaced.
+    run/size result when ``replace_result`` is set, is ever replaced. The last check
+    (:func:`facility.report.claim.check_before_swap`) also refuses a target that is not what
+    this command's claim on it recorded at its start (another command wrote it meanwhile),
+    and a new or empty target is filled by one ``rename`` that the kernel refuses once
+    something else is there.
 
     Raises
     ------
     ScenarioError
         ``final`` may not be replaced (a file, a folder with foreign content, the current
-        directory, an unwritable place); nothing is written then.
+        directory, an unwritable place, another command's result); nothing is written then.
+    ResourceError
+        The file system of ``final`` is full (or a quota is reached); the temporary folder is
+        removed.
     """
+    from facility.errors import is_no_space
+    from facility.report.claim import check_before_swap, target_state
+    from facility.report.staging import no_space_error
+
     final, _ = check_out_dir(final, force=replace_result, kinds=("run", "size"))
-    tmp = make_temp_dir(final)   # also removes what a killed earlier run left beside final
+    entry = target_state(final)
     try:
-        yield tmp
+        tmp = make_temp_dir(final)   # also removes what a killed earlier run left beside final
+    except OSError as exc:
+        if is_no_space(exc):
+            raise no_space_error(exc, final) from None
+        raise
+    try:
+        try:
+            yield tmp
+        except OSError as exc:
+            if is_no_space(exc):
+                shutil.rmtree(tmp, ignore_errors=True)     # first: the message says what is free
+                raise no_space_error(exc, final) from None
+            raise
         check_out_dir(final, force=replace_result, kinds=("run", "size"))
+        now = check_before_swap(final, entry_state=entry)
+        swap_into_place(tmp, final, expect=now)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    swap_into_place(tmp, final)
+
+
+@contextlib.contextmanager
+def atomic_file(full: Path, *, force: bool, command: str, flag: str = "--out",
+                suffixes: tuple[str, ...] | None = None) -> Iterator[Path]:
+    """Yield a temporary file beside ``full``; on success move it into place with its sidecar.
+
+    Everything that takes space is written before anything is placed: the file (by the
+    caller, into the yielded path) and its sidecar ``.NAME.facility.json``
+    (:func:`facility.report.marks.sidecar_text`); then ``full`` is checked again
+    (:func:`facility.report.outdir.check_out_file`) and the file placed with ``link`` where
+    ``full`` was new (which fails if a file appeared there meanwhile: never replaced without
+    ``force``) or ``replace`` where ``force`` replaces a file facility wrote. A failure removes
+    both temporary files and leaves ``full`` as it was.
+
+    Raises
+    ------
+    ScenarioError
+        ``full`` may not be written or replaced (it appeared meanwhile, or is not facility's).
+    ResourceError
+        No space left on the file system of ``full`` (or a quota reached).
+    """
+    import os
+
+    from facility.errors import ScenarioError, is_no_space
+    from facility.report.marks import sidecar_path, sidecar_text
+    from facility.report.outdir import check_out_file
+    from facility.report.staging import no_space_error
+
+    full = Path(full)
+    side = sidecar_path(full)
+    tmp = full.with_name(f".{full.name}.tmp-{os.getpid()}")
+    side_tmp = side.with_name(f"{side.name}.tmp-{os.getpid()}")
+    try:
+        full.parent.mkdir(parents=True, exist_ok=True)
+        yield tmp
+        side_tmp.write_text(sidecar_text(full, command, content=tmp))
+        existed = full.exists() or full.is_symlink()
+        check_out_file(full, force=force, flag=flag, suffixes=suffixes)  # nothing appeared meanwhile
+        if existed:
+            os.replace(tmp, full)
+        else:
+            try:
+                os.link(tmp, full)        # fails if a file appeared at the last moment
+            except FileExistsError:
+                raise ScenarioError(f"{flag} {full}: a file appeared there while this command ran (another "
+                                    f"command?); refusing to replace it — nothing was written; rerun with "
+                                    f"another {flag}") from None
+            except OSError as exc:
+                if is_no_space(exc):
+                    raise
+                os.replace(tmp, full)     # a file system without hard links (checked just above)
+        os.replace(side_tmp, side)
+    except OSError as exc:
+        if is_no_space(exc):
+            tmp.unlink(missing_ok=True)     # first: the message says what is free
+            side_tmp.unlink(missing_ok=True)
+            raise no_space_error(exc, full, flag) from None
+        raise
+    finally:
+        tmp.unlink(missing_ok=True)
+        side_tmp.unlink(missing_ok=True)
 
 
 def _clean(obj):

@@ -14,7 +14,7 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
-__all__ = ["TMP_MARKER", "sidecar_path", "write_sidecar", "owned_file"]
+__all__ = ["TMP_MARKER", "sidecar_path", "sidecar_text", "write_sidecar", "owned_file"]
 
 #: Marker file of a temporary output folder while it is being written.
 TMP_MARKER = ".facility-tmp.json"
@@ -34,16 +34,27 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def sidecar_text(path: Path, command: str, content: Path | None = None) -> str:
+    """The sidecar of ``path`` written by ``command``: its name, size and SHA-256, read from
+    ``content`` (the temporary file that becomes ``path``) when given."""
+    path = Path(path)
+    src = Path(content) if content is not None else path
+    return json.dumps({"facility_output": command, "file": path.name, "bytes": src.stat().st_size,
+                       "sha256": _sha256(src),
+                       "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")},
+                      indent=2) + "\n"
+
+
 def write_sidecar(path: Path, command: str) -> None:
     """Mark ``path`` as written by facility's ``command`` (its size and SHA-256)."""
     path = Path(path)
     side = sidecar_path(path)
     tmp = side.with_name(f"{side.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps({"facility_output": command, "file": path.name, "bytes": path.stat().st_size,
-                               "sha256": _sha256(path),
-                               "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")},
-                              indent=2) + "\n")
-    os.replace(tmp, side)
+    try:
+        tmp.write_text(sidecar_text(path, command))
+        os.replace(tmp, side)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def owned_file(path: Path) -> bool:

@@ -20,6 +20,8 @@ Folders are created with the permissions the umask allows (``tempfile.mkdtemp`` 
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import re
@@ -32,8 +34,7 @@ from pathlib import Path
 from facility.report.marks import TMP_MARKER, owned_file, sidecar_path, write_sidecar
 
 __all__ = ["TMP_MARKER", "pid_alive", "make_temp_dir", "swap_into_place", "remove_stale", "apply_umask",
-           "sidecar_path", "write_sidecar", "owned_file"]
-
+           "sidecar_path", "write_sidecar", "owned_file", "no_space_error", "free_bytes"]
 
 
 def _umask() -> int:
@@ -64,12 +65,66 @@ def make_temp_dir(final: Path, tag: str = "tmp") -> Path:
     final.parent.mkdir(parents=True, exist_ok=True)
     remove_stale(final)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.{tag}-", dir=final.parent))
-    apply_umask(tmp)
-    (tmp / TMP_MARKER).write_text(json.dumps({
-        "facility_temp": True, "host": socket.gethostname(), "pid": os.getpid(),
-        "target": final.name,
-        "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")}) + "\n")
+    try:
+        apply_umask(tmp)
+        (tmp / TMP_MARKER).write_text(json.dumps({
+            "facility_temp": True, "host": socket.gethostname(), "pid": os.getpid(),
+            "target": final.name,
+            "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")}) + "\n")
+    except BaseException:           # a full disk: the marker did not fit; leave nothing behind
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     return tmp
+
+
+def free_bytes(path: Path) -> int | None:
+    """Space an unprivileged writer has left on the file system of ``path`` (its first existing
+    ancestor). [bytes] (None when unknown)"""
+    p = Path(path)
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    try:
+        st = os.statvfs(p)
+    except (OSError, AttributeError):
+        return None
+    return int(st.f_bavail * st.f_frsize)
+
+
+def _size_text(n: int | None) -> str:
+    if n is None:
+        return "unknown"
+    for unit, f in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= f:
+            return f"{n / f:.3g} {unit}"
+    return f"{n} B"
+
+
+def no_space_error(exc: BaseException, target: Path, flag: str = "--out", written: str | None = None):
+    """The :class:`~facility.errors.ResourceError` (exit code 2) for a write that found no room.
+
+    Parameters
+    ----------
+    exc : BaseException
+        The ``OSError`` (ENOSPC, EDQUOT, EFBIG).
+    target : pathlib.Path
+        The ``--out`` being written.
+    flag : str
+        The option, for the message.
+    written : str, optional
+        What was being written (a file name); else the error's own file name, if any.
+    """
+    from facility.errors import ResourceError
+
+    what = written or (Path(exc.filename).name if isinstance(exc, OSError) and exc.filename else None)
+    cause = "no space left on device"
+    if isinstance(exc, OSError) and exc.errno is not None:
+        cause = {errno.EDQUOT: "disk quota exceeded", errno.EFBIG: "file too large for the file system"}.get(
+            exc.errno, cause)
+    free = free_bytes(Path(target).parent)
+    return ResourceError(
+        f"{flag} {target}: {cause} writing {target}{f' ({what})' if what else ''}: "
+        f"{_size_text(free)} free on its file system; free space or choose another {flag} — nothing was "
+        f"written there (the temporary files were removed; an earlier result is untouched)")
 
 
 def _marker(folder: Path) -> dict | None:
@@ -117,19 +172,40 @@ def remove_stale(final: Path) -> list[str]:
     return removed
 
 
-def swap_into_place(tmp: Path, final: Path) -> None:
+def swap_into_place(tmp: Path, final: Path, expect: dict | None = None, flag: str = "--out") -> None:
     """Replace ``final`` (absent, empty, or an earlier output checked by the caller) with ``tmp``.
 
     The earlier folder is moved aside first (``.NAME.old-PID``) and removed after the new one is
     in place: a kill at any moment leaves either the earlier or the new result under ``NAME``
     (or, in the instant between the two renames, the earlier one as ``.NAME.old-PID``).
+
+    ``expect`` (:func:`facility.report.claim.target_state` as last checked): where ``final``
+    was absent or empty, ``tmp`` is renamed onto it in one step that the kernel refuses if a
+    folder with content appeared there; where it was an earlier result, the folder moved aside
+    must be that one (same device and inode), else it is moved back and the swap refused.
     """
+    from facility.report.claim import rename_no_replace
+
     tmp, final = Path(tmp), Path(final)
     (tmp / TMP_MARKER).unlink(missing_ok=True)
+    if expect is not None and expect["kind"] in ("absent", "empty"):
+        rename_no_replace(tmp, final, flag)
+        return
     old = None
     if final.exists():
         old = final.with_name(f".{final.name}.old-{os.getpid()}")
         final.rename(old)
+        if expect is not None and expect.get("ino") is not None:
+            st = os.stat(old, follow_symlinks=False)
+            if (st.st_dev, st.st_ino) != (expect.get("dev"), expect.get("ino")):
+                with contextlib.suppress(OSError):
+                    old.rename(final)
+                from facility.errors import ScenarioError
+
+                raise ScenarioError(
+                    f"{flag} {final}: was replaced by another command while this one ran; refusing to "
+                    f"replace a result this command did not find there — this result was not written; "
+                    f"rerun with another {flag}")
     tmp.rename(final)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)

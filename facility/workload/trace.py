@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 from scipy import signal
 
-from facility.errors import ScenarioError
+from facility.errors import ScenarioError, shown
 from facility.workload.trace_format import (SPELLINGS, Layout, classify_columns, gpu_averages_power,
                                             normalize_header, parse_header_block, polls_by_id)
 from facility.workload.trace_polls import fill_na_per_gpu, polls_by_position
@@ -64,6 +64,24 @@ POWER_COLUMNS = tuple(n for n, (role, _) in SPELLINGS.items() if role in ("power
 SENSORS = ("auto", "instant", "average_1s")
 _MAX_FRAC = 3.0      # a per-GPU power above 3 x TDP means the scale or the unit is wrong
 _MIN_IDLE_FRAC = 0.5  # a trace peaking below half the GPU's idle power: scale or unit wrong
+#: Allowed median poll interval of a trace. [s] No power sensor reads faster than ~1 ms (NVML's
+#: instantaneous sensor; nvidia-smi ``-lms`` takes 1 ms at least), so 1 us leaves room for
+#: oscilloscope captures; a finer one is a time column in the wrong unit. Above an hour a trace
+#: shows no iteration at all.
+MIN_POLL_INTERVAL_S = 1e-6
+MAX_POLL_INTERVAL_S = 3600.0
+#: Most points of the uniform grid a trace is replayed on (its span / its median interval,
+#: :func:`trace_on_grid`): 5e7 float64 points are 0.37 GiB per array, and the replay holds about
+#: :data:`REPLAY_ARRAYS` of them at once. A 256 MB file (the largest read) holds at most ~2e7 polls;
+#: more grid points than that mean a time jump (a clock set to 2099 after 200 polls).
+MAX_REPLAY_POINTS = 50_000_000
+#: Arrays of the replay grid's length alive at once in :func:`trace_on_grid` and the replay
+#: (grid, interpolated trace, the filter's forward and backward passes, their padding). [-]
+REPLAY_ARRAYS = 6
+#: Downsampling ratio (dt_s / poll interval) above which a trace is first averaged in blocks
+#: before the Butterworth filter (whose design loses accuracy at cutoffs far below Nyquist and
+#: fails outright, a singular matrix, near 1e-9 of it). [-]
+_PRE_AVERAGE_RATIO = 64.0
 
 
 @dataclass(frozen=True)
@@ -196,11 +214,11 @@ def _numeric(series: pd.Series, where: str, col: str, factor: float = 1.0,
         i = int(np.argmax(bad))
         hint = ""
         if drop_na is False and na.any():
-            hint = (f"; {int(na.sum())} of them read {series.iloc[int(np.argmax(na))]!r} (no reading): set "
+            hint = (f"; {int(na.sum())} of them read {shown(series.iloc[int(np.argmax(na))])} (no reading): set "
                     "trace_drop_na = true on the job to drop them")
         raise ScenarioError(
             f"{where}: column {col!r} has {int(bad.sum())} non-numeric or missing value(s), "
-            f"first at data row {i + 1} ({series.iloc[i]!r}){hint}")
+            f"first at data row {i + 1} ({shown(series.iloc[i])}){hint}")
     v[na] = np.nan
     return v * factor
 
@@ -219,7 +237,7 @@ def _times_s(series: pd.Series, where: str, col: str, factor: float) -> np.ndarr
             continue
     if dt is None:
         raise ScenarioError(f"{where}: time column {col!r} holds neither seconds nor date-times "
-                            f"(first value {series.iloc[0]!r})")
+                            f"(first value {shown(series.iloc[0])})")
     if dt.isna().any():
         i = int(np.argmax(dt.isna().to_numpy()))
         raise ScenarioError(f"{where}: time column {col!r} has missing values, first at data row {i + 1}")
@@ -331,7 +349,7 @@ def _load_cached(path_s, stamp, tdp_w, idle_w, scale, gpus_per_node, sensor, gpu
     where = _where(path, key)
     block, header, df = _read_table(path, where, key)
     layout, problem = classify_columns(header)
-    found = ", ".join(repr(h) for h in header) or "(none)"
+    found = ", ".join(shown(h) for h in header[:20]) + (f", … ({len(header)} columns)" if len(header) > 20 else "") or "(none)"
     if layout is None:
         if problem in ("no time column", "no power column"):
             names = TIME_COLUMNS if problem == "no time column" else POWER_COLUMNS
@@ -430,6 +448,7 @@ def _load_cached(path_s, stamp, tdp_w, idle_w, scale, gpus_per_node, sensor, gpu
     dtp = np.diff(t_rel)
     med = float(np.median(dtp))
     g = int(np.argmax(dtp))
+    _check_time_span(t_rel, med, g, where, layout.time.raw)
     info = TraceInfo(
         path=str(path), layout=layout.kind, grouping=grouping if n > 1 else "one row per poll", n_gpus=n,
         n_polls=int(t_rel.size), median_interval_s=med, max_gap_s=float(dtp[g]), max_gap_at_s=float(t_rel[g]),
@@ -443,6 +462,54 @@ def _load_cached(path_s, stamp, tdp_w, idle_w, scale, gpus_per_node, sensor, gpu
     return Trace(t_s=t_rel, p_frac=frac, info=info)
 
 
+def replay_points(span_s: float, interval_s: float) -> float:
+    """Points of the uniform grid a trace spanning ``span_s`` at median interval ``interval_s``
+    is replayed on (:func:`trace_on_grid`). [-]"""
+    return float(np.floor(span_s / interval_s + 1e-9)) + 1.0
+
+
+def _span_text(s: float) -> str:
+    if s >= 2 * 86400 * 365:
+        return f"{s / (86400 * 365.25):.4g} years"
+    if s >= 2 * 86400:
+        return f"{s / 86400:.4g} days"
+    if s >= 2 * 3600:
+        return f"{s / 3600:.4g} h"
+    return f"{s:.4g} s"
+
+
+def _check_time_span(t_rel: np.ndarray, med: float, g: int, where: str, col: str) -> None:
+    """Refuse a poll interval outside [MIN_POLL_INTERVAL_S, MAX_POLL_INTERVAL_S] and a span
+    whose replay grid exceeds :data:`MAX_REPLAY_POINTS` (with the figures)."""
+    if not (MIN_POLL_INTERVAL_S <= med <= MAX_POLL_INTERVAL_S):
+        raise ScenarioError(
+            f"{where}: the polls are {med:.4g} s apart (median of time column {col!r}); allowed "
+            f"{MIN_POLL_INTERVAL_S:g} s to {MAX_POLL_INTERVAL_S:g} s — is the time column in another unit? "
+            f"(a header like 't_ms' or 'time [ms]' says so; seconds are assumed otherwise)")
+    span = float(t_rel[-1])
+    n = replay_points(span, med)
+    if n > MAX_REPLAY_POINTS:
+        gib = n * 8.0 * REPLAY_ARRAYS / 2 ** 30
+        gib_text = f"{gib:,.0f}" if gib >= 10 else f"{gib:.2g}"
+        gap = float(t_rel[g + 1] - t_rel[g])
+        raise ScenarioError(
+            f"{where}: the polls span {span:.4g} s ({_span_text(span)}) at a median interval of {med:.4g} s: "
+            f"the replay's uniform grid would hold {n:.3g} points (~{gib_text} GiB), more than the "
+            f"{MAX_REPLAY_POINTS:.3g} allowed; the longest gap is {gap:.4g} s ({_span_text(gap)}) after poll "
+            f"{g + 1} (t = {t_rel[g]:.6g} s) — a clock jump? Fix the timestamps or cut the file to at most "
+            f"{MAX_REPLAY_POINTS * med:.4g} s at this interval")
+
+
+def _block_mean(p: np.ndarray, k: int) -> np.ndarray:
+    """Means of ``k`` samples centred on every ``k``-th sample (0, k, 2k, ...; shorter at the ends)."""
+    n = p.size
+    c = np.concatenate([[0.0], np.cumsum(p)])
+    centre = np.arange(0, n, k)
+    lo = np.maximum(centre - k // 2, 0)
+    hi = np.minimum(centre - k // 2 + k, n)
+    return (c[hi] - c[lo]) / (hi - lo)
+
+
 def read_trace(path: str | Path, *, tdp_w: float, scale: str = "per_gpu",
                gpus_per_node: int = 8, **kwargs) -> tuple[np.ndarray, np.ndarray]:
     """``(t_s, p_frac)`` of :func:`load_trace` (writable copies); keyword arguments pass through."""
@@ -454,6 +521,8 @@ def trace_on_grid(t_s: np.ndarray, p_frac: np.ndarray, dt_s: float) -> tuple[np.
     """Prepare a trace for replay at step ``dt_s``: uniform native grid, anti-aliased.
 
     The trace is first interpolated linearly onto a uniform grid at its median sample spacing.
+    Where that spacing is over 64 x finer than ``dt_s``, block means centred on every k-th point
+    (k = dt_s / (8 x spacing)) bring it to ~dt_s / 8 first.
     If that spacing is finer than ``dt_s`` (downsampling), a zero-phase 6th-order Butterworth
     low-pass (``sosfiltfilt``) at 0.8 x the Nyquist frequency of ``dt_s`` removes what the
     coarser grid cannot carry, so replay never aliases. The replay itself interpolates this
@@ -467,9 +536,15 @@ def trace_on_grid(t_s: np.ndarray, p_frac: np.ndarray, dt_s: float) -> tuple[np.
         Its spacing. [s]
     """
     native = float(np.median(np.diff(t_s)))
-    n = int(np.floor(t_s[-1] / native + 1e-9)) + 1
+    n = int(replay_points(float(t_s[-1]), native))
     grid = np.arange(n) * native
     p = np.interp(grid, t_s, p_frac)
+    if dt_s / native > _PRE_AVERAGE_RATIO and n > 3:
+        # far finer than dt_s: block means first (a boxcar low-pass of its own), so the
+        # Butterworth below works at a ratio of ~8, where its design is accurate
+        k = max(1, int(dt_s / (8.0 * native)))
+        p, native = _block_mean(p, k), native * k
+        n = p.size
     if native < dt_s * (1.0 - 1e-6) and n > 3:
         wn = 0.8 * native / dt_s          # cutoff / native Nyquist = 0.8 * (1/(2 dt)) / (1/(2 native))
         sos = signal.butter(6, wn, output="sos")

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from facility.errors import ScenarioError
+from facility.errors import ScenarioError, shown
 
 __all__ = [
     "SPELLINGS",
@@ -296,8 +296,8 @@ def polls_by_id(t: np.ndarray, p: np.ndarray, key: np.ndarray, id_name: str, whe
         last = poll >= k_full
         if counts.max() - k_full > 1 or np.flatnonzero(last).min() < np.flatnonzero(~last).max():
             raise ScenarioError(
-                f"{where}: GPU rows are inconsistent: GPU {uniques[few]!r} ({id_name}) has {counts[few]:,} "
-                f"rows, GPU {uniques[many]!r} has {counts[many]:,}; every poll must hold one row per GPU "
+                f"{where}: GPU rows are inconsistent: GPU {shown(uniques[few])} ({id_name}) has {counts[few]:,} "
+                f"rows, GPU {shown(uniques[many])} has {counts[many]:,}; every poll must hold one row per GPU "
                 f"({n} GPUs)")
         dropped = int(last.sum())
         keep = ~last
@@ -315,7 +315,7 @@ def polls_by_id(t: np.ndarray, p: np.ndarray, key: np.ndarray, id_name: str, whe
         r = int(first[k + 1])
         late = sorted({repr(str(uniques[c])) for c in codes[(poll == k) & (pos > r)]})
         raise ScenarioError(
-            f"{where}: GPU rows are inconsistent at data row {r + 1}: GPU {uniques[codes[r]]!r} reports "
+            f"{where}: GPU rows are inconsistent at data row {r + 1}: GPU {shown(uniques[codes[r]])} reports "
             f"again before GPU {', '.join(late[:4])} reported in the poll before (a GPU missing from a "
             f"poll, or rows out of order); every poll must hold one row per GPU ({n} GPUs by {id_name})")
     mat = np.empty((k_full, n))
