@@ -27,7 +27,6 @@ __all__ = [
     "NoDeviceError",
     "ResourceError",
     "is_no_space",
-    "shown",
     "bounded",
     "InfeasibleError",
     "PowerFlowError",
@@ -100,7 +99,8 @@ def is_no_space(exc: BaseException | None) -> bool:
     return False
 
 
-#: Most characters of one user value echoed in a message (:func:`shown`). [-]
+#: Characters kept of a cut run of a message (:func:`bounded`; the value itself is cut by
+#: :func:`facility.config.files.shown` where it is echoed). [-]
 SHOWN_MAX_CHARS = 80
 #: Most characters of one whitespace-free run of a message, and of a whole message
 #: (:func:`bounded`). [-]
@@ -108,33 +108,19 @@ BOUNDED_RUN_CHARS = 200
 BOUNDED_MESSAGE_CHARS = 4000
 
 
-def shown(value, limit: int = SHOWN_MAX_CHARS) -> str:
-    """``repr(value)`` for a message, cut to ``limit`` characters: ``'xxxx…' (10,000,000 chars)``.
-
-    A bad cell of a file or a ``--set`` value can be megabytes long; a message echoes at most
-    ``limit`` characters of it, and says how long it was.
-    """
-    text = value if isinstance(value, str) else None
-    r = repr(value)
-    if len(r) <= limit:
-        return r
-    n = len(text) if text is not None else len(r)
-    return f"{r[:limit]}… ({n:,} chars)"
-
-
 def bounded(message: str, run: int = BOUNDED_RUN_CHARS, total: int = BOUNDED_MESSAGE_CHARS) -> str:
     """A message with every whitespace-free run over ``run`` characters cut (to
-    :data:`SHOWN_MAX_CHARS` with ``… (N chars)``) and the whole cut to ``total`` characters:
+    :data:`SHOWN_MAX_CHARS` with ``… (N characters)``) and the whole cut to ``total`` characters:
     the last guard of the CLI against an unbounded user value echoed somewhere."""
     import re
 
     def cut(m):
         t = m.group(0)
-        return f"{t[:SHOWN_MAX_CHARS]}… ({len(t):,} chars)"
+        return f"{t[:SHOWN_MAX_CHARS]}… ({len(t):,} characters)"
 
     out = re.sub(r"\S{%d,}" % (run + 1), cut, message)
     if len(out) > total:
-        out = f"{out[:total]}… (message of {len(out):,} chars cut)"
+        out = f"{out[:total]}… (message of {len(out):,} characters cut)"
     return out
 
 

@@ -45,7 +45,7 @@ def _parse_value(text: str) -> Any:
     """A TOML value (number, bool, string, array); bare words are strings."""
     try:
         return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, ValueError):   # ValueError: an integer of over 4,300 digits
         return text
     except RecursionError:
         raise ScenarioError(f"--set value {files.shown(text)}: arrays nested too deeply; a scenario "
@@ -61,11 +61,11 @@ def parse_override(item: str) -> tuple[list[str], Any]:
     (['bess', 'e_rated_mwh'], 20)
     """
     if "=" not in item:
-        raise ScenarioError(f"--set {item!r}: expected KEY=VALUE, e.g. bess.e_rated_mwh=20")
+        raise ScenarioError(f"--set {files.shown(item)}: expected KEY=VALUE, e.g. bess.e_rated_mwh=20")
     key, _, value = item.partition("=")
     path = [p for p in key.strip().split(".") if p]
     if not path:
-        raise ScenarioError(f"--set {item!r}: empty key")
+        raise ScenarioError(f"--set {files.shown(item)}: empty key")
     return path, _parse_value(value.strip())
 
 

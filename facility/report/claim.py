@@ -18,7 +18,8 @@ The last check before the swap (:func:`check_before_swap`, called by
 :func:`facility.report.io.atomic_dir`) compares what ``--out`` holds now with what the claim
 recorded and refuses (exit 2) to replace anything else: a result the run did not own is never
 replaced. Where ``--out`` was absent or empty, the swap itself is one ``rename`` onto it,
-which the kernel refuses when a folder with content appeared there (:func:`rename_no_replace`).
+which the kernel refuses when a folder with content appeared there
+(:func:`facility.report.staging.rename_no_replace`).
 
 Library calls (``run_scenario(out_dir=...)``) take no claim; :func:`check_before_swap` then
 refuses a target another live command has claimed.
@@ -40,8 +41,7 @@ from typing import Iterator
 
 from facility.errors import ScenarioError
 
-__all__ = ["Claim", "claim_out", "held_claim", "lock_path", "target_state", "check_before_swap",
-           "rename_no_replace"]
+__all__ = ["Claim", "claim_out", "held_claim", "lock_path", "target_state", "check_before_swap"]
 
 
 def lock_path(final: Path) -> Path:
@@ -282,21 +282,3 @@ def check_before_swap(final: Path, flag: str = "--out", entry_state: dict | None
             f"; refusing to replace what this command did not find there (another command wrote it?) — "
             f"this result was not written; rerun with another {flag}")
     return now
-
-
-def rename_no_replace(tmp: Path, final: Path, flag: str = "--out") -> None:
-    """Move folder ``tmp`` to ``final`` where ``final`` is absent or an empty folder.
-
-    One ``rename``: the kernel replaces an empty folder and refuses one with content
-    (``ENOTEMPTY``/``EEXIST``) or a file (``ENOTDIR``), so a result that appeared at the last
-    moment is never replaced.
-    """
-    try:
-        os.rename(tmp, final)
-    except OSError as exc:
-        if exc.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
-            raise ScenarioError(
-                f"{flag} {final}: something was written there while this command ran (another "
-                f"command?); refusing to replace it — this result was not written; rerun with another "
-                f"{flag}") from None
-        raise

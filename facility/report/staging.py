@@ -31,10 +31,11 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
+from facility.errors import ScenarioError
 from facility.report.marks import TMP_MARKER, owned_file, sidecar_path, write_sidecar
 
 __all__ = ["TMP_MARKER", "pid_alive", "make_temp_dir", "swap_into_place", "remove_stale", "apply_umask",
-           "sidecar_path", "write_sidecar", "owned_file", "no_space_error", "free_bytes"]
+           "sidecar_path", "write_sidecar", "owned_file", "no_space_error", "free_bytes", "rename_no_replace"]
 
 
 def _umask() -> int:
@@ -184,8 +185,6 @@ def swap_into_place(tmp: Path, final: Path, expect: dict | None = None, flag: st
     folder with content appeared there; where it was an earlier result, the folder moved aside
     must be that one (same device and inode), else it is moved back and the swap refused.
     """
-    from facility.report.claim import rename_no_replace
-
     tmp, final = Path(tmp), Path(final)
     (tmp / TMP_MARKER).unlink(missing_ok=True)
     if expect is not None and expect["kind"] in ("absent", "empty"):
@@ -200,12 +199,28 @@ def swap_into_place(tmp: Path, final: Path, expect: dict | None = None, flag: st
             if (st.st_dev, st.st_ino) != (expect.get("dev"), expect.get("ino")):
                 with contextlib.suppress(OSError):
                     old.rename(final)
-                from facility.errors import ScenarioError
-
-                raise ScenarioError(
+                    raise ScenarioError(
                     f"{flag} {final}: was replaced by another command while this one ran; refusing to "
                     f"replace a result this command did not find there — this result was not written; "
                     f"rerun with another {flag}")
     tmp.rename(final)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+
+
+def rename_no_replace(tmp: Path, final: Path, flag: str = "--out") -> None:
+    """Move folder ``tmp`` to ``final`` where ``final`` is absent or an empty folder.
+
+    One ``rename``: the kernel replaces an empty folder and refuses one with content
+    (``ENOTEMPTY``/``EEXIST``) or a file (``ENOTDIR``), so a result that appeared at the last
+    moment is never replaced.
+    """
+    try:
+        os.rename(tmp, final)
+    except OSError as exc:
+        if exc.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
+            raise ScenarioError(
+                f"{flag} {final}: something was written there while this command ran (another "
+                f"command?); refusing to replace it — this result was not written; rerun with another "
+                f"{flag}") from None
+        raise

@@ -49,7 +49,8 @@ import numpy as np
 import pandas as pd
 from scipy import signal
 
-from facility.errors import ScenarioError, shown
+from facility.config.files import shown
+from facility.errors import ScenarioError
 from facility.workload.trace_format import (SPELLINGS, Layout, classify_columns, gpu_averages_power,
                                             normalize_header, parse_header_block, polls_by_id)
 from facility.workload.trace_polls import fill_na_per_gpu, polls_by_position
@@ -82,6 +83,9 @@ REPLAY_ARRAYS = 6
 #: before the Butterworth filter (whose design loses accuracy at cutoffs far below Nyquist and
 #: fails outright, a singular matrix, near 1e-9 of it). [-]
 _PRE_AVERAGE_RATIO = 64.0
+#: Longest cell of a time column read as a date-time (ISO 8601 with nanoseconds and a zone
+#: offset has 35 characters). [-]
+_MAX_TIME_CHARS = 64
 
 
 @dataclass(frozen=True)
@@ -181,7 +185,11 @@ def _read_table(path: Path, where: str, key: str | None = None) -> tuple[dict, l
     if k == len(lines):
         raise ScenarioError(f"{where}: not a readable CSV trace (no header row)")
     block = parse_header_block([ln for ln in lines[:k] if ln.strip()])
-    header = next(csv.reader([lines[k]], skipinitialspace=True))
+    try:
+        header = next(csv.reader([lines[k]], skipinitialspace=True))
+    except csv.Error as exc:          # a header cell over csv's field limit (128 kB)
+        raise ScenarioError(f"{where}: not a readable CSV trace: its header row (line {k + 1}, "
+                            f"{len(lines[k]):,} characters) is not a CSV header ({exc})") from None
     header = [h.strip() for h in header]
     try:
         body = pd.read_csv(io.StringIO("\n".join(lines[k + 1:])), header=None, names=list(range(len(header))),
@@ -228,6 +236,11 @@ def _times_s(series: pd.Series, where: str, col: str, factor: float) -> np.ndarr
     if num.notna().all():
         return num.to_numpy(dtype=float) * factor
     text = series.astype(str).str.strip()
+    long = (text.str.len() > _MAX_TIME_CHARS).to_numpy()
+    if long.any():            # no date-time is that long; the 'mixed' parser is quadratic in it
+        i = int(np.argmax(long))
+        raise ScenarioError(f"{where}: time column {col!r} holds neither seconds nor date-times (data row "
+                            f"{i + 1}: {shown(series.iloc[i])})")
     dt = None
     for fmt in ("%Y/%m/%d %H:%M:%S.%f", "ISO8601", "mixed"):   # nvidia-smi's first: fast path
         try:

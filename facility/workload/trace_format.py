@@ -30,7 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from facility.errors import ScenarioError, shown
+from facility.config.files import shown
+from facility.errors import ScenarioError
 
 __all__ = [
     "SPELLINGS",
