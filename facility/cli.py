@@ -36,7 +36,7 @@ def _add_common(p: argparse.ArgumentParser, out: str | None = None) -> None:
                         "(repeatable)")
     p.add_argument("--max-memory-gib", type=_positive_gib, default=None, metavar="GIB",
                    help="refuse (exit 2) a scenario whose estimated peak memory exceeds this "
-                        "(default: 80%% of the machine's memory)")
+                        "(default: 80%% of the memory this process may use: machine, cgroups, ulimit)")
     if out == "dir":
         p.add_argument("--out", type=Path, required=True,
                        help="output folder: a new or empty folder, or an earlier facility result with --force "

@@ -372,6 +372,34 @@ def test_a_day_of_crashes_over_the_budget_is_refused_with_the_figure(tmp_path, c
     assert "events.json ~864 MB" in err
 
 
+def test_a_day_of_crashes_under_a_4_gb_ulimit_is_refused_by_validate(tmp_path):
+    """The 4 GB limit of the issue as ``ulimit -v`` (no --max-memory-gib): the budget is 80 %
+    of the least of the machine, its cgroups and the process's limits, so validate refuses
+    (exit 2) what would end in a MemoryError mid-run."""
+    import resource
+
+    lim = 4 * 10**9
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
+
+    p = subprocess.run([sys.executable, "-m", "facility", "validate", str(_crash_scenario(tmp_path, 86400))],
+                       capture_output=True, text=True, cwd=REPO, env=ENV, timeout=300, preexec_fn=limit)
+    assert p.returncode == 2, p.stderr
+    assert "--max-memory-gib = 2.98 GiB" in p.stderr and "crashes" in p.stderr
+
+
+def test_machine_memory_reads_the_process_limits(monkeypatch):
+    import resource
+
+    from facility.config.resources import machine_memory_gib
+
+    real = resource.getrlimit
+    monkeypatch.setattr(resource, "getrlimit", lambda r: (2 * 2**30, resource.RLIM_INFINITY)
+                        if r == resource.RLIMIT_AS else real(r))
+    assert machine_memory_gib() == pytest.approx(2.0)
+
+
 def test_validate_reports_the_crashes_and_events_json(tmp_path, capsys):
     assert main(["validate", str(_crash_scenario(tmp_path, 1200))]) == 0
     out = capsys.readouterr().out

@@ -259,21 +259,59 @@ def _lp_time_s(s: "Scenario", n_lp: int) -> float:
 
 
 def machine_memory_gib() -> float | None:
-    """Memory this process may use: the machine's physical memory, or the cgroup limit if it
-    is lower. [GiB] (None when neither can be read)"""
-    total = None
+    """Memory this process may use: the least of the machine's physical memory, the memory
+    limits of its cgroups (v2 ``memory.max`` and v1 ``memory.limit_in_bytes``, of its own
+    cgroup and every one above it, as ``/proc/self/cgroup`` names them) and its address-space
+    and data limits (``ulimit -v``, ``-d``). [GiB] (None when none can be read)"""
+    limits = []
     try:
-        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        limits.append(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):
         pass
-    for f in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+    for f in _cgroup_limit_files():
         try:
             text = open(f).read().strip()
         except OSError:
             continue
         if text.isdigit() and int(text) < 2 ** 60:
-            total = int(text) if total is None else min(total, int(text))
-    return None if total is None else total / _GIB
+            limits.append(int(text))
+    try:
+        import resource
+
+        for r in (resource.RLIMIT_AS, getattr(resource, "RLIMIT_DATA", None)):
+            if r is None:
+                continue
+            soft = resource.getrlimit(r)[0]
+            if soft != resource.RLIM_INFINITY and soft > 0:
+                limits.append(int(soft))
+    except (ImportError, ValueError, OSError):
+        pass
+    return min(limits) / _GIB if limits else None
+
+
+def _cgroup_limit_files() -> list[str]:
+    """The memory-limit files of this process's cgroups and their ancestors (Linux)."""
+    out = ["/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"]
+    try:
+        lines = open("/proc/self/cgroup").read().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        hid, ctrls, path = parts
+        if hid == "0" and ctrls == "":
+            base, name = "/sys/fs/cgroup", "memory.max"
+        elif "memory" in ctrls.split(","):
+            base, name = "/sys/fs/cgroup/memory", "memory.limit_in_bytes"
+        else:
+            continue
+        rel = path.strip("/")
+        while rel:
+            out.append(f"{base}/{rel}/{name}")
+            rel = rel.rpartition("/")[0]
+    return out
 
 
 def default_max_memory_gib() -> float:
