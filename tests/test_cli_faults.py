@@ -293,7 +293,7 @@ def test_trace_on_grid_keeps_the_mean_and_slow_content_at_any_ratio(ratio):
     """Block means before the filter: the mean stays, a swing at a tenth of dt_s's Nyquist
     frequency passes (>= 90 %), and nothing is NaN, at downsampling ratios where the
     Butterworth design alone loses accuracy (1e3) or fails (1e-12 s polls)."""
-    from facility.workload.trace import trace_on_grid
+    from facility.workload.trace_grid import trace_on_grid
 
     native = 1e-6
     dt_s = native * ratio
@@ -314,7 +314,7 @@ def test_trace_on_grid_is_unchanged_below_the_pre_average_ratio():
     """Ratios up to 64 take the path they always took (the Butterworth alone)."""
     from scipy import signal
 
-    from facility.workload.trace import trace_on_grid
+    from facility.workload.trace_grid import trace_on_grid
 
     t = np.arange(5000) * 0.01
     p = np.random.default_rng(1).random(5000)
@@ -484,6 +484,43 @@ def test_force_replaces_only_the_result_it_found(tmp_path, monkeypatch, capsys):
     assert main(["run", DEFAULT, "--out", str(out), "--force", *SHORT, "--set", "seed=6"]) == 2
     assert "changed while this command ran" in capsys.readouterr().err
     assert _manifest_seed(out) == 8
+
+
+def test_an_empty_out_folder_is_filled_and_a_file_that_appears_is_not_replaced(tmp_path):
+    """An existing empty --out is filled by the rename onto it; a single-file output whose
+    target appears while it is written is refused (link, not replace) and the newcomer stays."""
+    from facility.report.io import atomic_file
+
+    out = tmp_path / "empty"
+    out.mkdir()
+    assert main(["run", DEFAULT, "--out", str(out), *SHORT]) == 0
+    assert (out / "manifest.json").is_file() and _entries(tmp_path) == ["empty"]
+    target = tmp_path / "t.csv"
+    with pytest.raises(ScenarioError, match="appeared there while this command ran|the file exists"):
+        with atomic_file(target, force=False, command="trace", suffixes=(".csv",)) as tmp:
+            tmp.write_text("t_s\n0\n")
+            target.write_text("someone else's\n")
+    assert target.read_text() == "someone else's\n"
+    assert _entries(tmp_path) == ["empty", "t.csv"]
+
+
+def test_a_file_that_appears_after_the_last_check_is_not_replaced(tmp_path, monkeypatch):
+    """The link that places a new file fails when one appeared even after the last check."""
+    import facility.report.outdir as od
+    from facility.report.io import atomic_file
+
+    target = tmp_path / "t.csv"
+
+    def late(path, **k):          # the check passes; the file appears right after it
+        if not target.exists():
+            target.write_text("someone else's\n")
+        return Path(path)
+
+    monkeypatch.setattr(od, "check_out_file", late)
+    with pytest.raises(ScenarioError, match="appeared there while this command ran"):
+        with atomic_file(target, force=False, command="trace", suffixes=(".csv",)) as tmp:
+            tmp.write_text("t_s\n0\n")
+    assert target.read_text() == "someone else's\n" and _entries(tmp_path) == ["t.csv"]
 
 
 def test_a_library_write_refuses_a_target_another_command_claims(tmp_path):

@@ -10,7 +10,7 @@ bundled scenarios at 6,000-360,000 steps and 1-256 rack groups; see docs/archite
 
 plus ``trace_bytes x per_trace_byte`` for the trace files of trace jobs (each at most
 :data:`facility.config.files.MAX_TRACE_BYTES`), ``replay points x 8 B x``
-:data:`~facility.workload.trace.REPLAY_ARRAYS` for the uniform grids the traces are replayed on
+:data:`~facility.workload.trace_grid.REPLAY_ARRAYS` for the uniform grids the traces are replayed on
 (their time span / their median poll interval: a clock jump in a file shows here), and
 ``K x per_crash`` for the crashes and restarts the ``[jobs.failures]`` tables make
 (:func:`expected_crashes`: the declared ones, or the expected count of the Poisson process,
@@ -186,7 +186,7 @@ def estimate_resources(s: "Scenario") -> ResourceEstimate:
 
 
 def _replay_arrays() -> int:
-    from facility.workload.trace import REPLAY_ARRAYS
+    from facility.workload.trace_grid import REPLAY_ARRAYS
 
     return REPLAY_ARRAYS
 
@@ -194,7 +194,7 @@ def _replay_arrays() -> int:
 def trace_replay_points(s: "Scenario") -> int:
     """Points of the uniform grids the trace jobs are replayed on (each file once; a trace that
     cannot be read counts 0: the checks report it). [-]"""
-    from facility.workload.trace import replay_points
+    from facility.workload.trace_grid import replay_points
     from facility.workload.trace_checks import job_trace
 
     seen = {}

@@ -32,7 +32,7 @@ from facility.workload.groups import assign_feeders, group_gpu_counts
 from facility.workload.iterations import draw_iteration_plan, iteration_wave
 from facility.workload.profile import LoadProfile
 from facility.workload.timeline import checkpoint_mask, envelope_frac, running_mask, time_grid
-from facility.workload.trace import trace_on_grid
+from facility.workload.trace_grid import trace_on_grid
 from facility.workload.trace_checks import inspect_job_trace, job_trace, undecided_limits
 
 __all__ = ["generate_load", "job_waveform"]
