@@ -2,9 +2,9 @@
 at a bus of a case (``facility grid-replay``, and the checks of the derived mode sets).
 
 ANDES integrates the full nonlinear DAE (implicit trapezoidal, fixed step) with the PCC load's
-constant power set, before each step, to ΔP(t + h) linearly interpolated in the input series
-(the value the implicit step solves for; linear between samples as the metrics' first-order
-hold). The mode set's prediction is the linear simulation (``scipy.signal.lsim``, linear
+constant power set, before each step, to ΔP at the step's end time (ANDES advances ``dae.t``
+before it calls the perturbation function; the implicit step solves for that time), linearly
+interpolated in the input series (linear between samples, as the metrics' first-order hold). The mode set's prediction is the linear simulation (``scipy.signal.lsim``, linear
 between samples) of the sum of its rows from rest, the same input: both start at the
 operating point, so transients are in both.
 """
@@ -49,9 +49,10 @@ def simulate_input(c: AndesCase, t_s: np.ndarray, dp_mw: np.ndarray, step_s: flo
     tds = ss.TDS
 
     def pert(t, system):
-        set_pcc_power_mw(c, p0 + float(np.interp(t + tds.h, t_s, dp)))
+        set_pcc_power_mw(c, p0 + float(np.interp(t, t_s, dp)))
 
     adr = output_addresses(c)
+    pe0, w0_pu = float(ss.dae.y[adr["pe"]]) * c.s_base_mva, float(ss.dae.x[adr["omega"]])
     tds.config.tf = float(t_s[-1])
     tds.config.tstep = float(step_s)
     tds.config.fixt = 1
@@ -67,7 +68,7 @@ def simulate_input(c: AndesCase, t_s: np.ndarray, dp_mw: np.ndarray, step_s: flo
     t = np.asarray(ts.t, float)
     pe = np.asarray(ts.y[:, adr["pe"]], float) * c.s_base_mva
     w = np.asarray(ts.x[:, adr["omega"]], float)
-    return {"t_s": t, "pe_mw": pe - pe[0], "speed_pu": w - w[0], "wall_s": wall}
+    return {"t_s": t, "pe_mw": pe - pe0, "speed_pu": w - w0_pu, "wall_s": wall}
 
 
 def predict(mode_set, t_s: np.ndarray, dp_mw: np.ndarray, output: str = "mw") -> np.ndarray:
@@ -75,16 +76,18 @@ def predict(mode_set, t_s: np.ndarray, dp_mw: np.ndarray, output: str = "mw") ->
     from scipy import signal
 
     t_s = np.asarray(t_s, float)
-    dp = np.asarray(dp_mw, float)
-    y = np.zeros(t_s.size)
+    dt = float(np.median(np.diff(t_s)))
+    tu = t_s[0] + dt * np.arange(int(round((t_s[-1] - t_s[0]) / dt)) + 1)   # lsim wants a uniform grid
+    dp = np.interp(tu, t_s, np.asarray(dp_mw, float))
+    y = np.zeros(tu.size)
     for i in range(len(mode_set.row_names)):
         a, b, cc, d = mode_set.state_space(i, output)
         if a.shape[0] == 0:
             y += float(d[0, 0]) * dp
             continue
-        _, yi, _ = signal.lsim((a, b, cc, d), dp, t_s)
+        _, yi, _ = signal.lsim((a, b, cc, d), dp, tu - tu[0])
         y += np.asarray(yi, float).ravel()
-    return y
+    return np.interp(t_s, tu, y)
 
 
 def compare(t_s: np.ndarray, andes: np.ndarray, modes: np.ndarray) -> dict:
