@@ -152,7 +152,7 @@ def replay_run(run_dir, case: str, bus, observe: str, window: tuple[float, float
     summary = {
         "case": case, "pcc_bus": str(bus), "observed_generator": str(observe), "andes_version": andes_version(),
         "mode_set": ms.name if mode_set is not None else "derived from the case now",
-        "window_s": [float(window[0]), float(window[1])], "step_s": h, "n_steps": int(ts.size - 1),
+        "window_s": [float(window[0]), float(window[1])], "step_s": h, "n_steps": int(round(float(t[-1]) / h)),
         "andes_wall_s": sim["wall_s"], "dp_peak_mw": float(np.max(np.abs(dp))),
         "pe_peak_andes_mw": 0.0, "pe_peak_modes_mw": 0.0, "speed_peak_andes_pu": 0.0, "speed_peak_modes_pu": 0.0,
     }
