@@ -84,8 +84,12 @@ def cmd_grid_modes(args) -> int:
     table = derive_mode_set(args.case, args.bus, args.observe, name, min_hz=args.min_hz, max_hz=args.max_hz,
                             mode_names=names)
     ms = mode_set_from_dict(table)
+    cmd = [args.case, "--bus", str(args.bus), "--observe", str(args.observe), "--out", full.name, "--name", name,
+           "--min-hz", f"{args.min_hz:g}", "--max-hz", f"{args.max_hz:g}"]
+    if args.mode_names:
+        cmd += ["--mode-names", args.mode_names]
     head = ("# Mode set derived by facility from an ANDES case (docs/grid_impact.md, 'Mode sets from ANDES').\n"
-            f"# Command: facility grid-modes {shlex.join([args.case, '--bus', str(args.bus), '--observe', str(args.observe), '--out', full.name, '--name', name, '--min-hz', f'{args.min_hz:g}', '--max-hz', f'{args.max_hz:g}'] + (['--mode-names', args.mode_names] if args.mode_names else []))}\n"
+            f"# Command: facility grid-modes {shlex.join(cmd)}\n"
             "# Each [[modes]] row is a pole pair (f_hz natural frequency, damping_ratio) with complex residues\n"
             "# [re, im] to the observed generator's power (residue_mw, MW per MW per s), the PCC bus frequency\n"
             "# (residue_hz) and the generator's speed (residue_speed_pu); [rest] holds the feedthrough d_* and\n"

@@ -4,9 +4,10 @@ at a bus of a case (``facility grid-replay``, and the checks of the derived mode
 ANDES integrates the full nonlinear DAE (implicit trapezoidal, fixed step) with the PCC load's
 constant power set, before each step, to ΔP at the step's end time (ANDES advances ``dae.t``
 before it calls the perturbation function; the implicit step solves for that time), linearly
-interpolated in the input series (linear between samples, as the metrics' first-order hold). The mode set's prediction is the linear simulation (``scipy.signal.lsim``, linear
-between samples) of the sum of its rows from rest, the same input: both start at the
-operating point, so transients are in both.
+interpolated in the input series (linear between samples, as the metrics' first-order hold).
+The mode set's prediction is the linear simulation (``scipy.signal.lsim``, linear between
+samples) of the sum of its rows from rest, the same input: both start at the operating point,
+so transients are in both.
 """
 
 from __future__ import annotations
