@@ -28,9 +28,10 @@ REPLAY_FILES = ("grid_replay.json", "grid_replay.csv", "grid_replay.png")
 
 
 def _f(v: float) -> str:
-    from facility.report.html import fmt_number
-
-    return fmt_number(float(v))
+    """Four significant digits (report.html's numbers; its formatter lives in html.py, which
+    imports this module)."""
+    v = float(v)
+    return "n/a" if v != v else f"{v:.4g}"
 
 
 def grid_impact_section(res) -> str:
