@@ -72,8 +72,17 @@ def shaft_fatigue(name: str) -> dict:
 
 
 def load_mode_set(name: str) -> ModeSet:
-    """A bundled mode set, gains resolved (calibrated or from the observed machine)."""
-    d = _check(name, "modes", "mode_set")
+    """A bundled mode set, or a mode set file given by its path (a name with a folder separator
+    or ending in ``.toml``, e.g. what ``facility grid-modes`` writes); gains resolved
+    (calibrated or from the observed machine)."""
+    from facility.config.files import is_explicit_path
+
+    if is_explicit_path(name):
+        return read_mode_set_file(name)
+    return _mode_set_from_table(_check(name, "modes", "mode_set"), name)
+
+
+def _mode_set_from_table(d: dict, name: str) -> ModeSet:
     if "derived" in d:
         return mode_set_from_dict(d, name)
     f0, h, s = float(d["f0_hz"]), float(d["observed_h_s"]), float(d["observed_s_mva"])
@@ -126,9 +135,17 @@ def mode_set_from_dict(d: dict, name: str | None = None) -> ModeSet:
 
 
 def read_mode_set_file(path) -> ModeSet:
-    """A mode set from a file written by ``facility grid-modes`` (no ANDES needed)."""
-    with open(path, "rb") as fh:
-        d = tomllib.load(fh)
-    if "derived" not in d:
-        raise ScenarioError(f"{path}: not a derived mode set (no [derived] table)")
-    return mode_set_from_dict(d)
+    """A mode set from a file of one's own: written by ``facility grid-modes`` (no ANDES needed)
+    or in the bundled band-pass form (``[[modes]]`` with gains, or ``[smib]``)."""
+    try:
+        with open(path, "rb") as fh:
+            d = tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise ScenarioError(f"grid_impact.mode_set = {str(path)!r}: cannot read it as a mode set file ({e})") from None
+    if "modes" not in d and "smib" not in d:
+        raise ScenarioError(f"grid_impact.mode_set = {str(path)!r}: not a mode set file (no [[modes]] or [smib])")
+    try:
+        return _mode_set_from_table(d, str(d.get("name", Path(path).stem)))
+    except (KeyError, TypeError, ValueError, IndexError) as e:
+        raise ScenarioError(f"grid_impact.mode_set = {str(path)!r}: malformed mode set file ({type(e).__name__}: {e})"
+                            ) from None

@@ -116,3 +116,28 @@ def test_residues_sum_to_the_transfer_function():
     summed = st.d[:, 0] + np.array([(res[:, :, 0] / (2j * np.pi * fk - lam)[:, None]).sum(axis=0) for fk in f])
     np.testing.assert_allclose(summed, direct, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(part.sum(axis=0), 1.0)
+
+
+def test_a_scenario_takes_a_mode_set_file_by_its_path(tmp_path):
+    """What `facility grid-modes` writes is usable as grid_impact.mode_set (relative to the
+    scenario's folder); a file that is no mode set is a clear error (exit 2)."""
+    import shutil
+
+    from facility.config import load_scenario
+    from facility.errors import ScenarioError
+    from facility.grid_impact.library import GRID_IMPACT_DIR
+    from facility.grid_impact.metrics import build_model
+    from tests.conftest import REPO
+
+    shutil.copy(GRID_IMPACT_DIR / "kundur_two_area.toml", tmp_path / "my_site.toml")
+    text = (REPO / "scenarios" / "default.toml").read_text()
+    (tmp_path / "s.toml").write_text(text + '\n[grid_impact]\nenabled = true\ngenerator_share_frac = 0.3\n'
+                                            'mode_set = "my_site.toml"\n')
+    s = load_scenario(tmp_path / "s.toml")
+    ms = build_model(s.grid_impact).modes
+    assert ms.record["case"] == "kundur/kundur_full.xlsx" and len(ms.modes) == 3
+    np.testing.assert_allclose(ms.frequency_response(np.array([0.5]), "mw"),
+                               load_mode_set("kundur_two_area").frequency_response(np.array([0.5]), "mw"))
+    (tmp_path / "bad.toml").write_text("name = 'x'\n")
+    with pytest.raises(ScenarioError, match="not a mode set file"):
+        load_scenario(tmp_path / "s.toml", ["grid_impact.mode_set=" + str(tmp_path / "bad.toml")])
