@@ -44,8 +44,10 @@ def grid_impact_section(res) -> str:
     for name, m in gi["modes"].items():
         if name == "total":
             continue
-        rows.append(f"<tr><td class='txt'>{html.escape(name)}</td><td>{_f(m.get('f_hz', float('nan')))}</td>"
-                    f"<td>{_f(100 * m.get('damping_ratio', float('nan')))}</td><td>{_f(m['peak_mw'])}</td>"
+        f_hz = _f(m["f_hz"]) if "f_hz" in m else ""
+        zeta = _f(100 * m["damping_ratio"]) if "damping_ratio" in m else ""
+        rows.append(f"<tr><td class='txt'>{html.escape(name)}</td><td>{f_hz}</td>"
+                    f"<td>{zeta}</td><td>{_f(m['peak_mw'])}</td>"
                     f"<td>{_f(m['bin_peak_mw'])}</td><td>{_f(m['peak_hz'])}</td></tr>")
     tot = gi["modes"]["total"]
     rows.append(f"<tr><td class='txt'>total</td><td></td><td></td><td>{_f(tot['peak_mw'])}</td><td></td>"
