@@ -141,3 +141,24 @@ def test_a_scenario_takes_a_mode_set_file_by_its_path(tmp_path):
     (tmp_path / "bad.toml").write_text("name = 'x'\n")
     with pytest.raises(ScenarioError, match="not a mode set file"):
         load_scenario(tmp_path / "s.toml", ["grid_impact.mode_set=" + str(tmp_path / "bad.toml")])
+
+
+def test_a_run_with_a_derived_set_reports_the_rest_and_the_whole_swing(tiny_scenario_dict):
+    from facility.config.load import scenario_from_dict
+    from facility.report.grid_replay import REPLAY_BEGIN
+    from facility.report.html import render_report
+    from facility.simulate import run_scenario
+
+    d = dict(tiny_scenario_dict, grid={"enabled": False}, time={"horizon_s": 6.0, "dt_s": 0.01},
+             grid_impact={"enabled": True, "generator_share_frac": 0.5, "mode_set": "kundur_two_area"})
+    res = run_scenario(scenario_from_dict(d), plots=False)
+    gi = res.metrics["grid_impact"]
+    names = [m.name for m in load_mode_set("kundur_two_area").modes]
+    assert set(gi["modes"]) == set(names) | {"rest", "total"}
+    # the limited quantity is over the electromechanical modes, not the rest
+    assert gi["mode_bin_peak_mw"] == max(gi["modes"][n]["bin_peak_mw"] for n in names)
+    # the whole swing is at most the sum of the rows' peaks and at least the largest of them
+    peaks = [gi["modes"][n]["peak_mw"] for n in names + ["rest"]]
+    assert max(peaks) * (1 - 1e-9) <= gi["modes"]["total"]["peak_mw"] <= sum(peaks) * (1 + 1e-9)
+    html = render_report(res, [])
+    assert "<h2>Grid impact</h2>" in html and REPLAY_BEGIN in html and "kundur_two_area" in html
