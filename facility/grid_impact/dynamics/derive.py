@@ -8,7 +8,10 @@
    A's eigenvalues are ANDES's own (checked against ``EIG.calc_As`` here, 1e-6 relative).
 4. :func:`~facility.grid_impact.dynamics.linear.modal_residues`: every pole's residue to the
    generator's electrical power [MW/MW], its speed [pu/MW] and the PCC bus angle [rad/MW];
-   the bus frequency's residues are λ r_θ / 2π [Hz/MW] (Δf = dθ/dt / 2π).
+   the bus frequency's residues are λ r_θ / 2π [Hz/MW] (Δf = dθ/dt / 2π), and the angle's
+   instantaneous step D_θ (the load's angle drop across the network) enters it differentiated
+   through a 20 ms lag, ``FREQ_LAG_S`` (ANDES's bus-frequency measurement filter): a stepped
+   load gives a finite frequency spike, not an impulse.
 5. The electromechanical modes: complex pole pairs with natural frequency in
    [``min_hz``, ``max_hz``], damping ratio below ``max_damping_ratio`` and at least
    ``min_rotor_participation`` of their participation in the machines' rotor angles and
@@ -34,6 +37,9 @@ __all__ = ["derive_mode_set", "derive_from_case"]
 
 #: rotor-angle and speed states of the synchronous machines (ANDES state names)
 ROTOR_STATES = ("delta", "omega")
+#: lag through which the PCC angle's instantaneous step enters the PCC frequency [s] (the filter
+#: time constant of ANDES's bus-frequency measurement, BusFreq Tf)
+FREQ_LAG_S = 0.02
 
 
 def _pair(z: complex) -> list[float]:
@@ -101,7 +107,10 @@ def derive_from_case(c: AndesCase, name: str, min_hz: float = 0.05, max_hz: floa
     r_mw, r_w, r_th = res[:, 0, 0], res[:, 1, 0], res[:, 2, 0]
     r_hz = lam * r_th / (2.0 * np.pi)
     d_mw, d_w = float(st.d[0, 0]), float(st.d[1, 0])
-    d_hz = float(np.real(np.sum(r_th))) / (2.0 * np.pi)      # Σ r_θ = C_θ B (the s D_θ term left out)
+    # Δf = s θ / 2π = (s D_θ + Σ r_θ + Σ λ r_θ / (s − λ)) / 2π; the derivative of the angle's step,
+    # s D_θ, through the bus-frequency measurement's lag 1 / (1 + s T_f): D_θ/T_f − (D_θ/T_f²)/(s + 1/T_f)
+    d_th = float(st.d[2, 0])
+    d_hz = (float(np.real(np.sum(r_th))) + d_th / FREQ_LAG_S) / (2.0 * np.pi)
     rotor = np.array([n.split(" ")[0] in ROTOR_STATES for n in st.x_name])
     rot_part = part[rotor].sum(axis=0)
     wn = np.abs(lam)
@@ -136,8 +145,10 @@ def derive_from_case(c: AndesCase, name: str, min_hz: float = 0.05, max_hz: floa
         keep |= size > prune * max(ref, 1e-300)
     k, lam_k, real = k[keep], lam_k[keep], real[keep]
 
-    def _res(r):
-        return [_pair(np.real(z) if rl else z) for z, rl in zip(r[k], real)]
+    def _res(r, extra=0.0):
+        return [_pair(np.real(z) if rl else z) for z, rl in zip(r[k], real)] + [[extra, 0.0]]
+    lag_pole = [-1.0 / FREQ_LAG_S, 0.0]
+    lag_hz = -d_th / FREQ_LAG_S ** 2 / (2.0 * np.pi)
     h_s, s_mva = c.generator_rating()
     gen = getattr(c.system, c.model)
     names = bus_names(c)
@@ -155,6 +166,8 @@ def derive_from_case(c: AndesCase, name: str, min_hz: float = 0.05, max_hz: floa
             "observed_bus": str(gen.bus.v[c.gen_uid]),
             "load_model": "constant power (PQ p2p = q2q = 1), PCC load added at 0 MW",
             "s_base_mva": c.s_base_mva, "n_states": int(lam.size), "eigenvalue_check": eig_check,
+            "pcc_frequency": (f"df = d(theta)/dt / 2 pi; the PCC angle's instantaneous step ({d_th:.4g} rad/MW) "
+                              f"differentiated through a {1e3 * FREQ_LAG_S:g} ms lag (the last pole of [rest])"),
             "residue_check": f"pole-residue sum = direct C (jwI - A)^-1 B + D to {fit:.2g} (relative, 0.01-10 Hz)",
             "method": ("linearized at the power-flow / time-domain initial point: ANDES Jacobians, "
                        "A = T^-1 (fx - fy gy^-1 gx), B, C, D likewise; residues from A's eigenvectors"),
@@ -164,8 +177,8 @@ def derive_from_case(c: AndesCase, name: str, min_hz: float = 0.05, max_hz: floa
         },
         "modes": modes,
         "rest": {"d_mw": d_mw, "d_hz": d_hz, "d_speed_pu": d_w,
-                 "poles": [_pair(z) for z in lam_k],
-                 "residue_mw": _res(r_mw), "residue_hz": _res(r_hz), "residue_speed_pu": _res(r_w)},
+                 "poles": [_pair(z) for z in lam_k] + [lag_pole],
+                 "residue_mw": _res(r_mw), "residue_hz": _res(r_hz, lag_hz), "residue_speed_pu": _res(r_w)},
     }
 
 

@@ -41,7 +41,8 @@ def simulate_input(c: AndesCase, t_s: np.ndarray, dp_mw: np.ndarray, step_s: flo
     -------
     dict
         t_s, pe_mw (the observed generator's electrical power change [MW]), speed_pu (its speed
-        change [pu]), wall_s.
+        change [pu]), hz (the PCC bus frequency change, dθ/dt / 2π by backward differences of its
+        angle over each step [Hz]), wall_s.
     """
     ss = c.system
     t_s = np.asarray(t_s, float)
@@ -53,7 +54,8 @@ def simulate_input(c: AndesCase, t_s: np.ndarray, dp_mw: np.ndarray, step_s: flo
         set_pcc_power_mw(c, p0 + float(np.interp(t, t_s, dp)))
 
     adr = output_addresses(c)
-    pe0, w0_pu = float(ss.dae.y[adr["pe"]]) * c.s_base_mva, float(ss.dae.x[adr["omega"]])
+    pe0, w0_pu, th0 = (float(ss.dae.y[adr["pe"]]) * c.s_base_mva, float(ss.dae.x[adr["omega"]]),
+                       float(ss.dae.y[adr["angle"]]))
     tds.config.tf = float(t_s[-1])
     tds.config.tstep = float(step_s)
     tds.config.fixt = 1
@@ -69,7 +71,11 @@ def simulate_input(c: AndesCase, t_s: np.ndarray, dp_mw: np.ndarray, step_s: flo
     t = np.asarray(ts.t, float)
     pe = np.asarray(ts.y[:, adr["pe"]], float) * c.s_base_mva
     w = np.asarray(ts.x[:, adr["omega"]], float)
-    return {"t_s": t, "pe_mw": pe - pe0, "speed_pu": w - w0_pu, "wall_s": wall}
+    th = np.asarray(ts.y[:, adr["angle"]], float) - th0
+    t_u, first = np.unique(t, return_index=True)          # ANDES may store a time twice
+    rate = np.diff(th[first], prepend=th[first][0]) / np.diff(t_u, prepend=t_u[0] - 1.0)
+    hz = np.interp(t, t_u, rate) / (2.0 * np.pi)
+    return {"t_s": t, "pe_mw": pe - pe0, "speed_pu": w - w0_pu, "hz": hz, "wall_s": wall}
 
 
 def predict(mode_set, t_s: np.ndarray, dp_mw: np.ndarray, output: str = "mw") -> np.ndarray:
