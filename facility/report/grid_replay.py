@@ -71,6 +71,9 @@ def replay_html(s: dict) -> str:
              s["pe_rms_gap_frac"]),
             ("generator speed swing peak [pu]", s["speed_peak_andes_pu"], s["speed_peak_modes_pu"],
              s["speed_peak_gap_frac"], s["speed_rms_gap_frac"])]
+    if "hz_peak_andes" in s:
+        rows.append(("PCC frequency swing peak [Hz]", s["hz_peak_andes"], s["hz_peak_modes"], s["hz_peak_gap_frac"],
+                     s["hz_rms_gap_frac"]))
     body = "".join(f"<tr><td class='txt'>{q}</td><td>{_f(a)}</td><td>{_f(b)}</td><td>{_f(100 * g)}</td>"
                    f"<td>{_f(100 * r)}</td></tr>" for q, a, b, g, r in rows)
     return (f"{REPLAY_BEGIN}<h3>Time-domain replay in ANDES</h3>"

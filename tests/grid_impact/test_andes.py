@@ -105,5 +105,6 @@ def test_grid_replay_plays_a_run_window_into_andes(tmp_path):
     assert s["window_s"] == [2.0, 5.0] and s["n_steps"] == 150 and s["pe_peak_andes_mw"] > 3.0
     assert s["pe_peak_gap_frac"] < 0.25 and s["pe_rms_gap_frac"] < 0.25 and s["speed_rms_gap_frac"] < 0.25
     csv = pd.read_csv(tmp_path / "grid_replay.csv")
-    assert list(csv.columns) == ["t_s", "dp_mw", "pe_andes_mw", "pe_modes_mw", "speed_andes_pu", "speed_modes_pu"]
+    assert list(csv.columns) == ["t_s", "dp_mw", "pe_andes_mw", "pe_modes_mw", "speed_andes_pu", "speed_modes_pu",
+                                 "hz_andes", "hz_modes"]
     assert (tmp_path / "grid_replay.png").is_file()

@@ -10,7 +10,8 @@ SUMMARY = {"case": "kundur/kundur_full.xlsx", "pcc_bus": "7", "observed_generato
            "mode_set": "kundur_two_area", "window_s": [0.0, 20.0], "step_s": 0.01, "n_steps": 2000,
            "dp_peak_mw": 3.5, "pe_peak_andes_mw": 1.171, "pe_peak_modes_mw": 1.169, "pe_peak_gap_frac": 0.002,
            "pe_rms_gap_frac": 0.01, "speed_peak_andes_pu": 6.3e-5, "speed_peak_modes_pu": 6.33e-5,
-           "speed_peak_gap_frac": 0.005, "speed_rms_gap_frac": 0.01}
+           "speed_peak_gap_frac": 0.005, "speed_rms_gap_frac": 0.01, "hz_peak_andes": 0.0123,
+           "hz_peak_modes": 0.0131, "hz_peak_gap_frac": 0.06, "hz_rms_gap_frac": 0.1}
 
 
 def test_the_replay_replaces_the_placeholder_and_joins_the_manifest(tmp_path):
@@ -22,6 +23,7 @@ def test_the_replay_replaces_the_placeholder_and_joins_the_manifest(tmp_path):
     text = (tmp_path / "report.html").read_text()
     assert "none yet" not in text and "Time-domain replay in ANDES" in text and "grid_replay.png" in text
     assert "1.171" in text and "1.169" in text                      # both generator swings
+    assert "0.0123" in text and "0.0131" in text                    # both PCC frequency swings
     assert text.index("Time-domain replay") < text.index("<h2>Events")
     attach_replay(tmp_path, {**SUMMARY, "pe_peak_andes_mw": 2.5})   # a second replay replaces the first
     text = (tmp_path / "report.html").read_text()

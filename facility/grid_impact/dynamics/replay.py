@@ -141,7 +141,7 @@ def replay_run(run_dir, case: str, bus, observe: str, window: tuple[float, float
                step_s: float | None = None, out_dir=None) -> dict:
     """Play ``window`` [s] of a run's PCC power as ΔP(t) = P(t) − P(start) at ``bus`` of ``case``;
     write grid_replay.json (summary), grid_replay.csv (t_s, dp_mw, pe_andes_mw, pe_modes_mw,
-    speed_andes_pu, speed_modes_pu) and grid_replay.png to ``out_dir`` (default ``run_dir``,
+    speed_andes_pu, speed_modes_pu, hz_andes, hz_modes: the PCC frequency change) and grid_replay.png to ``out_dir`` (default ``run_dir``,
     whose report.html then shows them). Returns {"summary", "dir"}."""
     run_dir = Path(run_dir)
     t, pcc, dt = _read_window(run_dir, window)
@@ -156,6 +156,7 @@ def replay_run(run_dir, case: str, bus, observe: str, window: tuple[float, float
     dpi = np.interp(ts, t, dp)
     pe_m = predict(ms, ts, dpi, "mw")
     w_m = predict(ms, ts, dpi, "speed")
+    hz_m = predict(ms, ts, dpi, "hz")
     summary = {
         "case": case, "pcc_bus": str(bus), "observed_generator": str(observe), "andes_version": andes_version(),
         "mode_set": ms.name if mode_set is not None else "derived from the case now",
@@ -165,17 +166,20 @@ def replay_run(run_dir, case: str, bus, observe: str, window: tuple[float, float
     }
     pe = compare(ts, sim["pe_mw"], pe_m)
     sp = compare(ts, sim["speed_pu"], w_m)
+    fq = compare(ts, sim["hz"], hz_m)
     summary.update(pe_peak_andes_mw=pe["peak_andes"], pe_peak_modes_mw=pe["peak_modes"],
                    pe_peak_gap_frac=pe["peak_gap_frac"], pe_rms_gap_frac=pe["rms_gap_frac"],
                    speed_peak_andes_pu=sp["peak_andes"], speed_peak_modes_pu=sp["peak_modes"],
-                   speed_peak_gap_frac=sp["peak_gap_frac"], speed_rms_gap_frac=sp["rms_gap_frac"])
+                   speed_peak_gap_frac=sp["peak_gap_frac"], speed_rms_gap_frac=sp["rms_gap_frac"],
+                   hz_peak_andes=fq["peak_andes"], hz_peak_modes=fq["peak_modes"],
+                   hz_peak_gap_frac=fq["peak_gap_frac"], hz_rms_gap_frac=fq["rms_gap_frac"])
     out = Path(out_dir) if out_dir is not None else run_dir
     out.mkdir(parents=True, exist_ok=True)
     import pandas as pd
 
     pd.DataFrame({"t_s": ts, "dp_mw": dpi, "pe_andes_mw": sim["pe_mw"], "pe_modes_mw": pe_m,
-                  "speed_andes_pu": sim["speed_pu"], "speed_modes_pu": w_m}).to_csv(out / "grid_replay.csv",
-                                                                                     index=False)
+                  "speed_andes_pu": sim["speed_pu"], "speed_modes_pu": w_m, "hz_andes": sim["hz"],
+                  "hz_modes": hz_m}).to_csv(out / "grid_replay.csv", index=False)
     (out / "grid_replay.json").write_text(json.dumps(summary, indent=2))
     from facility.report.grid_replay import attach_replay, plot_replay
 
