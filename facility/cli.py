@@ -1,4 +1,5 @@
-"""Command line: ``python -m facility {validate,trace,run,size,sweep,export-net,models,record}``.
+"""Command line: ``python -m facility {validate,trace,run,size,sweep,export-net,models,record,
+grid-modes,grid-replay}``.
 
 Exit codes: 0 ok, 2 bad input (also a full disk or a memory estimate over the budget), 3
 infeasible, 4 power flow did not converge, 5 a sweep finished with failed cases, 1 anything
@@ -121,6 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--interval-ms", type=float, default=20.0, help="poll interval [ms] (default 20)")
     p.add_argument("--force", action="store_true", help="replace an existing --out file")
     p.add_argument("argv", nargs=argparse.REMAINDER, metavar="COMMAND", help="the command to run, after --")
+    from facility.cli_grid import add_grid_parsers
+
+    add_grid_parsers(sub)
     for sp in sub.choices.values():
         # --debug also after the command (`facility run --debug …`), as the error message says;
         # SUPPRESS keeps a --debug given before the command
@@ -350,6 +354,18 @@ def _duration(h: float) -> str:
     return f"{h * 3600:.3g} s" if h < 1 / 60 else (f"{h * 60:.3g} min" if h < 1 else f"{h:g} h")
 
 
+def _cmd_grid_modes(args) -> int:
+    from facility.cli_grid import cmd_grid_modes
+
+    return cmd_grid_modes(args)
+
+
+def _cmd_grid_replay(args) -> int:
+    from facility.cli_grid import cmd_grid_replay
+
+    return cmd_grid_replay(args)
+
+
 def _cmd_record(args) -> int:
     from facility.report.outdir import check_out_file
     from facility.workload.record import record
@@ -373,7 +389,7 @@ def _cmd_record(args) -> int:
 
 _COMMANDS = {"validate": _cmd_validate, "trace": _cmd_trace, "run": _cmd_run, "size": _cmd_size,
              "sweep": _cmd_sweep, "export-net": _cmd_export_net, "models": _cmd_models,
-             "record": _cmd_record}
+             "record": _cmd_record, "grid-modes": _cmd_grid_modes, "grid-replay": _cmd_grid_replay}
 
 
 def _warning_lines():

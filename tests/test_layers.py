@@ -1,5 +1,5 @@
-"""The package's import graph: no circles, the optimizer's layer rule, pyomo and pandapower in
-their one package each.
+"""The package's import graph: no circles, the optimizer's layer rule, pyomo, pandapower and
+andes in their one package each.
 
 The graph is read from the source with :mod:`ast`, not by importing anything. Every ``import``
 and ``from ... import`` statement that can run counts, wherever it stands: at module level or
@@ -220,7 +220,8 @@ def test_the_optimizer_keeps_its_layer_rule():
 
 
 @pytest.mark.parametrize("package, home", [("pyomo", "facility.optimize"),
-                                           ("pandapower", "facility.electrical")])
+                                           ("pandapower", "facility.electrical"),
+                                           ("andes", "facility.grid_impact.dynamics")])
 def test_heavy_packages_stay_in_their_package(package, home):
     users = sorted(m for m, ext in EXTERNAL.items() if package in ext)
     assert users, f"nobody imports {package}: the test reads the wrong tree"

@@ -105,7 +105,8 @@ def check_grid_events(s: "Scenario") -> list[str]:
 
 
 def check_grid_impact(s: "Scenario") -> list[str]:
-    """``[grid_impact]``: the shaft and mode set are bundled models (validate names them)."""
+    """``[grid_impact]``: the shaft is a bundled model, the mode set a bundled one or a readable
+    mode set file (validate names them)."""
     gi = s.grid_impact
     if not gi.enabled:
         return []
@@ -115,9 +116,20 @@ def check_grid_impact(s: "Scenario") -> list[str]:
     if gi.shaft_model not in list_shafts():
         out.append(f"grid_impact.shaft_model = {gi.shaft_model!r} is not a bundled shaft model "
                    f"(models/grid_impact/): {', '.join(list_shafts())}")
-    if gi.mode_set not in list_mode_sets():
+    from facility.config.files import is_explicit_path
+
+    if is_explicit_path(gi.mode_set):
+        from facility.errors import ScenarioError
+        from facility.grid_impact.library import read_mode_set_file
+
+        try:
+            read_mode_set_file(gi.mode_set)
+        except ScenarioError as e:
+            out.append(str(e))
+    elif gi.mode_set not in list_mode_sets():
         out.append(f"grid_impact.mode_set = {gi.mode_set!r} is not a bundled mode set "
-                   f"(models/grid_impact/): {', '.join(list_mode_sets())}")
+                   f"(models/grid_impact/): {', '.join(list_mode_sets())} (or the path of a mode set file, "
+                   f"e.g. one facility grid-modes wrote)")
     return out
 
 

@@ -21,7 +21,8 @@ class GridImpactConfig(StrictModel):
         "no rows."))
     shaft_model: str = F("ieee_fbm", description="Multi-mass shaft: a name in models/grid_impact/ (ieee_fbm).")
     mode_set: str = F("wecc_reduced", description=(
-        "Electromechanical modes: a name in models/grid_impact/ (wecc_reduced, kundur_two_area, smib_example)."))
+        "Electromechanical modes: a name in models/grid_impact/ (wecc_reduced, smib_example; derived with ANDES: "
+        "kundur_two_area, ieee39, wecc179) or the path of a mode set file (e.g. one facility grid-modes wrote)."))
     generator_share_frac: float | None = F(None, unit="frac", gt=0, le=1, description=(
         "Share of the PCC power oscillation the turbine-generator picks up (its electrical torque "
         "change is share x dP / its MVA rating). Give this or both sync_coeff_* keys."))

@@ -218,7 +218,8 @@ def _absolute_paths(data: dict, base_dir: Path) -> dict:
     """Relative file paths of a scenario resolved against its folder: ``jobs.*.trace_file``,
     ``grid_events.*.trace_file`` and
     library references given as paths (``jobs.*.gpu``, ``grid.trafo_type``,
-    ``grid.lv_trafo_type``, ``grid.ups_type``, ``spec`` / ``spec.base``)."""
+    ``grid.lv_trafo_type``, ``grid.ups_type``, ``spec`` / ``spec.base``,
+    ``grid_impact.mode_set``)."""
     data = dict(data)
     jobs = data.get("jobs")
     if isinstance(jobs, list):
@@ -237,6 +238,9 @@ def _absolute_paths(data: dict, base_dir: Path) -> dict:
         data["grid"] = {k: (_absolute(v, base_dir, explicit_only=True)
                             if k in ("trafo_type", "lv_trafo_type", "ups_type") else v)
                         for k, v in grid.items()}
+    gi = data.get("grid_impact")
+    if isinstance(gi, dict) and "mode_set" in gi:
+        data["grid_impact"] = dict(gi, mode_set=_absolute(gi["mode_set"], base_dir, explicit_only=True))
     events = data.get("grid_events")
     if isinstance(events, list):
         data["grid_events"] = [dict(ev, trace_file=_absolute(ev["trace_file"], base_dir, explicit_only=False))

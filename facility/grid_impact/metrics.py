@@ -26,7 +26,10 @@ Definitions (a_k the single-sided amplitude of bin k, as ``facility.metrics.spec
 * ``shaft.sections.<s>.fatigue``: rainflow + Miner (:mod:`facility.grid_impact.fatigue`).
 * ``modes.<i>``: peak_mw and bin_peak_mw of the observed generator's power swing, peak_hz of
   the frequency deviation, ``amplification`` = peak_mw / (k_i · max|ΔP|) (over a flat
-  transmission with the mode's gain); ``total``: the sum of all modes.
+  transmission with the mode's gain); ``rest`` (a set derived from a dynamic model): the
+  same of its remainder (instantaneous share, governors, other poles); ``total``: the sum of
+  all rows, the observed generator's whole swing. ``mode_bin_peak_mw`` is over the modes
+  only (not the rest).
 """
 
 from __future__ import annotations
@@ -126,7 +129,7 @@ def bin_metrics(p_mw: np.ndarray, dt_s: float, model: GridImpactModel) -> dict:
     _, f, amp, _ = _spectrum(p_mw, dt_s)
     amp = amp * hold_factor(f, dt_s)
     ht = np.abs(model.torque_response(f))
-    hm = np.abs(model.modes.frequency_response(f, "mw"))
+    hm = np.abs(model.modes.frequency_response(f, "mw")[:len(model.modes.modes)])
     return {"shaft_bin_peak_torque_pu": float(np.max(amp[None, :] * ht)) if f.size else 0.0,
             "mode_bin_peak_mw": float(np.max(amp[None, :] * hm)) if f.size else 0.0}
 
@@ -148,7 +151,7 @@ def bin_caps_mw(f_hz: np.ndarray, dt_s: float, model: GridImpactModel, max_shaft
             ht = np.abs(model.torque_response(f)).max(axis=0) * hold
             cap = np.minimum(cap, max_shaft_torque_pu / ht)
         if max_mode_response_mw is not None and model.modes.modes:
-            hm = np.abs(model.modes.frequency_response(f, "mw")).max(axis=0) * hold
+            hm = np.abs(model.modes.frequency_response(f, "mw")[:len(model.modes.modes)]).max(axis=0) * hold
             cap = np.minimum(cap, max_mode_response_mw / hm)
     return cap
 
@@ -210,21 +213,25 @@ def grid_impact_metrics(p_mw: np.ndarray, dt_s: float, model: GridImpactModel) -
                        "bin_peak_torque_pu": float(np.max(t_amp[j])),
                        "fatigue": fatigue_metrics(torque[j], horizon_h, model.sn)}
     dmg = [v["fatigue"]["damage_per_year"] for v in sections.values()]
-    # ---- electromechanical modes: the Hz output is the MW output scaled (same shape)
-    hmw = model.modes.frequency_response(f, "mw")                      # (M, F)
+    # ---- electromechanical modes (rows of the mode set; a derived set's last row is its rest)
+    ms = model.modes
+    nm = len(ms.modes)
+    hmw = ms.frequency_response(f, "mw")                               # (rows, F)
     ymw = np.fft.irfft(x[None, :] * hmw, n, axis=1)
+    yhz = np.fft.irfft(x[None, :] * ms.frequency_response(f, "hz"), n, axis=1)
     emodes = {}
-    yhz = np.zeros(n)
-    for i, m in enumerate(model.modes.modes):
+    for i, m in enumerate(ms.modes):
         pk = float(np.max(np.abs(ymw[i])))
-        to_hz = m.gain_hz_per_mw / m.gain_mw_per_mw
-        yhz += to_hz * ymw[i]
         emodes[m.name] = {"f_hz": m.f_hz, "damping_ratio": m.damping_ratio,
                           "peak_mw": pk, "bin_peak_mw": float(np.max(amp * np.abs(hmw[i]))),
-                          "peak_hz": pk * to_hz,
+                          "peak_hz": float(np.max(np.abs(yhz[i]))),
                           "amplification": pk / (m.gain_mw_per_mw * dp_peak) if dp_peak > 0 else 0.0}
+    if ms.rest is not None:
+        emodes["rest"] = {"peak_mw": float(np.max(np.abs(ymw[nm]))) if n else 0.0,
+                          "bin_peak_mw": float(np.max(amp * np.abs(hmw[nm]))) if f.size else 0.0,
+                          "peak_hz": float(np.max(np.abs(yhz[nm]))) if n else 0.0}
     emodes["total"] = {"peak_mw": float(np.max(np.abs(ymw.sum(axis=0)))) if n else 0.0,
-                       "peak_hz": float(np.max(np.abs(yhz))) if n else 0.0}
+                       "peak_hz": float(np.max(np.abs(yhz.sum(axis=0)))) if n else 0.0}
     worst_sec = max(sections, key=lambda s: sections[s]["peak_torque_pu"])
     return {
         "share_frac": model.share_frac,
@@ -237,7 +244,7 @@ def grid_impact_metrics(p_mw: np.ndarray, dt_s: float, model: GridImpactModel) -
                   "sections": sections, "modes": tmodes},
         "modes": emodes,
         "shaft_bin_peak_torque_pu": max(v["bin_peak_torque_pu"] for v in sections.values()),
-        "mode_bin_peak_mw": max((v["bin_peak_mw"] for k, v in emodes.items() if k != "total"), default=0.0),
+        "mode_bin_peak_mw": max((emodes[m.name]["bin_peak_mw"] for m in ms.modes), default=0.0),
         "max_damage_per_year": max(dmg),
         "min_life_years": min(v["fatigue"]["life_years"] for v in sections.values()),
     }

@@ -240,6 +240,10 @@ def render_report(res: "Results", images: list[tuple[str, str]]) -> str:
         flat = _flat_rows({k: v for k, v in res.sizing.items()
                            if k not in ("cost", "mix", "verification")})  # those: the cost section
         parts.append(_table(flat, ["quantity", "value"], ok_col=False))
+    if "grid_impact" in m:
+        from facility.report.grid_replay import grid_impact_section
+
+        parts.append(grid_impact_section(res))
     for name, caption in images:
         parts.append(f"<figure><img src='{html.escape(name)}' alt='{html.escape(caption)}'>"
                      f"<figcaption>{html.escape(caption)}</figcaption></figure>")
