@@ -23,8 +23,9 @@ class GridImpactConfig(StrictModel):
     mode_set: str = F("wecc_reduced", description=(
         "Electromechanical modes: a name in models/grid_impact/ (wecc_reduced, kundur_two_area, smib_example)."))
     generator_share_frac: float | None = F(None, unit="frac", gt=0, le=1, description=(
-        "Share of the PCC power oscillation the turbine-generator picks up (its electrical torque "
-        "change is share x dP / its MVA rating). Give this or both sync_coeff_* keys."))
+        "Share of a PCC power change the turbine-generator picks up at the moment of the change, "
+        "before its rotor moves (its electrical torque change is share x dP / its MVA rating; the "
+        "grid connection takes it over after the swing). Give this or both sync_coeff_* keys."))
     sync_coeff_gen_mw_per_rad: float | None = F(None, unit="MW/rad", gt=0, le=1e7, description=(
         "Synchronizing power coefficient of the generator as seen from the PCC; with "
         "sync_coeff_rest_mw_per_rad it sets the share Ks_gen / (Ks_gen + Ks_rest)."))

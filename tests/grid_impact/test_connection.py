@@ -185,6 +185,16 @@ def test_band_edge_outside_the_modes_is_a_scenario_error():
     assert _model(torsional_band_min_hz=10.0).band_min_hz == 10.0
 
 
+def test_validate_names_a_band_edge_outside_the_modes(tiny_scenario_dict):
+    from facility.config.checks import check_grid_impact
+    from facility.config.load import scenario_from_dict
+
+    d = dict(tiny_scenario_dict, grid_impact={"enabled": True, "generator_share_frac": 0.5,
+                                              "torsional_band_min_hz": 30.0})
+    probs = check_grid_impact(scenario_from_dict(d, check=False))
+    assert len(probs) == 1 and "torsional_band_min_hz = 30 Hz" in probs[0] and "15.8 Hz" in probs[0]
+
+
 def test_default_scenario_largest_torque_bin_is_not_the_slow_load():
     """scenarios/default.toml with [grid_impact] on: the shaft's largest single-bin torque sits
     at or above 0.1 Hz (the floating shaft's sat at the horizon's slowest bins)."""
