@@ -23,7 +23,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 #: The grid-side limits of the study (CHOSEN for it, not from a standard): torque component of
-#: any one FFT bin in any FBM shaft section, and generator-power component through any mode.
+#: any one FFT bin of the torsional band in any FBM shaft section (pu of the 892.4 MVA base),
+#: and generator-power component through any mode.
 MAX_SHAFT_TORQUE_PU = 0.005
 MAX_MODE_RESPONSE_MW = 5.0
 SHARE_FRAC = 0.3
