@@ -211,12 +211,23 @@ def grid_impact_metrics(p_mw: np.ndarray, dt_s: float, model: GridImpactModel) -
     band = model.torsional(f)
     # ---- shaft: the whole section torque's spectrum, split at the torsional band's edge
     y = model.torque_response(f) * x[None, :]                        # (S, F)
-    torque_band = np.fft.irfft(y * band[None, :], n, axis=1)
-    torque_qs = np.fft.irfft(y * ~band[None, :], n, axis=1)
-    w = _amp_weight(n)[None, :]
-    a_band = np.abs(np.fft.rfft(torque_band, axis=1)) * w              # bin amplitudes of each part
-    a_qs = np.abs(np.fft.rfft(torque_qs, axis=1)) * w
-    a_tot = np.where(band[None, :], a_band, a_qs)
+    kb = int(np.searchsorted(f, model.band_min_hz))                  # first bin of the band
+    y_part = np.zeros_like(y)
+    y_part[:, kb:] = y[:, kb:]
+    torque_band = np.fft.irfft(y_part, n, axis=1)
+    y_part[:, kb:] = 0.0
+    y_part[:, :kb] = y[:, :kb]
+    torque_qs = np.fft.irfft(y_part, n, axis=1)
+    del y_part
+    # bin amplitudes of each part: the spectrum of its (real, periodic) torque series, i.e. Y
+    # with the imaginary part of the DC and (even N) Nyquist bins dropped, as irfft drops it
+    yr = y.copy()
+    yr[:, 0] = yr[:, 0].real
+    if n % 2 == 0:
+        yr[:, -1] = yr[:, -1].real
+    a_tot = np.abs(yr) * _amp_weight(n)[None, :]
+    a_band = a_tot * band[None, :]
+    a_qs = a_tot * ~band[None, :]
     # ---- each torsional mode's torque (its pole pair, bins in the band) in every section: with
     # A = X/(jω − λ), B = X/(jω − λ̄), irfft(X (r/(jω−λ) + r̄/(jω−λ̄))) = Re r·irfft(A + B)
     # + Im r·irfft(j(A − B)): two inverse FFTs per mode for all sections

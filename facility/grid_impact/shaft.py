@@ -284,10 +284,13 @@ class ShaftModel:
         """
         lam, res, group = self._poles_residues()
         jw = 2j * np.pi * np.asarray(f_hz, dtype=float)
+        inv = 1.0 / (jw[None, :] - lam[:, None])           # (poles, F): a few poles, one product
+        if not modes:
+            return res @ inv
         out = np.zeros((self.n_masses, res.shape[0], jw.size), dtype=complex)
-        for p in range(lam.size):  # a few poles: broadcast outer products (frequency last)
-            out[group[p]] += res[:, p, None] * (1.0 / (jw - lam[p]))[None, :]
-        return out if modes else out.sum(axis=0)
+        for g in np.unique(group):
+            out[g] = res[:, group == g] @ inv[group == g]
+        return out
 
     def mode_poles(self) -> list[list[tuple[complex, np.ndarray]]]:
         """Per pole group (as :meth:`frequency_response` with ``modes``: [0] electromechanical,
