@@ -106,7 +106,9 @@ def check_grid_events(s: "Scenario") -> list[str]:
 
 def check_grid_impact(s: "Scenario") -> list[str]:
     """``[grid_impact]``: the shaft is a bundled model, the mode set a bundled one or a readable
-    mode set file (validate names them)."""
+    mode set file (validate names them), the torsional band's edge lies between the connected
+    shaft's electromechanical and lowest torsional mode, a governor has the shaft's turbine
+    shares."""
     gi = s.grid_impact
     if not gi.enabled:
         return []
@@ -119,7 +121,6 @@ def check_grid_impact(s: "Scenario") -> list[str]:
     from facility.config.files import is_explicit_path
 
     if is_explicit_path(gi.mode_set):
-        from facility.errors import ScenarioError
         from facility.grid_impact.library import read_mode_set_file
 
         try:
@@ -130,6 +131,14 @@ def check_grid_impact(s: "Scenario") -> list[str]:
         out.append(f"grid_impact.mode_set = {gi.mode_set!r} is not a bundled mode set "
                    f"(models/grid_impact/): {', '.join(list_mode_sets())} (or the path of a mode set file, "
                    f"e.g. one facility grid-modes wrote)")
+    if not out:
+        from facility.grid_impact.connection import connect_shaft, torsional_band_min_hz
+        from facility.grid_impact.library import load_shaft
+
+        try:
+            torsional_band_min_hz(gi, connect_shaft(gi, load_shaft(gi.shaft_model)))
+        except ScenarioError as e:
+            out.append(str(e))
     return out
 
 
@@ -139,10 +148,11 @@ def grid_impact_warnings(s: "Scenario") -> list[str]:
     gi = s.grid_impact
     if not gi.enabled or check_grid_impact(s):
         return []
+    from facility.grid_impact.connection import connect_shaft
     from facility.grid_impact.library import load_shaft
 
     nyq = 0.5 / s.time.dt_s
-    above = [f for f in load_shaft(gi.shaft_model).torsional_modes_hz() if f >= nyq]
+    above = [f for f in connect_shaft(gi, load_shaft(gi.shaft_model)).torsional_modes_hz() if f >= nyq]
     if not above:
         return []
     return [f"grid_impact: torsional mode(s) at {', '.join(f'{f:.2f}' for f in above)} Hz lie above the "

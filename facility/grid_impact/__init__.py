@@ -2,7 +2,9 @@
 excitation of the grid's electromechanical modes (pure numpy / scipy; docs/grid_impact.md).
 
 Layers: :mod:`~facility.grid_impact.shaft` (multi-mass shaft state space and frequency
-response), :mod:`~facility.grid_impact.modal` (modal grid model), :mod:`~facility.grid_impact.fatigue`
+response, floating or connected to the grid), :mod:`~facility.grid_impact.connection` (the
+generator's synchronizing and damping torque, governor and torsional band of a scenario),
+:mod:`~facility.grid_impact.modal` (modal grid model), :mod:`~facility.grid_impact.fatigue`
 (rainflow + Miner), :mod:`~facility.grid_impact.library` (bundled models in
 ``models/grid_impact/``), :mod:`~facility.grid_impact.metrics` (the ``grid_impact`` metrics
 block, its compliance rows and the optimizer's per-bin caps), :mod:`~facility.grid_impact.lp`

@@ -6,7 +6,8 @@ amplitude T_e, no damage at or below it. Damage D = Σ n_i / N(T_a,i) over the c
 (half cycles count 0.5); the shaft's fatigue life is used up at D = 1. The torque is the
 oscillating part (the response to the PCC power's deviation from its mean): no mean-torque
 correction (Goodman, Gerber) is applied, so the curve must be one for the shaft's operating
-mean torque.
+mean torque. Torque amplitudes in pu of the shaft model's torque base (S_rated at synchronous
+speed); :mod:`facility.grid_impact.metrics` counts the torsional band's torque.
 """
 
 from __future__ import annotations

@@ -58,12 +58,15 @@ def _check(name: str, kind: str, field: str) -> dict:
 
 
 def load_shaft(name: str, damping_ratio: float | None = None) -> ShaftModel:
-    """A bundled shaft, with its modal damping ratio or ``damping_ratio`` [frac] instead."""
+    """A bundled shaft (floating: :meth:`ShaftModel.connect` connects it), with its modal
+    damping ratio or ``damping_ratio`` [frac] instead."""
     d = _check(name, "shaft", "shaft_model")
     return ShaftModel(tuple(d["masses"]), np.array(d["h_s"]), np.array(d["k_pu_per_rad"]),
                       np.array(d["d_pu"]),
                       float(d["mech_damping_ratio"] if damping_ratio is None else damping_ratio),
-                      d["masses"].index(d["generator"]), float(d["f0_hz"]), float(d["s_rated_mva"]), name)
+                      d["masses"].index(d["generator"]), float(d["f0_hz"]), float(d["s_rated_mva"]), name,
+                      turbine_torque_frac=(np.array(d["turbine_torque_frac"], dtype=float)
+                                           if "turbine_torque_frac" in d else None))
 
 
 def shaft_fatigue(name: str) -> dict:

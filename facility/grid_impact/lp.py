@@ -1,7 +1,8 @@
 """The ``[grid_impact]`` response limits as the optimizer's band rows.
 
-A response limit on shaft torque or on a mode's generator-power swing, taken per FFT bin of
-the PCC power, is linear in that bin: a_k |H(f_k)| ≤ L ⇔ a_k ≤ L / |H(f_k)|. Those per-bin caps
+A response limit on shaft torque (in the torsional band: bins f_k ≥ ``torsional_band_min_hz``,
+no torque cap below it) or on a mode's generator-power swing, taken per FFT bin of the PCC
+power, is linear in that bin: a_k |H(f_k)| ≤ L ⇔ a_k ≤ L / |H(f_k)|. Those per-bin caps
 (:func:`facility.grid_impact.metrics.bin_caps_mw`, the smallest over sections and modes) join
 the spec's band limits in :func:`facility.optimize.model.spectral.bin_limits`, which writes each
 limited bin as the inscribed-polygon rows of the band limits, generated lazily: what holds for
@@ -11,8 +12,9 @@ limited bin as the inscribed-polygon rows of the band limits, generated lazily: 
 Exact: ``grid_impact.shaft_bin_peak_torque_pu`` ≤ max_shaft_torque_pu and
 ``grid_impact.mode_bin_peak_mw`` ≤ max_mode_response_mw, the compliance rows' metrics.
 Not held by the LP: the time-domain peaks (``peak_torque_pu``, ``peak_mw``; a sum over bins,
-at most Σ_k a_k |H(f_k)|) and the fatigue damage (nonlinear in the torque); the verification
-run checks ``max_fatigue_damage_per_year``.
+at most Σ_k a_k |H(f_k)|), the shaft's quasi-static torque (reported, not limited) and the
+fatigue damage (nonlinear in the torque); the verification run checks
+``max_fatigue_damage_per_year``.
 """
 
 from __future__ import annotations

@@ -12,18 +12,33 @@ power repeated (circular convolution): the start-up transient of the model is no
 lightly damped modes whose decay time is not short against the horizon wrap around its end
 (tests/grid_impact compare it with ``scipy.signal.lsim``). O(N log N) for all models together.
 
-Definitions (a_k the single-sided amplitude of bin k, as ``facility.metrics.spectrum``):
+The shaft's section torque is split at ``torsional_band_min_hz`` (f_b, by default half the
+lowest torsional mode) into the **torsional band** (bins f ≥ f_b: the torsional modes'
+resonances) and the **quasi-static** part (f < f_b: the shaft following the load and swinging
+against the grid at its electromechanical mode); the two sum to the section's torque. Limits,
+fatigue and the LP caps read the torsional band. Torques are in pu of the shaft model's torque
+base S_rated / ω_m0 (the torque that carries the generator's MVA rating at synchronous speed).
 
-* ``shaft.sections.<s>.peak_torque_pu`` = max_t |T_s(t)|, T_s the oscillating torque of
-  section s, T_s(f) = share / S_rated · H_s(f) · sinc²(f Δt) · ΔP(f). [pu of the generator's
-  rated torque]
-* ``…bin_peak_torque_pu`` = max_k a_k · share / S · |H_s(f_k)| sinc²(f_k Δt): the largest single-frequency
-  torque component, the limited quantity (exact LP rows, :func:`bin_caps_mw`). A time peak is
-  at most the sum of the bins' components, so it may exceed the bin peak when several bins add.
-* ``shaft.modes.<r>``: the peak of torsional mode r's own contribution (its pole pair) in the
-  section it loads most (``worst_section_index``); ``amplification`` = its peak / the air-gap torque swing
-  share · max|ΔP| / S (how much the mode amplifies a rigid shaft's torque).
-* ``shaft.sections.<s>.fatigue``: rainflow + Miner (:mod:`facility.grid_impact.fatigue`).
+Definitions (a_k the single-sided amplitude of bin k, as ``facility.metrics.spectrum``; T_s(f)
+= share / S_rated · H_s(f) · sinc²(f Δt) · ΔP(f), H_s the connected shaft's response):
+
+* ``shaft.sections.<s>.peak_torque_pu`` = max_t |T_s,band(t)|, the torsional band's torque.
+* ``…bin_peak_torque_pu`` = max over bins f_k ≥ f_b of a_k · share / S · |H_s(f_k)| sinc²(f_k Δt):
+  the largest single-frequency torsional torque component, the limited quantity (exact LP rows,
+  :func:`bin_caps_mw`), ``…bin_peak_hz`` its bin. A time peak is at most the sum of the bins'
+  components, so it may exceed the bin peak when several bins add.
+* ``…quasi_static``: peak_torque_pu, bin_peak_torque_pu, bin_peak_hz of the part below f_b;
+  ``…total_peak_torque_pu`` = max_t |T_s(t)| of both together.
+* ``shaft.bin_peak_hz``, ``shaft.bin_peak_torque_pu``: where the largest single-bin torque of the
+  whole section torque (both parts, any section) sits, and its amplitude.
+* ``shaft.modes.<r>``: the peak of torsional mode r's own contribution (its pole pair, bins in
+  the torsional band) in the section it loads most (``worst_section_index``);
+  ``amplification`` = its peak / the air-gap torque swing share · max|ΔP| / S (how much the mode
+  amplifies a rigid shaft's torque).
+* ``shaft.connection``: the generator's synchronizing and damping torque, the electromechanical
+  mode's frequency and damping ratio, the governor (when on), f_b.
+* ``shaft.sections.<s>.fatigue``: rainflow + Miner of the torsional band's torque
+  (:mod:`facility.grid_impact.fatigue`).
 * ``modes.<i>``: peak_mw and bin_peak_mw of the observed generator's power swing, peak_hz of
   the frequency deviation, ``amplification`` = peak_mw / (k_i · max|ΔP|) (over a flat
   transmission with the mode's gain); ``rest`` (a set derived from a dynamic model): the
@@ -66,25 +81,34 @@ class GridImpactModel:
     Attributes
     ----------
     shaft : ShaftModel
+        The shaft, its generator connected to the grid (:mod:`facility.grid_impact.connection`).
     modes : ModeSet
     share_frac : float
         Generator's share of the PCC oscillation. [frac]
     sn : dict
         S-N curve: sn_exponent, t_endurance_pu, n_endurance_cycles.
+    band_min_hz : float
+        Lower edge of the torsional band; 0 = every bin torsional. [Hz]
     """
 
     shaft: ShaftModel
     modes: ModeSet
     share_frac: float
     sn: dict
+    band_min_hz: float = 0.0
 
     @property
     def torque_per_mw(self) -> float:
         """Air-gap torque per MW at the PCC: share / S_rated. [pu/MW]"""
         return self.share_frac / self.shaft.s_rated_mva
 
+    def torsional(self, f_hz: np.ndarray) -> np.ndarray:
+        """Whether each frequency lies in the torsional band (f ≥ band_min_hz). [bool]"""
+        return np.asarray(f_hz, dtype=float) >= self.band_min_hz
+
     def torque_response(self, f_hz: np.ndarray, modes: bool = False) -> np.ndarray:
-        """Section torque per MW at the PCC, (sections, F) or (modes, sections, F). [pu/MW]"""
+        """Section torque per MW at the PCC, (sections, F) or, with ``modes``, (groups, sections,
+        F) as :meth:`ShaftModel.frequency_response`. [pu/MW]"""
         h = self.shaft.frequency_response(f_hz, modes=modes)
         h *= self.torque_per_mw
         return h
@@ -92,13 +116,17 @@ class GridImpactModel:
 
 def build_model(cfg) -> GridImpactModel:
     """Resolve a :class:`~facility.config.grid_impact.GridImpactConfig`."""
+    from facility.grid_impact.connection import connect_shaft, torsional_band_min_hz
+
     sn = shaft_fatigue(cfg.shaft_model)
     for key, over in (("sn_exponent", cfg.sn_exponent), ("t_endurance_pu", cfg.sn_endurance_torque_pu),
                       ("n_endurance_cycles", cfg.sn_endurance_cycles)):
         if over is not None:
             sn[key] = float(over)
-    return GridImpactModel(load_shaft(cfg.shaft_model, cfg.mech_damping_ratio),
-                           load_mode_set(cfg.mode_set), cfg.share_frac, sn)
+    shaft = load_shaft(cfg.shaft_model, cfg.mech_damping_ratio)
+    modes = load_mode_set(cfg.mode_set)
+    shaft = connect_shaft(cfg, shaft)
+    return GridImpactModel(shaft, modes, cfg.share_frac, sn, torsional_band_min_hz(cfg, shaft))
 
 
 def _amp_weight(n: int) -> np.ndarray:
@@ -124,22 +152,22 @@ def _spectrum(p_mw: np.ndarray, dt_s: float):
 
 
 def bin_metrics(p_mw: np.ndarray, dt_s: float, model: GridImpactModel) -> dict:
-    """The two limited spectral quantities only: shaft_bin_peak_torque_pu [pu] and
-    mode_bin_peak_mw [MW] (see the module docstring)."""
+    """The two limited spectral quantities only: shaft_bin_peak_torque_pu [pu] (torsional band)
+    and mode_bin_peak_mw [MW] (see the module docstring)."""
     _, f, amp, _ = _spectrum(p_mw, dt_s)
     amp = amp * hold_factor(f, dt_s)
-    ht = np.abs(model.torque_response(f))
+    ht = np.abs(model.torque_response(f)) * model.torsional(f)[None, :]
     hm = np.abs(model.modes.frequency_response(f, "mw")[:len(model.modes.modes)])
     return {"shaft_bin_peak_torque_pu": float(np.max(amp[None, :] * ht)) if f.size else 0.0,
-            "mode_bin_peak_mw": float(np.max(amp[None, :] * hm)) if f.size else 0.0}
+            "mode_bin_peak_mw": float(np.max(amp[None, :] * hm)) if f.size and hm.size else 0.0}
 
 
 def bin_caps_mw(f_hz: np.ndarray, dt_s: float, model: GridImpactModel, max_shaft_torque_pu: float | None,
                 max_mode_response_mw: float | None) -> np.ndarray:
-    """Largest PCC amplitude a_k each frequency may carry so that no section's torque component
-    exceeds ``max_shaft_torque_pu`` and no mode's generator-power component exceeds
-    ``max_mode_response_mw``: min over sections and modes of limit / (|H(f)| sinc²(f Δt)) on a
-    grid of step ``dt_s`` [s]. [MW]
+    """Largest PCC amplitude a_k each frequency may carry so that no section's torsional-band
+    torque component exceeds ``max_shaft_torque_pu`` and no mode's generator-power component
+    exceeds ``max_mode_response_mw``: min over sections and modes of limit / (|H(f)| sinc²(f Δt))
+    on a grid of step ``dt_s`` [s] (no torque cap below the torsional band). [MW]
 
     Exact for the ``bin_peak`` metrics (a_k ≤ cap_k ⇔ every weighted bin meets its limit);
     for the time-domain peaks it is necessary, not sufficient (bins add in time)."""
@@ -148,7 +176,7 @@ def bin_caps_mw(f_hz: np.ndarray, dt_s: float, model: GridImpactModel, max_shaft
     hold = hold_factor(f, dt_s)
     with np.errstate(divide="ignore"):
         if max_shaft_torque_pu is not None:
-            ht = np.abs(model.torque_response(f)).max(axis=0) * hold
+            ht = np.abs(model.torque_response(f)).max(axis=0) * hold * model.torsional(f)
             cap = np.minimum(cap, max_shaft_torque_pu / ht)
         if max_mode_response_mw is not None and model.modes.modes:
             hm = np.abs(model.modes.frequency_response(f, "mw")[:len(model.modes.modes)]).max(axis=0) * hold
@@ -181,38 +209,74 @@ def grid_impact_metrics(p_mw: np.ndarray, dt_s: float, model: GridImpactModel) -
     dp_peak = float(np.max(np.abs(np.asarray(p_mw, float) - np.mean(p_mw)))) if n else 0.0
     shaft = model.shaft
     secs = shaft.sections
-    # ---- shaft: each torsional mode's torque in every section, from its pole pair: with
+    c = model.torque_per_mw
+    gap = c * dp_peak
+    band = model.torsional(f)
+    # ---- shaft: the whole section torque's spectrum, split at the torsional band's edge
+    y = model.torque_response(f) * x[None, :]                        # (S, F)
+    kb = int(np.searchsorted(f, model.band_min_hz))                  # first bin of the band
+    y_part = np.zeros_like(y)
+    y_part[:, kb:] = y[:, kb:]
+    torque_band = np.fft.irfft(y_part, n, axis=1)
+    y_part[:, kb:] = 0.0
+    y_part[:, :kb] = y[:, :kb]
+    torque_qs = np.fft.irfft(y_part, n, axis=1)
+    del y_part
+    # bin amplitudes of each part: the spectrum of its (real, periodic) torque series, i.e. Y
+    # with the imaginary part of the DC and (even N) Nyquist bins dropped, as irfft drops it
+    yr = y.copy()
+    yr[:, 0] = yr[:, 0].real
+    if n % 2 == 0:
+        yr[:, -1] = yr[:, -1].real
+    a_tot = np.abs(yr) * _amp_weight(n)[None, :]
+    a_band = a_tot * band[None, :]
+    a_qs = a_tot * ~band[None, :]
+    # ---- each torsional mode's torque (its pole pair, bins in the band) in every section: with
     # A = X/(jω − λ), B = X/(jω − λ̄), irfft(X (r/(jω−λ) + r̄/(jω−λ̄))) = Re r·irfft(A + B)
     # + Im r·irfft(j(A − B)): two inverse FFTs per mode for all sections
     jw = 2j * np.pi * f
-    c = model.torque_per_mw
-    gap = c * dp_peak
-    torque = np.zeros((len(secs), n))
+    xb = x * band
     tmodes = {}
-    for r, (fr, poles) in enumerate(zip(shaft.torsional_modes_hz(), shaft.mode_poles())):
+    for r, (fr, poles) in enumerate(zip(shaft.torsional_modes_hz(), shaft.mode_poles()[1:])):
         tr = np.zeros((len(secs), n))
         for lam, res in poles:
-            a = x / (jw - lam)
+            a = xb / (jw - lam)
             if lam.imag == 0.0:
                 tr += c * res.real[:, None] * np.fft.irfft(a, n)[None, :]
                 continue
-            b = x / (jw - np.conj(lam))
+            b = xb / (jw - np.conj(lam))
             u = np.fft.irfft(np.stack([a + b, 1j * (a - b)]), n, axis=1)
             tr += c * (res.real[:, None] * u[0][None, :] + res.imag[:, None] * u[1][None, :])
-        torque += tr
         pk = np.max(np.abs(tr), axis=1)
         j = int(np.argmax(pk))
         tmodes[f"mode{r + 1}"] = {"f_hz": float(fr), "peak_torque_pu": float(pk[j]),
                                   "worst_section_index": j,
                                   "amplification": float(pk[j] / gap) if gap > 0 else 0.0}
-    # bin amplitudes of each section's torque: the spectrum of its (periodic) torque series
-    t_amp = np.abs(np.fft.rfft(torque, axis=1)) * _amp_weight(n)[None, :]
+
+    def _peak_bin(amp_row: np.ndarray) -> tuple[float, float]:
+        k = int(np.argmax(amp_row))
+        return float(amp_row[k]), float(f[k])
+
     sections = {}
     for j, s in enumerate(secs):
-        sections[s] = {"peak_torque_pu": float(np.max(np.abs(torque[j]))),
-                       "bin_peak_torque_pu": float(np.max(t_amp[j])),
-                       "fatigue": fatigue_metrics(torque[j], horizon_h, model.sn)}
+        bp, bf = _peak_bin(a_band[j])
+        qp, qf = _peak_bin(a_qs[j])
+        sections[s] = {"peak_torque_pu": float(np.max(np.abs(torque_band[j]))),
+                       "bin_peak_torque_pu": bp, "bin_peak_hz": bf,
+                       "fatigue": fatigue_metrics(torque_band[j], horizon_h, model.sn),
+                       "quasi_static": {"peak_torque_pu": float(np.max(np.abs(torque_qs[j]))),
+                                        "bin_peak_torque_pu": qp, "bin_peak_hz": qf},
+                       "total_peak_torque_pu": float(np.max(np.abs(torque_band[j] + torque_qs[j])))}
     dmg = [v["fatigue"]["damage_per_year"] for v in sections.values()]
+    j_all, k_all = np.unravel_index(int(np.argmax(a_tot)), a_tot.shape)
+    connection = {"sync_torque_pu_per_rad": float(shaft.sync_torque_pu_per_rad),
+                  "damping_pu": float(shaft.grid_damping_pu),
+                  "electromechanical_mode_hz": shaft.electromechanical_mode_hz(),
+                  "electromechanical_damping_ratio": shaft.electromechanical_damping_ratio(),
+                  "torsional_band_min_hz": float(model.band_min_hz)}
+    if shaft.governor_droop_frac is not None:
+        connection["governor_droop_frac"] = float(shaft.governor_droop_frac)
+        connection["governor_time_constant_s"] = float(shaft.governor_time_constant_s)
     # ---- electromechanical modes (rows of the mode set; a derived set's last row is its rest)
     ms = model.modes
     nm = len(ms.modes)
@@ -241,6 +305,11 @@ def grid_impact_metrics(p_mw: np.ndarray, dt_s: float, model: GridImpactModel) -
                   "airgap_torque_peak_pu": gap,
                   "peak_torque_pu": sections[worst_sec]["peak_torque_pu"],
                   "worst_section_index": secs.index(worst_sec),
+                  "quasi_static_peak_torque_pu": max(v["quasi_static"]["peak_torque_pu"] for v in sections.values()),
+                  "bin_peak_torque_pu": float(a_tot[j_all, k_all]) if f.size else 0.0,
+                  "bin_peak_hz": float(f[k_all]) if f.size else 0.0,
+                  "bin_peak_section_index": int(j_all),
+                  "connection": connection,
                   "sections": sections, "modes": tmodes},
         "modes": emodes,
         "shaft_bin_peak_torque_pu": max(v["bin_peak_torque_pu"] for v in sections.values()),
@@ -264,11 +333,14 @@ def grid_impact_compliance(block: dict, cfg) -> dict:
 
 
 def section_torque(p_mw: np.ndarray, dt_s: float, model: GridImpactModel, section: int,
-                   mode: int | None = None) -> np.ndarray:
-    """Torque of one shaft section over the horizon (of one torsional mode only: ``mode``, 0-based),
-    as in :func:`grid_impact_metrics`. [pu]"""
+                   mode: int | None = None, part: str = "band") -> np.ndarray:
+    """Torque of one shaft section over the horizon, as in :func:`grid_impact_metrics` [pu]:
+    ``part`` "band" (the torsional band), "quasi_static" or "total"; of torsional mode ``mode``
+    (0-based, the first torsional mode 0) only, within the part, when given."""
     x, f, _, n = _spectrum(p_mw, dt_s)
     x = x * hold_factor(f, dt_s)
+    keep = {"band": model.torsional(f), "quasi_static": ~model.torsional(f),
+            "total": np.ones(f.size, dtype=bool)}[part]
     h = model.torque_response(f, modes=mode is not None)
-    h = h[mode, section] if mode is not None else h[section]
-    return np.fft.irfft(x * h, n)
+    h = h[mode + 1, section] if mode is not None else h[section]
+    return np.fft.irfft(x * h * keep, n)

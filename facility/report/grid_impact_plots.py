@@ -4,10 +4,11 @@ and the shaft torque at the worst torsional mode (runs with ``[grid_impact]`` en
 Top: single-sided FFT amplitude of the raw and the mitigated PCC power [MW] (left axis); on
 the right axis each electromechanical mode's gain |H_i(f)| to the observed generator's power
 [MW per MW] (the 8 largest), for a set derived from a dynamic model the generator's whole
-response (modes + rest), and the largest shaft-section torque per MW at the PCC [pu per GW], so the bins
-that excite a mode are the ones under its peak; the torsional modes dotted. Bottom: the
-torque of the section the worst torsional mode loads most, that mode's share and the total,
-over a few seconds around its peak.
+response (modes + rest), and the largest shaft-section torque per MW at the PCC [pu per GW, pu
+of the generator's MVA base], so the bins that excite a mode are the ones under its peak; the
+torsional modes dotted, the torsional band's lower edge dashed. Bottom: the torque of the
+section the worst torsional mode loads most, its torsional band, that mode's share of it and the
+quasi-static part, over a few seconds around the mode's peak.
 """
 
 from __future__ import annotations
@@ -58,11 +59,13 @@ def plot_grid_impact(res, raw: np.ndarray, pcc: np.ndarray, out: Path) -> tuple[
     rax.loglog(fg, ht, color="k", lw=1.0, label=f"shaft torque, worst section [pu/GW] ({model.shaft.name})")
     for fr in model.shaft.torsional_modes_hz():
         ax.axvline(fr, color="0.4", ls=":", lw=0.8)
+    ax.axvline(model.band_min_hz, color="0.2", ls="--", lw=0.8)
     rax.set_ylabel("response per MW at the PCC")
     h1, l1 = ax.get_legend_handles_labels()
     h2, l2 = rax.get_legend_handles_labels()
     ax.legend(h1 + h2, l1 + l2, fontsize=6, loc="lower left")
-    ax.set_title("PCC spectrum and the grid-side response curves (torsional modes dotted)", fontsize=10)
+    ax.set_title("PCC spectrum and the grid-side response curves (torsional modes dotted, torsional band "
+                 "from the dashed line)", fontsize=10)
 
     modes = gi["shaft"]["modes"]
     worst = max(modes, key=lambda k: modes[k]["peak_torque_pu"])
@@ -70,19 +73,21 @@ def plot_grid_impact(res, raw: np.ndarray, pcc: np.ndarray, out: Path) -> tuple[
     s = int(modes[worst]["worst_section_index"])
     tr = section_torque(pcc, dt, model, s, r)
     tt = section_torque(pcc, dt, model, s)
+    tq = section_torque(pcc, dt, model, s, part="quasi_static")
     t = res.timeseries["t_s"].to_numpy()
     k = int(np.argmax(np.abs(tr)))
     half = max(int(1.5 / dt), int(3.0 / modes[worst]["f_hz"] / dt))
     sl = slice(max(0, k - half), min(t.size, k + half + 1))
     sec = model.shaft.sections[s]
-    ax2.plot(t[sl], tt[sl], color="0.5", lw=0.8, label=f"{sec} total")
+    ax2.plot(t[sl], tq[sl], color="tab:olive", lw=0.8, label=f"{sec} quasi-static (< {model.band_min_hz:.3g} Hz)")
+    ax2.plot(t[sl], tt[sl], color="0.5", lw=0.8, label=f"{sec} torsional band")
     ax2.plot(t[sl], tr[sl], color="tab:purple", lw=1.1, label=f"{sec}, {worst} ({modes[worst]['f_hz']:.2f} Hz)")
     lim = res.scenario.grid_impact.max_shaft_torque_pu
     if lim is not None:
         ax2.axhline(lim, color="k", ls="--", lw=1.0, label=f"max_shaft_torque_pu = {lim:g} (per-bin limit)")
         ax2.axhline(-lim, color="k", ls="--", lw=1.0)
     ax2.set_xlabel("time [s]")
-    ax2.set_ylabel("section torque (oscillating part) [pu]")
+    ax2.set_ylabel("section torque (oscillating part) [pu of S_rated]")
     ax2.set_title("Shaft torque at the worst torsional mode, around its peak", fontsize=10)
     ax2.legend(fontsize=7, loc="best")
     ax2.grid(alpha=0.3)
@@ -90,4 +95,5 @@ def plot_grid_impact(res, raw: np.ndarray, pcc: np.ndarray, out: Path) -> tuple[
     fig.savefig(out / "grid_impact.png", dpi=110)
     plt.close(fig)
     return ("grid_impact.png", "PCC spectrum with each electromechanical mode's gain and the shaft's "
-                               "torque per MW over it; the torque of the worst torsional mode around its peak.")
+                               "torque per MW over it; the torque of the worst torsional mode around its peak "
+                               "(torsional band and quasi-static part).")
