@@ -199,8 +199,16 @@ def apply_technologies(data: dict, source: str) -> tuple[dict, dict[str, dict[st
                                     f"one technology name (see `facility models`)")
             if len(set(techs)) != len(techs):
                 raise ScenarioError(f"{source}: {sec}.technologies lists a technology twice: {techs!r}")
+            seen: dict[str, str] = {}
             for t in techs:  # an unknown name fails here, with the list of names
-                load_technology(t, key=f"{source}: {sec}.technologies")
+                name = load_technology(t, key=f"{source}: {sec}.technologies").name
+                if name in seen:   # one unit key <section>.<name> for two files: refused
+                    raise ScenarioError(
+                        f"{source}: {sec}.technologies lists two technologies named {name!r}: "
+                        f"{technology_label(seen[name])} and {technology_label(t)} (each candidate "
+                        f"becomes the unit {sec}.<name>, keyed by name in unit_p_rated_mw and "
+                        f"sizing.json); give each file its own name = \"...\"")
+                seen[name] = t
             continue
         if tech is None:
             continue
