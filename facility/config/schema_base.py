@@ -51,9 +51,14 @@ def not_a_number(ann: Any, value: Any, path: str = "") -> str | None:
     ann = _strip(ann)
     if _number_only(ann):
         if isinstance(value, bool):
-            return f"{path}{value!r} is a boolean, not a number".replace("True", "true").replace("False", "false")
+            return f"{path}{value!r} is a boolean, not a valid number".replace("True", "true").replace("False", "false")
         if isinstance(value, str):
-            return f"{path}{value!r} is a string, not a number: write it without quotes"
+            try:
+                float(value)
+                hint = ": write it without quotes"
+            except ValueError:
+                hint = ""
+            return f"{path}{value!r} is a string, not a valid number{hint}"
         return None
     origin = typing.get_origin(ann)
     if origin in (typing.Union, types.UnionType):
