@@ -130,3 +130,19 @@ def test_validate_and_run_read_the_kw_row(tmp_path):
     assert rc == 2 and "Traceback" not in err
     for part in ("jobs.0.trace_file", "smi.csv", "data row 51", "'power.draw [W]'", "'650 V'", "'V'", "in W"):
         assert part in err, (part, err)
+
+
+def test_voltage_trace_cells_with_units(tmp_path):
+    """A recorded sag (grid_events.N.trace_file) takes 'pu' and '%' per cell; other units and
+    text are refused by row and value."""
+    from facility.electrical.grid_events import read_voltage_trace
+
+    f = tmp_path / "v.csv"
+    f.write_text("t_s,vm_pu\n0,1\n50 ms,70 %\n0.2,0.5 pu\n0.4,0.9\n")
+    t, v = read_voltage_trace(str(f), "grid_events.0.trace_file")
+    np.testing.assert_allclose(t, [0.0, 0.05, 0.2, 0.4])
+    np.testing.assert_allclose(v, [1.0, 0.7, 0.5, 0.9])
+    f.write_text("t_s,vm_pu\n0,1\n0.05,7 kV\n0.2,0.5\n")
+    with pytest.raises(ScenarioError, match=r"grid_events.0.trace_file.*vm_pu at data row 2 reads '7 kV': "
+                                            r"unit 'kV' is not accepted.*in pu"):
+        read_voltage_trace(str(f), "grid_events.0.trace_file")
