@@ -69,7 +69,7 @@ def hybrid(raw: dict, choose: Choose):
     else:
         techs = [choose(names) for _ in range(k)]
     section: dict = {"enabled": True, "technologies": techs}
-    if choose((True, False)):
+    if choose((True, False, False, False)):  # sizing in the run: a larger LP, kept to a quarter
         section.update(extendable=True, max_p_rated_mw=choose((5.0, 50.0, 0.1)),
                        max_e_rated_mwh=choose((1.0, 20.0, 0.05)))
     else:
@@ -79,8 +79,8 @@ def hybrid(raw: dict, choose: Choose):
     return Mutation("hybrid", ((sec,),), section)
 
 
-def _tech_file(choose: Choose) -> tuple[str, str]:
-    """(name in the file, text) of a technology file: a bundled one, edited."""
+def _tech_file(choose: Choose) -> tuple[dict, str]:
+    """(table, text) of a technology file: a bundled one, edited."""
     import tomllib
 
     import tomli_w
@@ -100,25 +100,46 @@ def _tech_file(choose: Choose) -> tuple[str, str]:
         data["cost_usd_per_mw"] = 1.0
     elif edit == "durations":
         data["min_duration_h"], data["max_duration_h"] = 4.0, 0.5
-    return str(data.get("name", base)), tomli_w.dumps(data)
+    return data, tomli_w.dumps(data)
 
 
 def custom_tech(raw: dict, choose: Choose):
     from tests.config.fuzzing import Mutation
 
     sec = choose(_SECTIONS)
-    files = {}
-    refs = []
+    files, refs, tables = {}, [], []
     for i in range(choose((1, 1, 2))):
-        _, text = _tech_file(choose)
+        data, text = _tech_file(choose)
         fname = f"fz_tech_{i}.toml"
         files[fname] = text
         refs.append(fname)
-    section: dict = {"enabled": True, "extendable": True, "max_p_rated_mw": 20.0, "max_e_rated_mwh": 10.0}
-    if len(refs) == 1 and choose((True, False)):
+        tables.append((data.get("name", f"fz_tech_{i}"), data))
+    if choose((True, False)):
+        bundled = choose(_techs())
+        import tomllib
+
+        tables.append((bundled, tomllib.loads((REPO / "models" / "storage" / f"{bundled}.toml").read_text())))
+        refs.append(bundled)
+
+    def ratings(d: dict) -> tuple:
+        p = choose((1.0, 5.0, 20.0))
+        dur = d.get("min_duration_h", 1.0)
+        dur = dur if isinstance(dur, (int, float)) and not isinstance(dur, bool) and dur > 0 else 1.0
+        return p, p * float(dur)
+
+    section: dict = {"enabled": True}
+    if choose((True, False, False)):      # sizing in the run: a larger LP, kept to a third
+        section.update(extendable=True, max_p_rated_mw=20.0, max_e_rated_mwh=10.0)
+    if len(refs) == 1:
         section["technology"] = refs[0]
+        if not section.get("extendable"):
+            section["p_rated_mw"], section["e_rated_mwh"] = ratings(tables[0][1])
     else:
-        section["technologies"] = refs + ([choose(_techs())] if choose((True, False)) else [])
+        section["technologies"] = refs
+        if not section.get("extendable"):
+            rr = {str(n): ratings(d) for n, d in tables}
+            section["unit_p_rated_mw"] = {n: r[0] for n, r in rr.items()}
+            section["unit_e_rated_mwh"] = {n: r[1] for n, r in rr.items()}
     return Mutation("custom_tech", ((sec,),), section, files=files)
 
 

@@ -375,6 +375,8 @@ def check_mutation(name: str, mutations: list[Mutation], workdir: Path | None = 
     res = Outcome(scenario=name, mutations=mutations)
     with contextlib.ExitStack() as stack:
         wd = Path(workdir) if workdir is not None else Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        if any(m.files for m in mutations):   # a folder of its own: no file of an earlier case is read
+            wd = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=wd)))
         f = wd / "mutated.toml"
         for m in mutations:             # a family's files, next to the scenario (relative paths)
             for fname, text in m.files.items():

@@ -217,3 +217,18 @@ def test_a_grid_validate_passes_is_a_grid_the_mpc_takes(dt, window_s, ramp, leve
     for w in windows:
         n = w / (g.k_level * g.mpc_dt)
         assert math.isclose(n, round(n), rel_tol=1e-6), (w, g)
+
+
+def test_a_technology_file_that_changed_is_read_again(tmp_path):
+    """A custom technology file is cached by its modification time and size: the name it has
+    now is the one checked (a stale cache let a renamed duplicate through)."""
+    import os
+
+    from facility.config.technology import load_technology
+
+    f = _custom_tech(tmp_path / "t.toml", "first")
+    assert load_technology(str(f)).name == "first"
+    _custom_tech(f, "second_name")
+    st = os.stat(f)
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert load_technology(str(f)).name == "second_name"
