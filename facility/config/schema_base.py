@@ -51,7 +51,7 @@ def not_a_number(ann: Any, value: Any, path: str = "") -> str | None:
     ann = _strip(ann)
     if _number_only(ann):
         if isinstance(value, bool):
-            return f"{path}{value!r} is a boolean, not a valid number".replace("True", "true").replace("False", "false")
+            return f"{path}{'true' if value else 'false'} is a boolean, not a valid number"
         if isinstance(value, str):
             try:
                 float(value)

@@ -181,8 +181,6 @@ NA_TOKENS = ("[N/A]", "N/A", "[Not Supported]", "[Unknown Error]", "[GPU is lost
 
 
 def _numeric(series: pd.Series, where: str, col: Column, drop_na: bool | None = None) -> np.ndarray:
-    from facility.config import files
-
     """Values of a power column [W] (a ``p_frac`` column: [frac of TDP]).
 
     A cell may carry its own unit (``312.45 W``, ``0.650 kW``: :data:`CELL_POWER_UNITS`), which
@@ -190,6 +188,8 @@ def _numeric(series: pd.Series, where: str, col: Column, drop_na: bool | None = 
     any unit in a fraction column) is refused, naming the row, the value and the unit expected.
     ``drop_na``: True -> NA tokens become NaN; False -> refused with a hint to set
     trace_drop_na; None -> refused (the column cannot take it)."""
+    from facility.config import files
+
     s = series
     na = np.zeros(len(s), dtype=bool)
     frac = col.role == "frac"

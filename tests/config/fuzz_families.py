@@ -76,7 +76,7 @@ def hybrid(raw: dict, choose: Choose):
         keys = list(dict.fromkeys(techs)) + ([choose(names)] if choose((False, False, True)) else [])
         section["unit_p_rated_mw"] = {t: choose(_RATING) for t in keys}
         section["unit_e_rated_mwh"] = {t: choose(_ENERGY) for t in keys if choose((True, True, True, False))}
-    return Mutation("hybrid", ((sec,),), section)
+    return Mutation("hybrid", ((sec,),), section, sizes=bool(section.get("extendable")))
 
 
 def _tech_file(choose: Choose) -> tuple[dict, str]:
@@ -140,7 +140,7 @@ def custom_tech(raw: dict, choose: Choose):
             rr = {str(n): ratings(d) for n, d in tables}
             section["unit_p_rated_mw"] = {n: r[0] for n, r in rr.items()}
             section["unit_e_rated_mwh"] = {n: r[1] for n, r in rr.items()}
-    return Mutation("custom_tech", ((sec,),), section, files=files)
+    return Mutation("custom_tech", ((sec,),), section, files=files, sizes=bool(section.get("extendable")))
 
 
 def sags(raw: dict, choose: Choose):

@@ -211,6 +211,8 @@ class Mutation:
     value: Any = None
     #: files a family writes next to the mutated scenario (name -> text; tests/config/fuzz_families.py)
     files: dict = field(default_factory=dict)
+    #: whether it makes a storage extendable (the run then sizes; see check_mutation's run_sizing)
+    sizes: bool = False
 
     def keys(self) -> list[str]:
         """Dotted key paths the mutation touched (what a refusal must name)."""
@@ -367,8 +369,14 @@ def _short_horizon(raw: dict, horizon_s: float) -> dict:
 
 
 def check_mutation(name: str, mutations: list[Mutation], workdir: Path | None = None,
-                   run: bool = True, horizon_s: float = RUN_HORIZON_S) -> Outcome:
-    """Validate (and run, with a short horizon) a mutated bundled scenario through the CLI."""
+                   run: bool = True, horizon_s: float = RUN_HORIZON_S, run_sizing: bool = True) -> Outcome:
+    """Validate (and run, with a short horizon) a mutated bundled scenario through the CLI.
+
+    ``run_sizing = False`` validates, but does not run, a case whose family mutation made a
+    storage extendable (the run then sizes a hybrid of up to three units: minutes each on a
+    loaded machine)."""
+    if not run_sizing and any(m.sizes for m in mutations):
+        run = False
     raw = bundled(name)
     for m in mutations:
         raw = apply_mutation(raw, m)
