@@ -59,7 +59,7 @@ def test_validated_mutations_run_to_0_3_4_with_finite_metrics(case, tmp_path_fac
     assert problems(o) == [], (name, muts)
 
 
-@settings(max_examples=80, derandomize=True, **_SETTINGS)
+@settings(max_examples=150, derandomize=True, **_SETTINGS)
 @given(case=_mutations(FAMILIES))
 def test_families_validate_exits_0_or_2_naming_the_key(case, tmp_path_factory):
     """The families of the newer features (hybrid units, custom technology files, sags, job
@@ -69,7 +69,7 @@ def test_families_validate_exits_0_or_2_naming_the_key(case, tmp_path_factory):
     assert problems(o) == [], (name, muts)
 
 
-@settings(max_examples=8, derandomize=True, **_SETTINGS)
+@settings(max_examples=20, derandomize=True, **_SETTINGS)
 @given(case=_mutations(FAMILIES, max_mutations=1))
 def test_families_that_validate_run(case, tmp_path_factory):
     """What validate passes of a family, run takes (exit 0, 3 or 4; never 2); an extendable
