@@ -268,7 +268,8 @@ def referred_storages(storages: dict, ratio: dict) -> dict:
     the power side and leaves the energy side: P̂' = r P̂ (its bounds, the converter ramp,
     the cost per kW and fixed O&M per kW / r), η_c' = η_c / r, η_d' = r η_d (the stored energy
     is the same: η_c' s'^{ch} = η_c s^{ch}, s'^{dis} / η_d' = s^{dis} / η_d), the degradation
-    per MWh discharged / r, the duration bounds / r (E ≥ d P̂ = (d / r) P̂')."""
+    per MWh discharged / r, the duration bounds / r (E ≥ d P̂ = (d / r) P̂'). A fixed hybrid's
+    unit ratings (``unit_p_rated_mw``) are referred with its section's power."""
     out = {}
     for n, c in storages.items():
         r = float(ratio.get(n, 1.0))
@@ -281,6 +282,8 @@ def referred_storages(storages: dict, ratio: dict) -> dict:
         for k in ("max_p_rated_mw", "p_rated_mw", "max_ramp_mw_per_s"):
             if getattr(c, k, None) is not None:
                 upd[k] = getattr(c, k) * r
+        if getattr(c, "unit_p_rated_mw", None):   # a fixed hybrid: each unit's power too
+            upd["unit_p_rated_mw"] = {u: v * r for u, v in c.unit_p_rated_mw.items()}
         for k in ("min_duration_h", "max_duration_h", "fixed_om_usd_per_kw_year"):
             if getattr(c, k, None) is not None:
                 upd[k] = getattr(c, k) / r

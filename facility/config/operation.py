@@ -43,14 +43,18 @@ class ControllerConfig(StrictModel):
         "span^2 / (2 rate) / sum of p_rated + 2 x spec.window_s), between 30 and 600 s."))
     replan_s: float = F(5.0, unit="s", gt=0, le=86400.0, description="MPC re-planning interval.")
     mpc_dt_s: float | None = F(None, unit="s", gt=0, le=3600.0, description=(
-        "MPC time step (rounded to a multiple of dt_s); none = max(dt_s, 0.1 s, horizon / 400), "
+        "MPC time step (rounded to a multiple of dt_s); it must divide every window of the "
+        "spec's limits (ramp_window_s, window_s, 60 s under a per-minute limit), else validate "
+        "refuses it (exit 2). None = max(dt_s, 0.1 s, horizon / 400), "
         "at most half the ramp window, a quarter of the swing window and 7.5 s under a "
         "per-minute limit."))
     mpc_level_dt_s: float | None = F(None, unit="s", gt=0, le=3600.0, description=(
         "MPC step of the plans made on a level forecast (a jittered load whose iterations "
         "do not follow the nominal waveform: the plan sees no ripple, so it needs no fine "
         "grid); the plan is held over each of these steps. Rounded to a multiple of the MPC "
-        "step; none = the longest multiple of the MPC step up to the caps of mpc_dt_s that "
+        "step; it must divide every window of the spec's limits (with mpc_dt_s unset: it must "
+        "also be a multiple of dt_s, and the MPC step is chosen to divide it), else validate "
+        "refuses it (exit 2); none = the longest multiple of the MPC step up to the caps of mpc_dt_s that "
         "divides every window of the spec's limits (the MPC step when mpc_dt_s is set or "
         "the spec has no window limit)."))
     forecast: Literal["perfect", "persistence", "periodic"] = F("periodic", description=(

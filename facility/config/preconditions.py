@@ -225,6 +225,11 @@ def check_controller_run(s: "Scenario") -> list[str]:
     if c.kind == "mpc" and c.horizon_s is not None and c.horizon_s + 1e-9 < c.replan_s:
         out.append(f"controller.horizon_s = {c.horizon_s:g} s must be at least controller.replan_s = "
                    f"{c.replan_s:g} s")
+    if c.kind == "mpc":
+        # the MPC's grid refuses these at the run (facility.control.mpc_grid.choose_grid)
+        from facility.control.mpc_grid import given_step_problems
+
+        out.extend(given_step_problems(c, dt, s.spec))
     if c.kind == "mpc" and c.replan_s < 0.5 * dt:
         out.append(f"controller.replan_s = {c.replan_s:g} s is shorter than half of time.dt_s = {dt:g} s; "
                    f"allowed: replan_s ≥ {dt:g} s")

@@ -70,7 +70,10 @@ def render_reference() -> str:
     lines = ["# Scenario reference", "",
              "Generated from `facility/config/schema.py` (its operation sections in `operation.py`) by "
              "`python -m facility.config.reference`; "
-             "do not edit by hand. Unknown keys are errors. Units are in the key names and in the unit "
+             "do not edit by hand. Unknown keys are errors. A number is written as a number: a string "
+             "(`\"2.0\"`) or a boolean (`true`) where a number belongs (a key of type float or int, "
+             "or a value of a table or array of them such as `unit_p_rated_mw`) is refused, naming "
+             "the key and the value. Units are in the key names and in the unit "
              "column; GPU power fractions are fractions of the GPU's TDP.", "",
              "## Top level", ""]
     top = [n for n, i in Scenario.model_fields.items()

@@ -304,7 +304,9 @@ class StorageConfig(StrictModel):
         "Candidate technologies (names in models/storage/) for the optimizer to choose among "
         "(hybrid storage): one extendable unit per candidate at this section's bus, named "
         "<section>.<technology> in sizing.json. Needs extendable = true, or fixed unit ratings "
-        "(unit_p_rated_mw, unit_e_rated_mwh); not with technology."))
+        "(unit_p_rated_mw, unit_e_rated_mwh); not with technology. Two candidates with the same "
+        "name (a file of your own named like a bundled one) are refused, as is ups.technologies "
+        "with [[grid_events]] (the UPS transfer model runs one battery)."))
     unit_p_rated_mw: dict[str, Annotated[float, Field(ge=0, le=100_000.0)]] | None = F(None, unit="MW", description=(
         "Fixed hybrid storage: the power rating of each unit, by technology name (every name in "
         "technologies), e.g. {supercap = 9.0, lfp_1h = 2.0}; with extendable = false. p_rated_mw "

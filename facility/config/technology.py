@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -75,9 +76,11 @@ def technology_label(name: str) -> str:
     return name if files.is_explicit_path(name) else f"models/storage/{name}.toml"
 
 
-@functools.lru_cache(maxsize=64)
 def load_technology(name: str, key: str = "technology") -> StorageTechnology:
     """Load a storage technology by name (file stem in ``models/storage/``) or ``.toml`` path.
+
+    Cached per file and its modification time and size: a file of one's own that changed is
+    read again.
 
     Raises
     ------
@@ -85,6 +88,18 @@ def load_technology(name: str, key: str = "technology") -> StorageTechnology:
         Unknown name (the message lists the available ones), malformed file, or
         min_duration_h above max_duration_h.
     """
+    stamp = None
+    if files.is_explicit_path(name):
+        try:
+            st = os.stat(name)
+            stamp = (st.st_mtime_ns, st.st_size)
+        except (OSError, ValueError):
+            stamp = None
+    return _load_technology(name, key, stamp)
+
+
+@functools.lru_cache(maxsize=64)
+def _load_technology(name: str, key: str, stamp) -> StorageTechnology:
     data, label = read_library("storage", name, "storage technology", key)
     if files.is_explicit_path(name):
         data.setdefault("name", Path(name).stem)
@@ -199,8 +214,16 @@ def apply_technologies(data: dict, source: str) -> tuple[dict, dict[str, dict[st
                                     f"one technology name (see `facility models`)")
             if len(set(techs)) != len(techs):
                 raise ScenarioError(f"{source}: {sec}.technologies lists a technology twice: {techs!r}")
+            seen: dict[str, str] = {}
             for t in techs:  # an unknown name fails here, with the list of names
-                load_technology(t, key=f"{source}: {sec}.technologies")
+                name = load_technology(t, key=f"{source}: {sec}.technologies").name
+                if name in seen:   # one unit key <section>.<name> for two files: refused
+                    raise ScenarioError(
+                        f"{source}: {sec}.technologies lists two technologies named {name!r}: "
+                        f"{technology_label(seen[name])} and {technology_label(t)} (each candidate "
+                        f"becomes the unit {sec}.<name>, keyed by name in unit_p_rated_mw and "
+                        f"sizing.json); give each file its own name = \"...\"")
+                seen[name] = t
             continue
         if tech is None:
             continue

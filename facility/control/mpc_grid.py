@@ -16,7 +16,7 @@ import numpy as np
 
 from facility.errors import ScenarioError
 
-__all__ = ["MpcGrid", "choose_grid", "divides", "MAX_AUTO_HORIZON_S", "AUTO_STEPS"]
+__all__ = ["MpcGrid", "choose_grid", "divides", "given_step_problems", "MAX_AUTO_HORIZON_S", "AUTO_STEPS"]
 
 #: Longest MPC horizon chosen automatically. [s]
 MAX_AUTO_HORIZON_S = 600.0
@@ -80,6 +80,48 @@ def _windows(spec) -> tuple[list, list]:
     return windows, cap
 
 
+def _shown(windows: list) -> str:
+    return ", ".join(f"{w:g} s" for w in windows)
+
+
+def given_step_problems(ctrl, dt: float, spec) -> list[str]:
+    """What :func:`choose_grid` refuses in a given ``mpc_dt_s`` / ``mpc_level_dt_s`` on this
+    spec, found before the run (``facility validate`` reports the same; empty: nothing).
+
+    A given ``mpc_dt_s`` is taken as ``max(1, round(mpc_dt_s / dt))`` simulation steps, which
+    must divide every window of the spec's limits. A given ``mpc_level_dt_s`` is taken as a
+    whole number of MPC steps that must divide every window; with ``mpc_dt_s`` unset the
+    automatic step is chosen to divide ``mpc_level_dt_s`` (:func:`choose_grid`), so it must
+    itself divide every window and be a whole number of ``dt`` steps.
+    """
+    windows, _ = _windows(spec)
+    out = []
+    step = None
+    if ctrl.mpc_dt_s is not None:
+        r = max(1, int(round(ctrl.mpc_dt_s / dt)))
+        step = r * dt
+        if not divides(step, windows):
+            as_steps = "" if abs(step - ctrl.mpc_dt_s) <= 1e-9 * step else \
+                f" (taken as {r} step(s) of time.dt_s = {dt:g} s: {step:g} s)"
+            out.append(f"controller.mpc_dt_s = {ctrl.mpc_dt_s:g} s{as_steps} must divide every window of the "
+                       f"spec's limits ({_shown(windows)}): a plan held over MPC steps meets a window limit "
+                       f"exactly only then")
+    level = ctrl.mpc_level_dt_s
+    if level is not None and windows:
+        if step is not None:
+            k = max(1, int(round(level / step)))
+            if not divides(k * step, windows) and not out:
+                out.append(f"controller.mpc_level_dt_s = {level:g} s (taken as {k} MPC step(s) of "
+                           f"controller.mpc_dt_s: {k * step:g} s) must divide every window of the spec's limits "
+                           f"({_shown(windows)})")
+        else:
+            k = max(1, int(round(level / dt)))
+            if not divides(level, windows) or abs(k * dt - level) > 1e-6 * level:
+                out.append(f"controller.mpc_level_dt_s = {level:g} s must divide every window of the spec's "
+                           f"limits ({_shown(windows)}) and be a whole number of time.dt_s = {dt:g} s steps")
+    return out
+
+
 def _horizon_s(ctrl, spec, schedule, rate: float, p_rated_total_mw: float) -> float:
     """``controller.horizon_s``, or: long enough to ramp the schedule's largest change at the
     allowed rate and to make room in storage for the energy it leaves to it, 30–600 s."""
@@ -107,7 +149,7 @@ def _level_steps(ctrl, step: float, windows: list, cap_s: float) -> int:
         if not divides(k * step, windows):
             raise ScenarioError(
                 f"controller.mpc_level_dt_s = {ctrl.mpc_level_dt_s:g} s must divide every "
-                f"window of the spec's limits ({', '.join(f'{w:g} s' for w in windows)})")
+                f"window of the spec's limits ({_shown(windows)})")
         return k
     if ctrl.mpc_dt_s is not None or not windows:
         return 1
@@ -134,13 +176,11 @@ def choose_grid(ctrl, dt: float, spec, schedule, rate: float, p_rated_total_mw: 
     """
     horizon = _horizon_s(ctrl, spec, schedule, rate, p_rated_total_mw)
     windows, cap = _windows(spec)
+    bad = given_step_problems(ctrl, dt, spec)
+    if bad:
+        raise ScenarioError("; ".join(bad))
     if ctrl.mpc_dt_s is not None:
         r = max(1, int(round(ctrl.mpc_dt_s / dt)))
-        if not divides(r * dt, windows):
-            raise ScenarioError(
-                f"controller.mpc_dt_s = {ctrl.mpc_dt_s:g} s must divide every window of the "
-                f"spec's limits ({', '.join(f'{w:g} s' for w in windows)}): a plan held over "
-                f"MPC steps meets a window limit exactly only then")
     else:
         target = min(max(dt, 0.1, horizon / AUTO_STEPS), min(cap))
         # the shortest multiple of dt_s from the target up to the caps that divides every
@@ -149,8 +189,10 @@ def choose_grid(ctrl, dt: float, spec, schedule, rate: float, p_rated_total_mw: 
         # no window limit (a spec with only band limits, or none): nothing caps the step;
         # the target step (horizon / AUTO_STEPS, at least 0.1 s) is taken as it is
         m_cap = m0 if not windows else max(m0, int(np.floor(min(cap) / dt + 1e-9)))
-        r = _first_dividing(range(m0, m_cap + 1), dt, windows, ctrl.replan_s) \
-            or next((m for m in range(m0, 0, -1) if divides(m * dt, windows)), 1)
+        # a given level step is a whole number of MPC steps: the step divides it too
+        fit = windows + [ctrl.mpc_level_dt_s] if windows and ctrl.mpc_level_dt_s is not None else windows
+        r = _first_dividing(range(m0, m_cap + 1), dt, fit, ctrl.replan_s) \
+            or next((m for m in range(m0, 0, -1) if divides(m * dt, fit)), 1)
     mpc_dt = r * dt
     if ctrl.horizon_s is not None and ctrl.horizon_s + 1e-9 < ctrl.replan_s:
         raise ScenarioError(f"controller.horizon_s = {ctrl.horizon_s:g} s must be at least "

@@ -76,6 +76,33 @@ class GridEventResult:
     changed: list = field(default_factory=list)
 
 
+#: Unit suffixes a vm_pu cell may carry (``0.7 pu``, ``70 %``), pu per unit.
+VM_CELL_UNITS = {"pu": 1.0, "p.u.": 1.0, "%": 0.01}
+
+
+def _cells(col, name: str, unit: str, units: dict, key: str, path: str) -> np.ndarray:
+    """A column's numbers, each cell converted by its own unit suffix (a bare number is in
+    ``unit``); a cell that is no number, or has a unit not in ``units``, is refused by row,
+    value and the unit expected."""
+    import pandas as pd
+
+    from facility.config import files
+    from facility.workload.trace_format import split_cell_units
+
+    if pd.api.types.is_numeric_dtype(col):
+        return col.to_numpy(dtype=float)
+    text = col.astype(str).str.strip()
+    v, unknown, suffix = split_cell_units(text, 1.0, units)
+    bad = unknown | ~np.isfinite(v)
+    if bad.any():
+        i = int(np.argmax(bad))
+        why = f"unit {suffix[i]!r} is not accepted there" if unknown[i] else "not a number"
+        raise ScenarioError(
+            f"{key} = {files.shown(path)}: column {name} at data row {i + 1} reads {files.shown(col.iloc[i])}: "
+            f"{why}; expected a bare number in {unit} or one with a unit: {', '.join(units)}")
+    return v
+
+
 def read_voltage_trace(path: str, key: str) -> tuple[np.ndarray, np.ndarray]:
     """A recorded voltage: CSV with ``t_s`` [s] (increasing) and ``vm_pu`` [pu] columns.
 
@@ -99,8 +126,10 @@ def read_voltage_trace(path: str, key: str) -> tuple[np.ndarray, np.ndarray]:
     if missing:
         raise ScenarioError(f"{key} = {files.shown(path)}: missing column(s) {', '.join(missing)} "
                             f"(has: {', '.join(map(str, df.columns))}); a voltage trace needs t_s [s] and vm_pu [pu]")
-    t = pd.to_numeric(df[cols["t_s"]], errors="coerce").to_numpy(dtype=float)
-    v = pd.to_numeric(df[cols["vm_pu"]], errors="coerce").to_numpy(dtype=float)
+    from facility.workload.trace_format import CELL_TIME_UNITS
+
+    t = _cells(df[cols["t_s"]], "t_s", "s", CELL_TIME_UNITS, key, path)
+    v = _cells(df[cols["vm_pu"]], "vm_pu", "pu", VM_CELL_UNITS, key, path)
     if t.size < 2 or not (np.all(np.isfinite(t)) and np.all(np.isfinite(v))):
         raise ScenarioError(f"{key} = {files.shown(path)}: needs at least 2 rows of finite numbers in t_s [s] and vm_pu [pu]")
     if np.any(np.diff(t) <= 0):

@@ -50,8 +50,10 @@ import pandas as pd
 
 from facility.config.files import shown
 from facility.errors import ScenarioError
-from facility.workload.trace_format import (SPELLINGS, Layout, classify_columns, gpu_averages_power,
-                                            normalize_header, parse_header_block, polls_by_id)
+from facility.workload.trace_format import (CELL_POWER_UNITS, CELL_TIME_UNITS, SPELLINGS, Column, Layout,
+                                            classify_columns, column_unit, gpu_averages_power,
+                                            normalize_header, parse_header_block, polls_by_id,
+                                            split_cell_units)
 from facility.workload.trace_grid import check_time_span, trace_on_grid
 from facility.workload.trace_polls import fill_na_per_gpu, polls_by_position
 from facility.workload.trace_polls import gpus_per_poll as find_gpus_per_poll
@@ -186,17 +188,32 @@ def _read_table(path: Path, where: str, key: str | None = None) -> tuple[dict, l
 NA_TOKENS = ("[N/A]", "N/A", "[Not Supported]", "[Unknown Error]", "[GPU is lost]")
 
 
-def _numeric(series: pd.Series, where: str, col: str, factor: float = 1.0,
-             drop_na: bool | None = None) -> np.ndarray:
-    """Values of a power column [W]; ``drop_na``: True -> NA tokens become NaN; False -> refused
-    with a hint to set trace_drop_na; None -> refused (the column cannot take it)."""
+def _numeric(series: pd.Series, where: str, col: Column, drop_na: bool | None = None) -> np.ndarray:
+    """Values of a power column [W] (a ``p_frac`` column: [frac of TDP]).
+
+    A cell may carry its own unit (``312.45 W``, ``0.650 kW``: :data:`CELL_POWER_UNITS`), which
+    is converted; a bare number is in the header's unit. A unit that is not one of power (or
+    any unit in a fraction column) is refused, naming the row, the value and the unit expected.
+    ``drop_na``: True -> NA tokens become NaN; False -> refused with a hint to set
+    trace_drop_na; None -> refused (the column cannot take it)."""
     s = series
     na = np.zeros(len(s), dtype=bool)
-    if not pd.api.types.is_numeric_dtype(s):  # object under pandas 2, str under pandas 3
+    frac = col.role == "frac"
+    if pd.api.types.is_numeric_dtype(s):
+        v = s.to_numpy(dtype=float) * col.factor
+    else:  # object under pandas 2, str under pandas 3
         s = s.astype(str).str.strip()
         na = s.isin(NA_TOKENS).to_numpy()
-        s = s.str.replace(r"\s*(?:[mk]?W|[mk]?w|watts?)$", "", regex=True)
-    v = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float)
+        v, unknown, suffix = split_cell_units(s, 1.0 if frac else col.factor, None if frac else CELL_POWER_UNITS)
+        if unknown.any():
+            i = int(np.argmax(unknown))
+            expected = ("a fraction of TDP, a bare number (no unit)" if frac else
+                        f"a bare number in {column_unit(col)} (the header's unit) or one with a unit of "
+                        f"power: {', '.join(_CELL_UNITS_SHOWN)}")
+            raise ScenarioError(
+                f"{where}: column {col.raw!r} at data row {i + 1} reads {shown(series.iloc[i])}: "
+                f"unit {suffix[i]!r} is not accepted there ({int(unknown.sum())} such cell(s)); "
+                f"expected {expected}")
     bad = ~np.isfinite(v)
     if drop_na:
         bad &= ~na
@@ -207,10 +224,14 @@ def _numeric(series: pd.Series, where: str, col: str, factor: float = 1.0,
             hint = (f"; {int(na.sum())} of them read {shown(series.iloc[int(np.argmax(na))])} (no reading): set "
                     "trace_drop_na = true on the job to drop them")
         raise ScenarioError(
-            f"{where}: column {col!r} has {int(bad.sum())} non-numeric or missing value(s), "
+            f"{where}: column {col.raw!r} has {int(bad.sum())} non-numeric or missing value(s), "
             f"first at data row {i + 1} ({shown(series.iloc[i])}){hint}")
     v[na] = np.nan
-    return v * factor
+    return v
+
+
+#: How a refusal lists the accepted cell units.
+_CELL_UNITS_SHOWN = ("W", "kW", "mW", "MW")
 
 
 def _times_s(series: pd.Series, where: str, col: str, factor: float) -> np.ndarray:
@@ -223,6 +244,18 @@ def _times_s(series: pd.Series, where: str, col: str, factor: float) -> np.ndarr
         i = int(np.argmax(long))
         raise ScenarioError(f"{where}: time column {col!r} holds neither seconds nor date-times (data row "
                             f"{i + 1}: {shown(series.iloc[i])})")
+    if re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*[A-Za-zµ]+", text.iloc[0]):
+        # seconds with a unit per cell ('0.5 s', '100 ms'): each converted by its own unit
+        v, unknown, suffix = split_cell_units(text, factor, CELL_TIME_UNITS)
+        bad = unknown | ~np.isfinite(v)
+        if bad.any():
+            i = int(np.argmax(bad))
+            why = f"unit {suffix[i]!r} is not a unit of time" if unknown[i] else "not a number"
+            raise ScenarioError(
+                f"{where}: time column {col!r} at data row {i + 1} reads {shown(series.iloc[i])}: {why}; "
+                f"expected a bare number in the header's unit or one with a unit of time: "
+                f"{', '.join(CELL_TIME_UNITS)}")
+        return v
     dt = None
     for fmt in ("%Y/%m/%d %H:%M:%S.%f", "ISO8601", "mixed"):   # nvidia-smi's first: fast path
         try:
@@ -367,14 +400,14 @@ def _load_cached(path_s, stamp, tdp_w, idle_w, scale, gpus_per_node, sensor, gpu
 
     evidence = ""
     if layout.kind == "wide":
-        mat = np.column_stack([_numeric(df[c.position], where, c.raw, c.factor, drop_na) for c in layout.power])
+        mat = np.column_stack([_numeric(df[c.position], where, c, drop_na) for c in layout.power])
         if np.any(np.diff(t) <= 0):
             i = int(np.argmax(np.diff(t) <= 0))
             raise ScenarioError(f"{where}: time column {layout.time.raw!r} does not increase at data row {i + 2}; "
                                 "a file with one column per GPU has one row per poll")
         t_poll, n, dropped, grouping = t, mat.shape[1], 0, "one column per GPU"
     else:
-        p = _numeric(df[pcol.position], where, pcol.raw, pcol.factor, drop_na)
+        p = _numeric(df[pcol.position], where, pcol, drop_na)
         if layout.gpu_id:
             parts = [df[c.position].astype(str).str.strip() for c in layout.gpu_id]
             ident = parts[0] if len(parts) == 1 else pd.Series(list(zip(*parts)))

@@ -36,11 +36,15 @@ from facility.errors import ScenarioError
 __all__ = [
     "SPELLINGS",
     "UNIT_FACTORS",
+    "CELL_POWER_UNITS",
+    "CELL_TIME_UNITS",
     "Column",
     "Layout",
     "normalize_header",
     "classify_columns",
     "column_sensor",
+    "column_unit",
+    "split_cell_units",
     "gpu_averages_power",
     "parse_header_block",
     "polls_by_id",
@@ -89,9 +93,19 @@ SPELLINGS: dict[str, tuple[str, object]] = {
 
 #: Units accepted in brackets after a header, as written (W per unit or s per unit).
 UNIT_FACTORS = {"W": 1.0, "w": 1.0, "watt": 1.0, "watts": 1.0, "Watts": 1.0, "mW": 1e-3, "kW": 1e3,
-                "s": 1.0, "sec": 1.0, "ms": 1e-3}
+                "MW": 1e6, "s": 1.0, "sec": 1.0, "ms": 1e-3}
 _TIME_UNITS = {"s", "sec", "ms"}
-_POWER_UNITS = {"W", "w", "watt", "watts", "Watts", "mW", "kW"}
+_POWER_UNITS = {"W", "w", "watt", "watts", "Watts", "mW", "kW", "MW"}
+
+#: Unit suffixes a power cell may carry (``312.45 W``, ``0.650 kW``), W per unit, case as
+#: written: ``mW`` is a milliwatt, ``MW`` a megawatt; ``mw`` / ``Mw`` say neither and are refused.
+#: A cell without a suffix is in the header's unit (``power.draw [W]``, ``power_mw``).
+CELL_POWER_UNITS = {"W": 1.0, "w": 1.0, "watt": 1.0, "watts": 1.0, "Watt": 1.0, "Watts": 1.0,
+                    "mW": 1e-3, "kW": 1e3, "kw": 1e3, "KW": 1e3, "MW": 1e6}
+#: Unit suffixes a numeric time cell may carry (``0.5 s``), s per unit.
+CELL_TIME_UNITS = {"s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "min": 60.0, "h": 3600.0}
+#: a number, then optionally a unit (anything not starting like a number)
+_CELL_RE = r"^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*(\S.*?)?\s*$"
 
 _UNIT_RE = re.compile(r"^(.*?)\s*[\[(]\s*([A-Za-z]+)\s*[\])]\s*$")
 _WIDE_RES = (re.compile(r"^gpu_?(\d+)[_.](.+)$"), re.compile(r"^(.+?)[_.]gpu_?(\d+)$"))
@@ -226,6 +240,57 @@ def classify_columns(header: list[str]) -> tuple[Layout | None, str]:
     # an instantaneous reading wins over an averaged one when a file holds both
     power = sorted(powers, key=lambda c: (c.sensor != "instant", order[normalize_header(c.raw)[0]]))[0]
     return Layout("long", time, (power,), ids, names[0] if names else None), ""
+
+
+def column_unit(col: Column) -> str:
+    """The unit a cell of a power column without a suffix is read in, as messages name it."""
+    if col.role == "frac":
+        return "fraction of TDP (a bare number)"
+    unit = normalize_header(col.raw)[1]
+    if unit is not None:
+        return unit
+    return {1.0: "W", 1e-3: "mW", 1e3: "kW", 1e6: "MW"}.get(col.factor, f"{col.factor:g} W")
+
+
+def split_cell_units(text: pd.Series, factor: float, units: dict[str, float] | None
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Numbers of text cells converted by their own unit suffix, else by the column's.
+
+    Parameters
+    ----------
+    text : pandas.Series
+        The cells, stripped.
+    factor : float
+        Base units per unit of a cell without a suffix (the header's unit).
+    units : dict or None
+        Accepted suffixes -> base units per unit (:data:`CELL_POWER_UNITS`,
+        :data:`CELL_TIME_UNITS`); None: no suffix is accepted (a fraction).
+
+    Returns
+    -------
+    values : numpy.ndarray
+        In base units (W, s); NaN where a cell is not a number (with or without a suffix).
+    unknown : numpy.ndarray of bool
+        Cells that are a number followed by a suffix that is not in ``units``.
+    suffix : numpy.ndarray of object
+        The suffix of each cell as written ('' where none).
+    """
+    parts = text.str.extract(_CELL_RE)
+    num = pd.to_numeric(parts[0], errors="coerce").to_numpy(dtype=float)
+    suffix = parts[1].fillna("").to_numpy(dtype=object)
+    has = suffix != ""
+    mult = np.full(num.shape, float(factor))
+    unknown = np.zeros(num.shape, dtype=bool)
+    if has.any():
+        for u in pd.unique(suffix[has]):
+            at = suffix == u
+            f = (units or {}).get(u)
+            if f is None:
+                unknown |= at & np.isfinite(num)
+                mult[at] = np.nan
+            else:
+                mult[at] = f
+    return num * mult, unknown, suffix
 
 
 def column_sensor(col: Column) -> str | None:

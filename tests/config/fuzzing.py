@@ -22,6 +22,10 @@ empty_jobs     ``jobs = []``
 long_text      a 300-character or NUL-holding string (names, library references, paths)
 ============== ===============================================================================
 
+The families of the newer features (:data:`FAMILIES`: hybrid units, custom technology files,
+sags, job failures, MPC grids, mixed units in trace cells, time gaps in traces) draw one
+feature into the scenario at once, with the files it needs (:mod:`tests.config.fuzz_families`).
+
 Mutations are chosen through a ``choose(sequence)`` callable, so the same generator serves
 the hypothesis tests (``choose = lambda seq: draw(sampled_from(seq))``, shrinkable) and the
 long run of :mod:`tests.config.fuzz_scenarios` (``choose = random.Random(seed).choice``).
@@ -53,6 +57,8 @@ from pydantic import BaseModel
 from facility.config.load import _absolute_paths
 from facility.config.messages import _inner_model
 from facility.config.schema import Scenario
+from tests.config.fuzz_families import DRAW as DRAW_FAMILY
+from tests.config.fuzz_families import FAMILIES, apply_family
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = REPO / "scenarios"
@@ -203,6 +209,10 @@ class Mutation:
     kind: str
     paths: tuple
     value: Any = None
+    #: files a family writes next to the mutated scenario (name -> text; tests/config/fuzz_families.py)
+    files: dict = field(default_factory=dict)
+    #: whether it makes a storage extendable (the run then sizes; see check_mutation's run_sizing)
+    sizes: bool = False
 
     def keys(self) -> list[str]:
         """Dotted key paths the mutation touched (what a refusal must name)."""
@@ -221,6 +231,8 @@ PLAUSIBLE = ("scale", "choice", "toggle", "swap_bounds", "zero", "tiny", "delete
 def draw_mutation(raw: dict, choose: Choose, kinds: Sequence[str] = KINDS) -> Mutation:
     """Pick one mutation of ``raw`` with ``choose`` (see the module docstring)."""
     kind = choose(kinds)
+    if kind in FAMILIES:
+        return DRAW_FAMILY[kind](raw, choose)
     if kind == "empty_jobs":
         return Mutation(kind, (("jobs",),), [])
     if kind == "swap_bounds":
@@ -284,7 +296,9 @@ def draw_mutation(raw: dict, choose: Choose, kinds: Sequence[str] = KINDS) -> Mu
 def apply_mutation(raw: dict, m: Mutation) -> dict:
     """``raw`` with ``m`` applied (a new table)."""
     out = copy.deepcopy(raw)
-    if m.kind == "swap_bounds":
+    if m.kind in FAMILIES:
+        apply_family(out, m)
+    elif m.kind == "swap_bounds":
         a, b = m.paths
         va, vb = _get(out, a), _get(out, b)
         if va is None and vb is None:
@@ -355,15 +369,26 @@ def _short_horizon(raw: dict, horizon_s: float) -> dict:
 
 
 def check_mutation(name: str, mutations: list[Mutation], workdir: Path | None = None,
-                   run: bool = True, horizon_s: float = RUN_HORIZON_S) -> Outcome:
-    """Validate (and run, with a short horizon) a mutated bundled scenario through the CLI."""
+                   run: bool = True, horizon_s: float = RUN_HORIZON_S, run_sizing: bool = True) -> Outcome:
+    """Validate (and run, with a short horizon) a mutated bundled scenario through the CLI.
+
+    ``run_sizing = False`` validates, but does not run, a case whose family mutation made a
+    storage extendable (the run then sizes a hybrid of up to three units: minutes each on a
+    loaded machine)."""
+    if not run_sizing and any(m.sizes for m in mutations):
+        run = False
     raw = bundled(name)
     for m in mutations:
         raw = apply_mutation(raw, m)
     res = Outcome(scenario=name, mutations=mutations)
     with contextlib.ExitStack() as stack:
         wd = Path(workdir) if workdir is not None else Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        if any(m.files for m in mutations):   # a folder of its own: no file of an earlier case is read
+            wd = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=wd)))
         f = wd / "mutated.toml"
+        for m in mutations:             # a family's files, next to the scenario (relative paths)
+            for fname, text in m.files.items():
+                (wd / fname).write_text(text)
         try:
             f.write_text(tomli_w.dumps(raw))
         except (TypeError, ValueError) as exc:     # not representable in TOML: nothing to test

@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.config.fuzzing import KINDS, PLAUSIBLE, check_mutation, draw_mutations, problems
+from tests.config.fuzzing import FAMILIES, KINDS, PLAUSIBLE, check_mutation, draw_mutations, problems
 
 _SETTINGS = dict(deadline=None, database=None, suppress_health_check=list(HealthCheck),
                  print_blob=True)
@@ -59,9 +59,29 @@ def test_validated_mutations_run_to_0_3_4_with_finite_metrics(case, tmp_path_fac
     assert problems(o) == [], (name, muts)
 
 
+@settings(max_examples=150, derandomize=True, **_SETTINGS)
+@given(case=_mutations(FAMILIES))
+def test_families_validate_exits_0_or_2_naming_the_key(case, tmp_path_factory):
+    """The families of the newer features (hybrid units, custom technology files, sags, job
+    failures, MPC grids, mixed units in trace cells, time gaps in traces), up to three at once."""
+    name, muts = case
+    o = check_mutation(name, muts, tmp_path_factory.mktemp("f"), run=False)
+    assert problems(o) == [], (name, muts)
+
+
+@settings(max_examples=20, derandomize=True, **_SETTINGS)
+@given(case=_mutations(FAMILIES, max_mutations=1))
+def test_families_that_validate_run(case, tmp_path_factory):
+    """What validate passes of a family, run takes (exit 0, 3 or 4; never 2); an extendable
+    hybrid (a sizing run of minutes) is validated only."""
+    name, muts = case
+    o = check_mutation(name, muts, tmp_path_factory.mktemp("fr"), run=True, run_sizing=False)
+    assert problems(o) == [], (name, muts)
+
+
 @pytest.mark.slow
 @settings(max_examples=2000, **_SETTINGS)
-@given(case=st.one_of(_mutations(KINDS), _mutations(PLAUSIBLE)))
+@given(case=st.one_of(_mutations(KINDS), _mutations(PLAUSIBLE), _mutations(FAMILIES)))
 def test_fuzz_slow(case, tmp_path_factory):
     name, muts = case
     o = check_mutation(name, muts, tmp_path_factory.mktemp("s"), run=True)
