@@ -242,7 +242,14 @@ def _cmd_size(args) -> int:
     if sol.info.status == "gap":
         from facility.optimize.solvers.solve import is_time_limit
 
-        hint = "; raise optimize.time_limit_s"
+        # what helps: a longer limit only where the LP is small enough to finish soon
+        # (facility.optimize.certificates.fallback.time_limit_advice)
+        from facility.optimize.certificates.fallback import SIMPLEX_QUICK_STEPS
+
+        n = sol.p_pcc_mw.size // max(sol.info.step_factor, 1)
+        hint = ("; raise optimize.time_limit_s" if sol.info.method != "interior" and n <= SIMPLEX_QUICK_STEPS else
+                "; a larger time.dt_s or a shorter time.horizon_s helps more than a longer "
+                "optimize.time_limit_s")
         if sol.info.gap_reason:
             from facility.optimize.driver.api import gap_reason_text
 
