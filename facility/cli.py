@@ -231,6 +231,10 @@ def _cmd_size(args) -> int:
                 f"{loss['residuals_mw'][-1]:.2g} MW of the power flow's" if loss else "")
     print(f"foresight design (LP): {fs_sizes or 'no storage'}, {fs.get('objective_usd_per_year', 0.0):,.0f} USD/yr "
           f"({how}; proven within {sol.info.gap_frac:.2g} of the optimum{loss_txt})")
+    cand = sol.info.candidates
+    if cand and cand.get("pruned"):
+        print(f"candidates: {', '.join(cand['pruned'])} pruned before the hybrid's solve (cannot lower "
+              f"the cost below {cand['first']} alone, by a bound; sizing.json candidates)")
     if z.get("verified_by", "optimal") != "optimal":
         from facility.report.design import growth_text
 
