@@ -1,10 +1,6 @@
 """``validate``'s time estimate knows the optimizer's strategy, and the time-limit message says
 what helps (issue 49, point 3)."""
 
-import warnings
-
-import numpy as np
-
 from facility.config import load_scenario
 from facility.config import resources
 from facility.config.resources import estimate_resources, lp_strategy

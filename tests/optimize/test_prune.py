@@ -10,7 +10,6 @@ pays (a minutes-scale ramp limit across a job start) keeps it and solves the hyb
 import warnings
 
 import numpy as np
-import pytest
 
 from facility.config.schema import BessConfig, OptimizeConfig, SpecConfig
 from facility.optimize.certificates.verify import verify_plan

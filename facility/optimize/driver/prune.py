@@ -41,7 +41,6 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from facility.optimize.certificates.bracket_jobs import bound_at
 from facility.optimize.model.pcc_grid import box_template, build_grid_model, column_boxes
 from facility.optimize.model.problem import Problem
 from facility.optimize.model.result import SizingResult, gap_frac, pack_result
