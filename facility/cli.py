@@ -247,6 +247,10 @@ def _cmd_size(args) -> int:
                 f"{loss['residuals_mw'][-1]:.2g} MW of the power flow's" if loss else "")
     print(f"foresight design (LP): {fs_sizes or 'no storage'}, {fs.get('objective_usd_per_year', 0.0):,.0f} USD/yr "
           f"({how}; proven within {sol.info.gap_frac:.2g} of the optimum{loss_txt})")
+    cand = sol.info.candidates
+    if cand and cand.get("pruned"):
+        print(f"candidates: {', '.join(cand['pruned'])} pruned before the hybrid's solve (cannot lower "
+              f"the cost below {cand['first']} alone, by a bound; sizing.json candidates)")
     if z.get("verified_by", "optimal") != "optimal":
         from facility.report.design import growth_text
 
@@ -258,7 +262,14 @@ def _cmd_size(args) -> int:
     if sol.info.status == "gap":
         from facility.optimize.solvers.solve import is_time_limit
 
-        hint = "; raise optimize.time_limit_s"
+        # what helps: a longer limit only where the LP is small enough to finish soon
+        # (facility.optimize.certificates.fallback.time_limit_advice)
+        from facility.optimize.certificates.fallback import SIMPLEX_QUICK_STEPS
+
+        n = sol.p_pcc_mw.size // max(sol.info.step_factor, 1)
+        hint = ("; raise optimize.time_limit_s" if sol.info.method != "interior" and n <= SIMPLEX_QUICK_STEPS else
+                "; a larger time.dt_s or a shorter time.horizon_s helps more than a longer "
+                "optimize.time_limit_s")
         if sol.info.gap_reason:
             from facility.optimize.driver.api import gap_reason_text
 

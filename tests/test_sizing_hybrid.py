@@ -113,3 +113,37 @@ def test_size_verifies_a_hybrid_under_the_filter_controller(tmp_path):
     assert rc == 0
     sizing = _check_units(out)
     assert sizing["verified_by"] == "filter" and sizing["resize"]["compliant"] is True
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["hybrid_gb200_30k", "hybrid_h100_50k"])
+def test_a_big_ercot_hybrid_prunes_the_battery_and_costs_what_the_supercap_alone_does(case):
+    """Issue 49: 12,000 steps of a jittered 30k-GB200 / 50k-H100 job under the ERCOT proposal,
+    supercap (self-discharge on) and lfp_1h as candidates (benchmarks/scenarios/): the LFP is
+    pruned by the bound before the hybrid's solve, so the hybrid is the supercap alone (same plan,
+    same cost), never dearer than either alone (~2 min each here; timings:
+    benchmarks/bench_sizing_hybrid.py)."""
+    import warnings
+
+    from facility.config import load_scenario
+    from facility.grid_impact.lp import lp_spec
+    from facility.optimize import size_storage
+    from facility.sizing import sizing_inputs
+
+    sc = load_scenario(f"benchmarks/scenarios/{case}.toml")
+    si = sizing_inputs(sc)
+    bess, opt = sc.storages()["bess"], si.scenario_caps.optimize
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # the interior bracket's gap on groups of 2
+        for techs in (["supercap", "lfp_1h"], ["supercap"], ["lfp_1h"]):
+            st = {"bess": bess.model_copy(update={"technologies": techs})}
+            out["+".join(techs)] = size_storage(si.p_load_mw, sc.time.dt_s, st, lp_spec(sc), opt)
+    hyb = out["supercap+lfp_1h"]
+    cand = hyb.info.candidates
+    assert hyb.info.method == "interior" and "bess.lfp_1h" in cand["pruned"] and not cand["hybrid_solved"]
+    assert hyb.p_rated_mw_opt["bess.lfp_1h"] == 0.0
+    assert hyb.info.objective_usd == pytest.approx(out["supercap"].info.objective_usd, rel=1e-9)
+    assert hyb.info.objective_usd <= min(out["supercap"].info.objective_usd, out["lfp_1h"].info.objective_usd)
+    # the bound holds the better single's plan: no plan of the hybrid is cheaper than it by more
+    assert hyb.info.lower_bound_usd <= out["supercap"].info.objective_usd

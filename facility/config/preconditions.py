@@ -311,7 +311,7 @@ def lp_size(s: "Scenario") -> int:
     """Variables of the largest LP a run of ``s`` may build (0 when it builds none): per step
     and storage charge, discharge, energy and rating terms, plus two auxiliaries per step and
     window limit (the O(T) sliding-window rows of :mod:`facility.optimize.model.windows`)."""
-    sto = s.storages()
+    sto = s.storage_units()   # a hybrid section: one unit per candidate technology
     sizing = any(st.extendable for st in sto.values())
     if not sto or not (sizing or s.controller.kind in ("optimal", "mpc")):
         return 0

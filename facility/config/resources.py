@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ResourceEstimate", "estimate_resources", "default_max_memory_gib", "check_resources",
            "machine_memory_gib", "trace_file_bytes", "trace_replay_points", "expected_crashes",
-           "check_disk_space"]
+           "check_disk_space", "lp_strategy", "STRATEGY_TEXT"]
 
 _MB = 1e6
 _GIB = 2.0 ** 30
@@ -75,6 +75,20 @@ _BASE_S = 2.0
 _PER_STEP_S = 3e-6
 _PER_CELL_S = 3e-9
 _PER_LP_VARIABLE_S = 1e-3
+#: The interior strategy's share per LP variable (its PIQP solves are about linear in the
+#: steps): measured 14 s of CPU for one sizing solve of 72,000 variables (12,000 steps at
+#: 0.02 s, one storage, ERCOT window; benchmarks/bench_sizing_hybrid.py), two of them for the
+#: network-loss rounds of ``size``. [s]
+_PER_INTERIOR_VARIABLE_S = 4e-4
+#: Steps from which the full LP's simplex time grows faster than linearly (jittered loads:
+#: 12,000 steps 140 s, 36,000 steps no answer in 600 s): its estimate is scaled by
+#: T / this beyond. [steps]
+_SIMPLEX_LINEAR_STEPS = 12000
+#: The interior strategy's shortest horizons, sizing and dispatch
+#: (:data:`facility.optimize.strategies.interior.MIN_STEPS`, ``DISPATCH_MIN_STEPS``; a test
+#: checks they agree: config does not import the optimizer). [steps]
+INTERIOR_MIN_STEPS = 2000
+INTERIOR_DISPATCH_MIN_STEPS = 6000
 _PER_JOB_S = 1.5e-3
 _PER_MPC_VARIABLE_S = 5e-5
 _PER_CRASH_S = 9e-5
@@ -92,7 +106,10 @@ class ResourceEstimate:
     time_s : float
         Rough wall time on one core. [s]
     n_steps, n_groups, n_storages, n_feeders, n_lp_variables : int
-        The sizes the estimate is built from.
+        The sizes the estimate is built from (``n_storages``: units, one per candidate
+        technology of a hybrid section).
+    strategy : str
+        The optimizer's strategy the estimate assumes (:func:`lp_strategy`; empty: no LP).
     parts_gib : dict
         Memory per part (``base``, ``steps``, ``load matrix``, ``GPU controls``, ``LP``,
         ``trace files``, ``trace replay``, ``crashes``). [GiB]
@@ -118,6 +135,7 @@ class ResourceEstimate:
     replay_points: int = 0
     n_crashes: float = 0.0
     events_bytes: float = 0.0
+    strategy: str = ""
 
     def summary(self) -> str:
         """One line: memory, time and the sizes."""
@@ -128,6 +146,8 @@ class ResourceEstimate:
             lp += f", trace replay grid {self.replay_points:,} points"
         if self.n_crashes >= 1:
             lp += f", ~{self.n_crashes:,.0f} crashes (events.json ~{_fmt_bytes(self.events_bytes)})"
+        if self.strategy:
+            lp += f"; optimizer: {STRATEGY_TEXT.get(self.strategy, self.strategy)}"
         up = "up to " if self.n_lp_variables else ""
         return (f"estimated peak memory {self.memory_gib:.2f} GiB, wall time {up}~{_fmt_s(self.time_s)} "
                 f"({self.n_steps:,} steps x {self.n_groups:,} rack groups, {self.n_storages} storage(s), "
@@ -136,6 +156,45 @@ class ResourceEstimate:
 
 def _fmt_bytes(b: float) -> str:
     return f"{b / 1e9:,.3g} GB" if b >= 1e9 else (f"{b / 1e6:,.3g} MB" if b >= 1e6 else f"{b / 1e3:,.3g} kB")
+
+
+#: What :func:`lp_strategy`'s names mean, for the summary line.
+STRATEGY_TEXT = {
+    "interior": "interior strategy, about linear in the steps",
+    "hybrid": "interior strategy, the first candidate technology alone, then the others "
+              "pruned by a bound or solved with it",
+    "full": "full LP, HiGHS' simplex, faster than linear in the steps",
+    "levers": "one LP per GPU-lever piece",
+    "mpc": "MPC re-plans",
+}
+
+
+def lp_strategy(s: "Scenario") -> str:
+    """The optimizer strategy a run of ``s`` will take, as the driver picks it
+    (:func:`facility.optimize.driver.api.solve_on_grid`): ``"interior"`` (long horizons,
+    self-discharge included), ``"hybrid"`` (the same with candidate technologies,
+    :mod:`facility.optimize.driver.prune`), ``"full"`` (short horizons, or an initial SoC
+    outside its band), ``"levers"`` (GPU levers as decisions), ``"mpc"`` (a dispatch under the
+    MPC), ``""`` (no LP). An exact reduction (a repeating load: coarser grid, periodic steady
+    state) is found on the load itself and only makes the run faster."""
+    from facility.config.preconditions import n_steps
+
+    units = s.storage_units()
+    sizing = any(st.extendable for st in units.values())
+    if not units or not (sizing or s.controller.kind in ("optimal", "mpc")):
+        return ""
+    if s.controller.kind == "mpc" and not sizing:
+        return "mpc"
+    if any(lv != "storage" for lv in s.optimize.levers):
+        return "levers"
+    floor = INTERIOR_MIN_STEPS if sizing else INTERIOR_DISPATCH_MIN_STEPS
+    soc_ok = all(st.min_soc_frac + float(getattr(st, "reserve_frac", 0.0)) <= st.initial_soc_frac
+                 <= st.max_soc_frac for st in units.values())
+    if n_steps(s) < floor or not soc_ok:
+        return "full"
+    hybrid = any(getattr(st, "technologies", None) and len(st.technologies) > 1 and st.extendable
+                 for st in s.storages().values())
+    return "hybrid" if hybrid else "interior"
 
 
 def _fmt_s(t: float) -> str:
@@ -156,7 +215,7 @@ def estimate_resources(s: "Scenario") -> ResourceEstimate:
 
     T = n_steps(s)
     G = total_groups(s)
-    S = len(s.storages())
+    S = len(s.storage_units())
     F = default_n_feeders(s) if s.grid.enabled else 1
     gpu_on = s.gpu_smoothing.enabled or s.firefly.enabled or s.power_cap.enabled
     codesign = gpu_on and S and s.controller.kind != "none" and s.controller.codesign
@@ -182,7 +241,8 @@ def estimate_resources(s: "Scenario") -> ResourceEstimate:
     return ResourceEstimate(memory_gib=mem / _GIB, time_s=t, n_steps=T, n_groups=G, n_storages=S,
                             n_feeders=F, n_lp_variables=n_lp, trace_bytes=trace_b,
                             parts_gib={k: v / _GIB for k, v in parts.items()}, replay_points=int(replay),
-                            n_crashes=crashes, events_bytes=crashes * EVENTS_JSON_PER_CRASH_B)
+                            n_crashes=crashes, events_bytes=crashes * EVENTS_JSON_PER_CRASH_B,
+                            strategy=lp_strategy(s))
 
 
 def _replay_arrays() -> int:
@@ -249,12 +309,27 @@ def trace_file_bytes(s: "Scenario") -> int:
 
 
 def _lp_time_s(s: "Scenario", n_lp: int) -> float:
-    """The optimizer's share of the wall time: one full sizing / dispatch LP, or the MPC's
-    re-plans (one small LP every ``controller.replan_s``; measured ~50 us per variable). [s]"""
-    sizing = any(st.extendable for st in s.storages().values())
-    if s.controller.kind == "mpc" and not sizing:
+    """The optimizer's share of the wall time, by the strategy it will take (:func:`lp_strategy`):
+    the interior strategy about linear in the LP's variables (a hybrid: the first candidate
+    alone, then at most the hybrid LP), the full LP's simplex faster than linear past
+    :data:`_SIMPLEX_LINEAR_STEPS`, or the MPC's re-plans (one small LP every
+    ``controller.replan_s``; measured ~50 us per variable). [s]"""
+    from facility.config.preconditions import n_steps
+
+    strategy = lp_strategy(s)
+    if strategy == "mpc":
         n_replan = max(1, int(s.time.horizon_s / s.controller.replan_s))
         return n_replan * n_lp * _PER_MPC_VARIABLE_S
+    if strategy == "interior":
+        return n_lp * _PER_INTERIOR_VARIABLE_S
+    if strategy == "hybrid":
+        # the first candidate alone (the LP less the other units' 3 columns per step), then at
+        # most the hybrid LP
+        n_units = len(s.storage_units())
+        first = n_lp - (n_units - 1) * 3 * n_steps(s)
+        return (first + n_lp) * _PER_INTERIOR_VARIABLE_S
+    if strategy == "full":
+        return n_lp * _PER_LP_VARIABLE_S * max(1.0, n_steps(s) / _SIMPLEX_LINEAR_STEPS)
     return n_lp * _PER_LP_VARIABLE_S
 
 

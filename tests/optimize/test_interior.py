@@ -277,7 +277,7 @@ def test_at_the_time_limit_without_a_plan_the_fallback_answers_not_the_full_lp(m
 def test_applies_only_where_the_proof_holds():
     load = site_load("stochastic")
     assert applies(problem(load))
-    assert not applies(problem(load, self_discharge_frac_per_h=0.01))
+    assert applies(problem(load, self_discharge_frac_per_h=0.01))  # σ > 0 too (issue 49)
     assert applies(problem(load, spec=SPEC.model_copy(update={"band_min_hz": 0.1, "band_max_hz": 5.0,
                                                                "max_band_peak_mw": 2.0})))
     assert solve_interior(problem(load)) is None  # shorter than MIN_STEPS: the full LP is quick

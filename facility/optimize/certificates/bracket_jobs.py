@@ -91,7 +91,8 @@ def solve_job(pb: Problem, mode: str, g: int, zero_ub: dict | None, drop_blocks:
     out = {"mode": mode, "g": g, "status": sol.status, "termination": sol.termination,
            "iterations": sol.iterations, "solve_s": sol.solve_s, "build_s": build_s,
            "objective_kusd": sol.objective + off, "n_variables": int(A.shape[1]),
-           "n_constraints": int(A.shape[0]), "has_blocks": bool(gm.block_rows)}
+           "n_constraints": int(A.shape[0]), "has_blocks": bool(gm.block_rows),
+           "forced": bool(fixed_cols)}
     if sol.status in ("infeasible", "failed"):
         return out
     x = sol.x

@@ -31,7 +31,7 @@ from facility.optimize.certificates.verify import verify_plan
 from facility.optimize.model.windows import lag_bounds
 
 __all__ = ["follower_plan", "averaged_lower_bound_usd", "trivial_lower_bound_usd",
-           "best_effort", "stopped_strategy"]
+           "best_effort", "stopped_strategy", "time_limit_advice", "full_lp_reasons"]
 
 #: Coarse steps of the averaged relaxation (its LP solves in about a second here).
 LOWER_BOUND_STEPS = 1200
@@ -228,8 +228,57 @@ def replace_time_limit(optimize, time_limit_s: float):
     return optimize.model_copy(update={"time_limit_s": float(time_limit_s)})
 
 
+#: Steps up to which HiGHS' simplex solves a full sizing LP in seconds to a minute (jittered
+#: loads: 12,000 steps 140 s on a shared core, 36,000 no answer in 600 s; the time grows about
+#: as the square of the steps): beyond it a longer time limit rarely helps. [steps]
+SIMPLEX_QUICK_STEPS = 6000
+#: The interior strategy's shortest horizon (:data:`facility.optimize.strategies.interior.MIN_STEPS`,
+#: a test checks they agree). [steps]
+INTERIOR_MIN_STEPS = 2000
+
+
+def full_lp_reasons(pb) -> list[str]:
+    """Why a problem goes to the full LP rather than the interior strategy (the conditions of
+    :func:`facility.optimize.strategies.interior.applies`), each with the key that changes it."""
+    out = []
+    if pb.levers is not None:
+        out.append("GPU levers are decisions (optimize.levers): each piece is its own LP")
+    if pb.p_pcc_history_mw is not None or pb.pcc_variation_cost_usd_per_mw > 0:
+        out.append("a receding-horizon dispatch (PCC history or variation price)")
+    bad = [n for n, s in pb.storages.items() if not s.soc_min <= s.soc0 <= s.soc_max]
+    if bad:
+        out.append(f"the initial SoC of {', '.join(bad)} lies outside its band "
+                   f"(initial_soc_frac within [min_soc_frac, max_soc_frac])")
+    return out
+
+
+def time_limit_advice(pb, strategy: str = "full") -> str:
+    """What helps where ``strategy`` (``"full"``: HiGHS' simplex on the whole horizon,
+    ``"interior"``: the interior-point bracket) stopped at ``optimize.time_limit_s``: a longer
+    limit only where the LP is small enough to finish soon; else the keys that make it smaller
+    or put it on the fast strategy."""
+    T = pb.n_steps
+    n_units = len(pb.storages)
+    fewer = (f", or fewer candidate technologies ({n_units} storage units: bess.technologies; a "
+             f"candidate that cannot win is pruned, one that may is solved with the others)"
+             if any("." in n for n in pb.storages) else "")
+    if strategy == "interior":
+        return (f"the interior-point solves grow about linearly in the steps ({T:,} here) and "
+                f"units: a larger time.dt_s or a shorter time.horizon_s helps{fewer}; raising "
+                f"optimize.time_limit_s helps where a first solve nearly finished")
+    why = full_lp_reasons(pb)
+    if T <= SIMPLEX_QUICK_STEPS and not why:
+        return "raise optimize.time_limit_s for a better plan"
+    text = (f"the full LP (HiGHS' simplex, about quadratic in the steps: {T:,} here) rarely "
+            f"finishes for a longer optimize.time_limit_s; a larger time.dt_s or a shorter "
+            f"time.horizon_s helps{fewer}")
+    if why:
+        text += f"; it ran instead of the fast interior strategy because {'; '.join(why)}"
+    return text
+
+
 def best_effort(pb, stop: SolverTimeLimit, *, build_s: float = 0.0, solve_s: float = 0.0,
-                reason: str | None = None) -> SizingResult:
+                reason: str | None = None, strategy: str = "full") -> SizingResult:
     """The best verified plan when the LP stopped at its time limit, with its proven gap.
 
     Parameters
@@ -242,6 +291,9 @@ def best_effort(pb, stop: SolverTimeLimit, *, build_s: float = 0.0, solve_s: flo
         Time already spent. [s]
     reason : str, optional
         Why the LP gave no plan, for the warning (default: the time limit).
+    strategy : str
+        What stopped (``"full"`` or ``"interior"``): the warning's advice,
+        :func:`time_limit_advice`.
 
     Returns
     -------
@@ -277,7 +329,7 @@ def best_effort(pb, stop: SolverTimeLimit, *, build_s: float = 0.0, solve_s: flo
         reason = f"the solver stopped at optimize.time_limit_s = {limit:g} s before proving an optimum"
     warnings.warn(f"{reason}; returning a verified fallback plan (PCC on a moving average of the "
                   f"load) of {obj:,.0f} USD, proven within gap_frac = {gap:.3g} of the optimum "
-                  f"(lower bound {lower:,.0f} USD); raise optimize.time_limit_s for a better plan",
+                  f"(lower bound {lower:,.0f} USD); {time_limit_advice(pb, strategy)}",
                   stacklevel=4)
     info = SolveInfo(status="gap", termination=str((stop.diagnosis or {}).get("termination", "time limit")),
                      objective_usd=obj, build_s=build_s, solve_s=solve_s + time.perf_counter() - t0,
@@ -294,4 +346,4 @@ def stopped_strategy(pb, stop: SolverTimeLimit, *, build_s: float = 0.0,
     raised (the lever search decides: a piece that ran out of time may be the cheapest)."""
     if pb.levers is not None:
         raise stop
-    return best_effort(pb, stop, build_s=build_s, solve_s=solve_s)
+    return best_effort(pb, stop, build_s=build_s, solve_s=solve_s, strategy="interior")

@@ -5,8 +5,8 @@ An interior point is not a vertex: the restriction's solution charges and discha
 by a little everywhere (it costs only losses, below the solver's tolerance). Per storage the
 net power less a constant δ (which moves no window limit: a constant shift changes no
 difference of two PCC samples) is split into charge or discharge; netting only adds stored
-energy, and where the SoC leaves its band the energy rating grows by ΔÊ (σ = 0: the trajectory
-moves by s₀ΔÊ, the band by s_min ΔÊ and s_max ΔÊ). The cheapest plan that passes
+energy, and where the SoC leaves its band the energy rating grows by ΔÊ (the trajectory moves
+by a^t s₀ΔÊ with a = 1 − σ Δt_h, the band by s_min ΔÊ and s_max ΔÊ). The cheapest plan that passes
 :func:`facility.optimize.certificates.verify.verify_plan` is kept. Where the LP burns energy on purpose (the
 resistor), :func:`overlap_fix` gives the direction fixes of a repair round.
 """
@@ -20,26 +20,50 @@ from facility.optimize.model.lever_columns import lever_cost_kusd
 from facility.optimize.model.problem import Problem
 from facility.optimize.certificates.verify import verify_plan
 
-__all__ = ["OVERLAP_NOISE_MW", "realize", "overlap_fix", "cost_usd"]
+__all__ = ["OVERLAP_NOISE_MW", "realize", "overlap_fix", "cost_usd", "decay", "stored_energy"]
 
 #: Overlap below which min(p_ch, p_dis) counts as the solver's noise, not a resistor. [MW]
 OVERLAP_NOISE_MW = 1e-4
 
 
+def decay(s, n: int, h: float) -> np.ndarray:
+    """a^t for t = 0..n with a = 1 − σ Δt_h: how a change of the initial stored energy
+    carries to step t under self-discharge (ones where σ = 0). [-]"""
+    a = 1.0 - s.sigma_per_h * h
+    return np.ones(n + 1) if a == 1.0 else a ** np.arange(n + 1)
+
+
+def stored_energy(s, e0: float, ch: np.ndarray, dis: np.ndarray, h: float) -> np.ndarray:
+    """The SoC recursion e_{t+1} = a e_t + Δt_h (η_c p^ch_t − p^dis_t / η_d) from e_0, a = 1 − σ Δt_h
+    (:func:`facility.optimize.model.formulation.add_soc_dynamics`). [MWh] (T + 1,)"""
+    u = h * (s.eta_c * ch - dis / s.eta_d)
+    a = 1.0 - s.sigma_per_h * h
+    if a == 1.0:
+        return e0 + np.concatenate([[0.0], np.cumsum(u)])
+    from scipy.signal import lfilter
+
+    return np.concatenate([[e0], lfilter([1.0], [1.0, -a], u, zi=[a * e0])[0]])
+
+
 def _netted(s, p: np.ndarray, e_r: float, h: float, delta: float):
     """Net power p − δ split into charge and discharge, the stored energy it gives from
-    s₀Ê, and the energy growth ΔÊ that puts it back inside the SoC band (σ = 0: the whole
-    trajectory moves by s₀ΔÊ, the band by s_min ΔÊ and s_max ΔÊ). ΔÊ = inf: impossible."""
+    s₀Ê, and the energy growth ΔÊ that puts it back inside the SoC band: the trajectory
+    moves by a^t s₀ΔÊ (a = 1 − σ Δt_h, :func:`decay`; the whole of s₀ΔÊ where σ = 0), the
+    band by s_min ΔÊ and s_max ΔÊ, so step t needs ΔÊ ≥ over_t / (s_max − a^t s₀) above the
+    band and ΔÊ ≥ under_t / (a^t s₀ − s_min) below it. ΔÊ = inf: impossible."""
     q = p - delta
     ch, dis = np.maximum(q, 0.0), np.maximum(-q, 0.0)
-    e = s.soc0 * e_r + np.concatenate([[0.0], np.cumsum(h * (s.eta_c * ch - dis / s.eta_d))])
-    over = float(np.max(e - s.soc_max * e_r))
-    under = float(np.max(s.soc_min * e_r - e))
+    e = stored_energy(s, s.soc0 * e_r, ch, dis, h)
+    over = e - s.soc_max * e_r
+    under = s.soc_min * e_r - e
     need = [0.0]
-    if over > 0:
-        need.append(over / (s.soc_max - s.soc0) if s.soc_max > s.soc0 else np.inf)
-    if under > 0:
-        need.append(under / (s.soc0 - s.soc_min) if s.soc0 > s.soc_min else np.inf)
+    shift = s.soc0 * decay(s, p.size, h)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for viol, room in ((over, s.soc_max - shift), (under, shift - s.soc_min)):
+            bad = viol > 0
+            if bad.any():
+                r = room[bad]
+                need.append(float(np.max(np.where(r > 0, viol[bad] / np.where(r > 0, r, 1.0), np.inf))))
     return ch, dis, e, max(need) * (1.0 + 1e-9)
 
 
@@ -52,7 +76,7 @@ def _realize_storage(s, p: np.ndarray, e_r: float, dt_s: float, price_kusd: floa
     def plan_at(delta, netted=None):
         ch, dis, e, de = netted if netted is not None else _netted(s, p, e_r, h, delta)
         p_r2, e_r2 = s.duration_ratings(max(float(np.max(ch + dis)), s.p_lo), max(e_r + de, s.e_lo))
-        e = e + s.soc0 * (e_r2 - e_r)
+        e = e + s.soc0 * (e_r2 - e_r) * decay(s, p.size, h)
         ok = (np.isfinite(de) and e_r2 <= s.e_hi * (1 + 1e-9) and p_r2 <= s.p_hi * (1 + 1e-9)
               and e[-1] >= s.soc0 * e_r2 - 1e-9 * max(e_r2, 1.0)
               and (s.terminal != "equal_initial" or abs(e[-1] - e[0]) <= 1e-7 * max(e_r2, 1.0)))

@@ -35,6 +35,7 @@ from facility.optimize.model.formulation import resolve_storage
 from facility.optimize.model.storage_data import resolve_units
 from facility.optimize.strategies.box_bounds import BoxBounds
 from facility.optimize.certificates.directions import applies as directions_apply, n_forced
+from facility.optimize.driver import prune
 from facility.optimize.strategies.full import solve_full
 from facility.optimize.strategies.idle import solve_idle
 from facility.optimize.strategies import interior
@@ -89,7 +90,9 @@ def _note_verification_only(spec) -> None:
 def solve_on_grid(pb: Problem) -> SizingResult:
     """Solve a problem on its own grid: the first strategy of :data:`GRID_STRATEGIES` that
     applies (an exact reduction), else the interior-point bracket where it applies (long
-    horizons whose load does not repeat, :mod:`~facility.optimize.strategies.interior`), else the full LP.
+    horizons whose load does not repeat, :mod:`~facility.optimize.strategies.interior`; for a hybrid
+    section with its candidates that cannot win pruned first, :mod:`~facility.optimize.driver.prune`),
+    else the full LP.
 
     A bracket wider than ``optimize.max_gap_frac`` is returned with a warning that says why
     (the time limit, or a plan the LP relaxation cannot prove: simultaneous charge and
@@ -99,7 +102,8 @@ def solve_on_grid(pb: Problem) -> SizingResult:
         res = strategy(pb)
         if res is not None:
             return res
-    res = interior.solve_interior(pb)
+    # a hybrid section: its candidates that cannot win pruned by a bound first (prune)
+    res = prune.solve_hybrid(pb) if prune.applies(pb) else interior.solve_interior(pb)
     if res is None:
         return _bounded_full(pb)
     if res.info.status == "gap":

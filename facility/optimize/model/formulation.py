@@ -81,6 +81,9 @@ class Model:
     lever_pcc_terms: list = field(default_factory=list)
     #: relative tie-break on the storages' operating costs (:data:`TIE_BREAK_FRAC`; 0 = none)
     tie_break_frac: float = 0.0
+    #: self-discharge as a bounded loss column per step (:func:`add_leak_rows`): a relaxation
+    #: on group means, where the exact recursion over the fine steps has no linear form
+    leak_relaxed: bool = False
 
     def pcc_of(self, x: np.ndarray) -> np.ndarray:
         """PCC power on the model's axis at the column values ``x``. [MW]"""
@@ -247,7 +250,8 @@ def add_soc_dynamics(m: Model, s: StorageData) -> None:
     ==========  =====  ===========================
     """
     c, T, h = m.cols[s.name], m.n_steps, m.dt_s / S_PER_H
-    a = 1.0 - s.sigma_per_h * h
+    leak = m.leak_relaxed and s.sigma_per_h > 0
+    a = 1.0 if leak else 1.0 - s.sigma_per_h * h
     t = np.arange(T)
     nxt = c["e"][1:].copy()
     if m.soc_breaks:
@@ -256,12 +260,38 @@ def add_soc_dynamics(m: Model, s: StorageData) -> None:
         z = m.lp.add_columns(f"{s.name}:e_break", b.size, 0.0, np.inf)
         nxt[b - 1] = z
         c["e_break"] = z
-    m.lp.add_rows("soc_dynamics", [(nxt, 1.0), (c["e"][:-1], -a), (c["ch"], -s.eta_c * h),
-                                   (c["dis"], h / s.eta_d)], 0.0, 0.0, t=t, soft=False, unit="MWh")
+    terms = [(nxt, 1.0), (c["e"][:-1], -a), (c["ch"], -s.eta_c * h), (c["dis"], h / s.eta_d)]
+    if leak:
+        # the self-discharge of a group of steps as a column L_t of its own (add_leak_rows)
+        c["leak"] = m.lp.add_columns(f"{s.name}:leak", T, 0.0, np.inf)
+        terms.append((c["leak"], 1.0))
+        add_leak_rows(m, s)
+    m.lp.add_rows("soc_dynamics", terms, 0.0, 0.0, t=t, soft=False, unit="MWh")
     off = m.initial_offset_mwh.get(s.name, 0.0)
     if off is not None:
         m.lp.add_rows("initial_soc", [(c["e"][:1], 1.0), (c["e_rated"], -s.soc0)], off, off, t=0,
                       soft=False, unit="MWh")
+
+
+def add_leak_rows(m: Model, s: StorageData) -> None:
+    r"""Self-discharge in a relaxation on group means (``Model.leak_relaxed``): the energy a
+    group of g fine steps loses, :math:`L_j = \sigma \Delta t_h \sum_{t \in j} e_t` with
+    :math:`\Delta t_h` the fine step, is a column of its own in
+    :math:`e_{j+1} = e_j + H (\eta_c \bar p^{ch}_j - \bar p^{dis}_j / \eta_d) - L_j`
+    (H = g Δt_h, the group's length), bounded by what the SoC band allows every fine step:
+
+    .. math::  \sigma H s_{min} \hat E \le L_j \le \sigma H s_{max} \hat E   \quad [MWh]
+
+    Every plan of the full LP, averaged over the groups, meets them with its own L_j (its
+    e_t lie in the band), so the model stays a relaxation (docs/formulation.md,
+    *Self-discharge in the fast strategies*)."""
+    c, T, H = m.cols[s.name], m.n_steps, m.dt_s / S_PER_H
+    er = np.full(T, c["e_rated"][0])
+    k = s.sigma_per_h * H
+    m.lp.add_rows("leak_max", [(c["leak"], 1.0), (er, -k * s.soc_max)], -np.inf, 0.0,
+                  t=np.arange(T), soft=False, unit="MWh")
+    m.lp.add_rows("leak_min", [(c["leak"], 1.0), (er, -k * s.soc_min)], 0.0, np.inf,
+                  t=np.arange(T), soft=False, unit="MWh")
 
 
 def add_soc_bounds(m: Model, s: StorageData) -> None:

@@ -18,7 +18,9 @@ interior-point method solves in about linear time:
 * **the relaxation** (``mode="relax"``): every per-step column averaged over the groups (the
   load too), the lag bound of k steps kept as ⌊k/g⌋ groups with the same bound, the
   network rows and, where T is not a multiple of g, the last partial group and the terminal row
-  left out. With σ = 0 any plan of the full LP, averaged, is a plan of it at the same cost
+  left out (self-discharge, σ > 0, as a bounded loss column per group,
+  :func:`~facility.optimize.model.formulation.add_leak_rows`). Any plan of the full LP,
+  averaged, is a plan of it at the same cost
   (the proof of :func:`facility.optimize.certificates.fallback.averaged_lower_bound_usd`), so its optimum is
   a lower bound (g = 1: the full LP). Rating rows give back what the group means average
   away: the steps where the load moves within a group, and each group's extreme-load step
@@ -208,8 +210,10 @@ def build_grid_model(pb: Problem, g: int, mode: str, spectral_dirs: dict | None 
     interior strategy doubles it where those blocks keep its bracket open).
 
     ``pb`` is a sizing problem without PCC history or a PCC variation price, with GPU levers
-    only at g = 1 (:func:`facility.optimize.strategies.interior.applies`); the relaxation with g > 1
-    needs σ = 0.
+    only at g = 1 (:func:`facility.optimize.strategies.interior.applies`). With self-discharge
+    (σ > 0) the relaxation with g > 1 carries each group's loss as a bounded column
+    (:func:`facility.optimize.model.formulation.add_leak_rows`); the restriction and g = 1 keep
+    the exact recursion.
     """
     T, dt = pb.n_steps, pb.dt_s
     storages = pb.storages
@@ -222,7 +226,8 @@ def build_grid_model(pb: Problem, g: int, mode: str, spectral_dirs: dict | None 
     else:
         raise ValueError(f"mode must be 'restrict' or 'relax', not {mode!r}")
     m = Model(LinearProgram(), load.size, float(axis_dt), np.asarray(load, dtype=float),
-              dict(storages), price_kusd_per_mwh=pb.price_usd_per_mwh / 1000.0)
+              dict(storages), price_kusd_per_mwh=pb.price_usd_per_mwh / 1000.0,
+              leak_relaxed=mode == "relax" and g > 1)
     for s in storages.values():
         add_storage_variables(m, s)
     pcc_expression(m)
@@ -382,7 +387,7 @@ def box_template(gm: GridModel) -> dict:
             "col_names": dict(lp.col_names), "cols": gm.m.cols, "pcc": gm.pcc,
             "lever_cols": {k: v for k, v in gm.m.lever_cols.items() if not k.startswith("_")},
             "cost": np.concatenate(lp.cost).astype(float) if gm.m.lever_cols else None,
-            "offset_kusd": float(gm.m.objective_offset_kusd)}
+            "offset_kusd": float(gm.m.objective_offset_kusd), "axis_h": gm.m.dt_s / 3600.0}
 
 
 def _lever_boxes(template: dict, levers, lo: np.ndarray, hi: np.ndarray) -> tuple[float, float]:
@@ -451,6 +456,9 @@ def column_boxes(template: dict, storages: dict, load_mw: np.ndarray,
         hi[c["dis"]] = np.minimum(hi[c["dis"]], pm)
         lo[c["e"]] = 0.0
         hi[c["e"]] = s.soc_max * em
+        if "leak" in c:  # L_j <= σ H s_max Ê (formulation.add_leak_rows)
+            lo[c["leak"]] = 0.0
+            hi[c["leak"]] = s.sigma_per_h * template.get("axis_h", np.inf) * s.soc_max * em
         p_max += pm
     span = float(np.max(np.abs(load_mw))) + p_max + lever_mw
     lo[template["pcc"]], hi[template["pcc"]] = -span, span

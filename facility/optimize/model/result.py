@@ -90,6 +90,11 @@ class SolveInfo:
     n_binary_steps : int
         Steps with a binary in the branch and bound of ``optimize.milp_bound_s``
         (:mod:`facility.optimize.certificates.certify`; 0 = not run).
+    candidates : dict
+        A hybrid section's candidate technologies (:mod:`facility.optimize.driver.prune`):
+        ``first`` (solved alone first), ``first_alone_usd``, ``hybrid_lower_bound_usd``,
+        ``pruned`` and ``kept`` (unit -> why), ``hybrid_solved``, ``first_alone_s``,
+        ``hybrid_s``; empty without a hybrid section or where the pruning does not run.
     """
 
     status: str
@@ -115,6 +120,7 @@ class SolveInfo:
     gap_reason: str = ""
     n_forced_steps: int = 0
     n_binary_steps: int = 0
+    candidates: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -230,7 +236,7 @@ def sizing_to_json(result: SizingResult) -> dict:
     ``build_s``, ``solve_s``, ``n_variables``, ``n_constraints``; extended with ``method``,
     ``lower_bound_usd``, ``gap_frac``, ``period_steps``, ``step_factor``,
     ``n_repaired_steps``, ``n_spectral_bins``, ``n_spectral_rounds``, ``gap_reason``,
-    ``n_forced_steps``, ``n_binary_steps`` (see
+    ``n_forced_steps``, ``n_binary_steps``, with a hybrid section ``candidates`` (see
     :class:`SolveInfo`)
     and, with GPU levers, ``levers`` (per job ``floor_frac``, ``cap_frac``, ``extra_s``,
     ``planned_burn_mwh`` over the horizon, GPU side), ``lever_piece``, ``n_lever_pieces``,
@@ -250,6 +256,8 @@ def sizing_to_json(result: SizingResult) -> dict:
                n_spectral_bins=int(i.n_spectral_bins), n_spectral_rounds=int(i.n_spectral_rounds),
                gap_reason=i.gap_reason, n_forced_steps=int(i.n_forced_steps),
                n_binary_steps=int(i.n_binary_steps))
+    if i.candidates:
+        out["candidates"] = dict(i.candidates)
     if result.levers:
         out["levers"] = {j: {"floor_frac": d["floor_frac"], "cap_frac": d["cap_frac"],
                              "extra_s": float(d["extra_s"]),

@@ -19,7 +19,7 @@ the LP whose long-lag block rows cover only pairs within the window).
 by a little everywhere (it costs only losses, below the solver's tolerance). Per storage the
 net power less a constant δ (which moves no window limit) is split into charge or discharge;
 netting only adds stored energy, and where the SoC leaves its band the energy rating grows by
-ΔÊ (σ = 0: the trajectory moves by s₀ΔÊ, the band by s_min ΔÊ and s_max ΔÊ). Where the LP's
+ΔÊ (the trajectory moves by a^t s₀ΔÊ, a = 1 − σΔt_h, the band by s_min ΔÊ and s_max ΔÊ). Where the LP's
 optimum burns energy on purpose (a "resistor" across a job start) the overlapping steps'
 directions are fixed to the sign of their net power and the restriction is solved again
 (:data:`REPAIR_ROUNDS`). The cheapest plan that passes
@@ -91,14 +91,15 @@ REPAIR_GAP_SHARE = 0.5
 
 def applies(pb: Problem) -> bool:
     """Whether the strategy's bracket is proven for this problem (module text): sizing or
-    dispatch without PCC history or a variation price, σ = 0, and an initial SoC inside the
-    band (band limits are rows of the restriction, :mod:`~facility.optimize.model.pcc_grid`). GPU
+    dispatch without PCC history or a variation price, and an initial SoC inside the
+    band (self-discharge σ > 0 too: the restriction keeps the exact recursion, the relaxation
+    on groups a bounded loss column, :func:`facility.optimize.model.formulation.add_leak_rows`,
+    and the realized plan's growth follows the decay, :func:`~facility.optimize.certificates.realize.decay`) (band limits are rows of the restriction, :mod:`~facility.optimize.model.pcc_grid`). GPU
     levers only on groups of one step (the LP is then the full one with its PCC as columns;
     their data are not averaged) and without the cooling lag."""
     return (pb.p_pcc_history_mw is None
             and (pb.levers is None or (not pb.levers.lagged and group_for(pb) == 1))
             and pb.pcc_variation_cost_usd_per_mw <= 0 and bool(pb.storages)
-            and all(s.sigma_per_h == 0 for s in pb.storages.values())
             and all(s.soc_min <= s.soc0 <= s.soc_max for s in pb.storages.values()))
 
 
