@@ -199,7 +199,11 @@ def check_controller_run(s: "Scenario") -> list[str]:
     dt = s.time.dt_s
     sto = s.storage_units()
     out = []
-    if c.kind == "none" or not sto:
+    kind = c.kind
+    if kind == "none" and any(st.extendable for st in sto.values()):
+        # what run and size verify a design under (facility.sizing.verification_controller)
+        kind = "mpc"
+    if kind == "none" or not sto:
         return out
     if c.sample_s is not None:
         if c.sample_s < 0.5 * dt:
@@ -209,7 +213,7 @@ def check_controller_run(s: "Scenario") -> list[str]:
             log.warning("controller.sample_s = %g s is not a whole number of time.dt_s = %g s steps; "
                         "the controller samples every %d steps (%g s)", c.sample_s, dt,
                         round(c.sample_s / dt), round(c.sample_s / dt) * dt)
-    if c.kind == "filter" and len(sto) > 1:
+    if kind == "filter" and len(sto) > 1:
         fc = c.cutoff_hz if c.cutoff_hz is not None else 1.0 / (2 * math.pi * c.window_s)
         fcs = c.slow_cutoff_hz if c.slow_cutoff_hz is not None else fc / 10.0
         if fcs >= fc:
@@ -222,15 +226,18 @@ def check_controller_run(s: "Scenario") -> list[str]:
         if rel < margin:
             out.append(f"controller.codesign_release_margin_frac = {rel:g} must be at least "
                        f"controller.codesign_soc_margin_frac = {margin:g} [frac] (hysteresis)")
-    if c.kind == "mpc" and c.horizon_s is not None and c.horizon_s + 1e-9 < c.replan_s:
+    if kind == "mpc" and c.horizon_s is not None and c.horizon_s + 1e-9 < c.replan_s:
         out.append(f"controller.horizon_s = {c.horizon_s:g} s must be at least controller.replan_s = "
                    f"{c.replan_s:g} s")
-    if c.kind == "mpc":
-        # the MPC's grid refuses these at the run (facility.control.mpc_grid.choose_grid)
+    if kind == "mpc":
+        # the MPC's grid refuses these at the run (facility.control.mpc_grid.choose_grid); with
+        # controller.kind = 'none' an extendable design is verified under the MPC
         from facility.control.mpc_grid import given_step_problems
 
-        out.extend(given_step_problems(c, dt, s.spec))
-    if c.kind == "mpc" and c.replan_s < 0.5 * dt:
+        why = "" if c.kind == "mpc" else (" (controller.kind = 'none' with an extendable storage: run and "
+                                          "size verify the design under the MPC)")
+        out.extend(p + why for p in given_step_problems(c, dt, s.spec))
+    if kind == "mpc" and c.replan_s < 0.5 * dt:
         out.append(f"controller.replan_s = {c.replan_s:g} s is shorter than half of time.dt_s = {dt:g} s; "
                    f"allowed: replan_s ≥ {dt:g} s")
     return out

@@ -16,7 +16,8 @@ sags            ``[[grid_events]]``: rectangular sags (start in or past the hori
                 voltages out of range), with the UPS on, off or hybrid
 failures        a job's ``failures``: a crash rate, declared crash times (unordered, past the
                 horizon, strings), drop and restart times
-mpc_grid        ``controller.kind = 'mpc'`` with MPC steps, level steps, horizons and re-plan
+mpc_grid        ``controller.kind = 'mpc'`` (or ``'none'``, which verifies a sized design
+                under the MPC) with MPC steps, level steps, horizons and re-plan
                 intervals that do or do not divide the spec's windows
 trace_units     a job replaying an nvidia-smi log whose power cells mix W, kW, mW, MW, bare
                 numbers, other units (V, %, ``mw``), ``[N/A]`` and text
@@ -207,7 +208,8 @@ def failures(raw: dict, choose: Choose):
 def mpc_grid(raw: dict, choose: Choose):
     from tests.config.fuzzing import Mutation
 
-    ctrl: dict = {"kind": "mpc"}
+    # 'none' with an extendable storage: run and size verify the design under the MPC
+    ctrl: dict = {"kind": choose(("mpc", "mpc", "mpc", "none"))}
     for key, values in (("mpc_dt_s", (None, 0.05, 0.1, 0.5, 0.7, 1.0, 2.5, 20.0, 100.0)),
                         ("mpc_level_dt_s", (None, None, 0.5, 1.0, 1.5, 2.5, 5.0, 3600.0)),
                         ("replan_s", (None, 1.0, 5.0, 7.0)),

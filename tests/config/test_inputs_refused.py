@@ -179,6 +179,18 @@ def test_mpc_steps_that_do_not_divide_the_windows_are_refused_at_validate(tmp_pa
     assert rc == 2 and f"controller.{key} = {value:g} s" in text and "5 s, 60 s" in text, text
 
 
+def test_mpc_steps_are_checked_where_an_extendable_design_is_verified_under_the_mpc(tmp_path):
+    """controller.kind = 'none' with an extendable storage: run and size verify the design under
+    the MPC, which refused mpc_dt_s = 20 s after validate had passed it."""
+    data = copy.deepcopy(MPC)
+    data["controller"] = {"kind": "none", "mpc_dt_s": 20.0}
+    data["rack_storage"] = {"enabled": True, "extendable": True, "max_p_rated_mw": 5.0, "max_e_rated_mwh": 1.0}
+    rc, text = _validate(tmp_path, data)
+    assert rc == 2 and "controller.mpc_dt_s = 20 s" in text and "verify the design under the MPC" in text, text
+    data["rack_storage"] = {"enabled": True, "p_rated_mw": 1.0, "e_rated_mwh": 0.05}   # fixed: no MPC runs
+    assert _validate(tmp_path, data)[0] == 0
+
+
 def _grid_case(dt, window_s, ramp, level, mpc_dt, horizon, replan):
     spec = types.SimpleNamespace(max_ramp_up_mw_per_s=1.0 if ramp else None, max_ramp_down_mw_per_s=None,
                                  ramp_window_s=ramp or 1.0, max_window_swing_mw=1.0, window_s=window_s,
