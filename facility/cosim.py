@@ -405,6 +405,9 @@ def simulate_design(scenario: Scenario, *, out_dir: str | Path | None = None, pr
         ts = timeseries_frame(profile.t_s, raw_site, p_load, pf, pf_raw, p_storage, soc, engaged)
         if ge is not None:
             grid_event_block(metrics, ts, scenario, ge, pf, pf_ref, net, storages)
+        # last: the blocks above rebuild compliance from its rows
+        metrics["compliance"]["margins"] = fm.limit_margins(
+            metrics, spec, scenario.grid_impact if scenario.grid_impact.enabled else None)
     bar.update()
 
     timings["total"] = time.perf_counter() - t_start
