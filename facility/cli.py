@@ -31,6 +31,9 @@ def _add_common(p: argparse.ArgumentParser, out: str | None = None) -> None:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a scenario key, e.g. --set bess.e_rated_mwh=20 or --set jobs.llm.n_gpus=8000 "
                         "(repeatable)")
+    p.add_argument("--allow-implausible", action="store_true",
+                   help="run a storage rating implausible by ~1000x for the site (a kW value in a MW "
+                        "field) as given, with a warning, instead of refusing it (exit 2)")
     p.add_argument("--max-memory-gib", type=_positive_gib, default=None, metavar="GIB",
                    help="refuse (exit 2) a scenario whose estimated peak memory exceeds this "
                         "(default: 80%% of the machine's memory)")
@@ -61,6 +64,11 @@ def _load(args):
     from facility.config.resources import check_resources
 
     s = load_scenario(args.scenario, args.overrides)
+    from facility.config.plausibility import implausible_errors
+
+    bad = implausible_errors(s)
+    if bad and not getattr(args, "allow_implausible", False):
+        raise ScenarioError("\n".join(f"{args.scenario}: {b}" for b in bad))
     est = check_resources(s, getattr(args, "max_memory_gib", None), source=str(args.scenario))
     return s, est
 

@@ -420,12 +420,13 @@ def _margin_entry(value: float, limit: float, unit: str) -> dict:
     return {f"value_{unit}": float(value), f"limit_{unit}": float(limit), f"margin_{unit}": float(limit - value)}
 
 
-def limit_margins(metrics: dict, spec: "SpecConfig", grid_impact=None) -> dict:
+def limit_margins(metrics: dict, spec: "SpecConfig", extra: dict | None = None) -> dict:
     """``compliance.margins``: per limit row of ``metrics['compliance']`` that has a number,
     ``{value_<unit>, limit_<unit>, margin_<unit>}`` with margin = limit − value (negative:
-    violated by that much) in the limit's unit (:data:`LIMIT_UNITS`; a band's peak in MW; the
-    grid-impact limits in pu, MW, 1/yr). Rows without a number (ride-through's yes/no) have
-    none.
+    violated by that much) in the limit's unit (:data:`LIMIT_UNITS`; a band's peak in MW).
+    ``extra``: further rows ``{row: (value, limit, unit)}`` (the grid-impact limits:
+    :func:`facility.run_blocks.grid_impact_margins`). Rows without a number (ride-through's
+    yes/no) have none.
 
     Examples
     --------
@@ -445,14 +446,9 @@ def limit_margins(metrics: dict, spec: "SpecConfig", grid_impact=None) -> dict:
     if ("ride_through_max_load_loss_mw" in rows and rt_spec is not None
             and rt_spec.max_load_loss_mw is not None and "max_load_loss_mw" in rt):
         out["ride_through_max_load_loss_mw"] = _margin_entry(rt["max_load_loss_mw"], rt_spec.max_load_loss_mw, "mw")
-    gi = metrics.get("grid_impact")
-    if gi is not None and grid_impact is not None:
-        from facility.grid_impact.metrics import LIMIT_METRIC
-
-        for row, (limit_key, metric_key) in LIMIT_METRIC.items():
-            if row in rows and getattr(grid_impact, limit_key, None) is not None:
-                unit = next(u for u in ("per_year", "pu", "mw") if limit_key.endswith(u))
-                out[row] = _margin_entry(gi[metric_key], getattr(grid_impact, limit_key), unit)
+    for row, (value, limit, unit) in (extra or {}).items():
+        if row in rows:
+            out[row] = _margin_entry(value, limit, unit)
     return out
 
 

@@ -106,7 +106,7 @@ def check_jobs(s: "Scenario") -> list[str]:
                 try:
                     files.check_file(job.trace_file, key=f"{key}.trace_file", what="trace file",
                                      max_bytes=files.MAX_TRACE_BYTES,
-                                     hint=f"; cut {key}.trace_file to the part the job replays, or "
+                                     size_hint=f"; cut {key}.trace_file to the part the job replays, or "
                                           f"drop columns it does not need (parsing holds ~10 bytes of "
                                           f"memory per byte of trace)")
                 except ScenarioError as exc:

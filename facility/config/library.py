@@ -142,23 +142,15 @@ def load_spec_table(name: str, key: str = "spec.base") -> dict:
     return {k: v for k, v in data.items() if k not in ("description", "source", "name")}
 
 
-def _unit_of(model, key: str) -> str:
-    extra = model.model_fields[key].json_schema_extra or {}
-    u = extra.get("unit", "") if isinstance(extra, dict) else ""
-    return "" if u in ("", "-", "frac") else f" {u}"
-
-
 def spec_limits_text(table: dict) -> list[str]:
     """The limits of a spec table (:func:`load_spec_table`), one short phrase each, with units:
     ``max_window_swing_mw <= 10 MW (window_s 5 s)``, a band's peak limit, the ride-through
     curve. The band and window keys are shown with the limit they qualify."""
-    from facility.config.schema import SpecConfig
-
     t = dict(table)
     out = []
     for k in ("max_ramp_up_mw_per_s", "max_ramp_down_mw_per_s"):
         if k in t:
-            out.append(f"{k} <= {t[k]:g}{_unit_of(SpecConfig, k)} (ramp_window_s {t.get('ramp_window_s', 1.0):g} s)")
+            out.append(f"{k} <= {t[k]:g} MW/s (ramp_window_s {t.get('ramp_window_s', 1.0):g} s)")
     if "max_ramp_mw_per_min" in t:
         out.append(f"max_ramp_mw_per_min <= {t['max_ramp_mw_per_min']:g} MW/min (60 s window)")
     if "max_window_swing_mw" in t:

@@ -22,7 +22,7 @@ __all__ = ["design_units", "design_line", "design_html", "duration_text", "durat
 
 #: The technology column of a unit whose section names no technology (its figures are the
 #: scenario's own keys).
-NO_TECHNOLOGY = "own figures (no technology)"
+NO_TECHNOLOGY = "own figures, no technology"
 
 
 def design_units(sizing: dict, scenario=None) -> list[dict]:

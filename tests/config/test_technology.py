@@ -86,7 +86,7 @@ def test_every_library_figure_carries_a_mark_and_a_mark_names_a_figure(tmp_path)
 
 
 def test_lfp_carries_atb_2024_moderate_2022_and_the_bbu_ocp_rev_1_4():
-    """The figures of /work/shared/reference/storage-costs.md (sections 1, 2)."""
+    """The checked figures (docs/storage.md, "The library")."""
     for n in ("lfp_1h", "lfp_2h", "lfp_4h"):
         t = load_technology(n)
         assert (t.cost_usd_per_kw, t.cost_usd_per_kwh, t.cost_year) == (363.01, 390.93, 2022)
