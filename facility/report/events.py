@@ -15,7 +15,8 @@ __all__ = ["RECOVERABLE", "event_text", "events_summary"]
 #: follows where it adds a number or a reason).
 RECOVERABLE = {
     "mpc_slack": "re-plan with penalized slacks: no plan over this horizon kept every limit's "
-                 "hard row (load history or storage), so the MPC planned the least violation",
+                 "hard row (load history or storage), so the MPC planned as close to the limits "
+                 "as it could",
     "mpc_descent": "SoC target out of reach over this horizon: the PCC followed the load back at "
                    "the allowed rate, the storage took the rest",
     "mpc_soc_band_dropped": "the end-of-horizon SoC band was left out of this re-plan",
