@@ -181,7 +181,7 @@ def design_html(res: "Results") -> str:
     from facility.config.technology import COST_YEAR_POLICY, cost_year_note
 
     note = cost_year_note({t["name"]: t["cost_year"] for t in techs})
-    table += ("<p>Costs: " + html.escape(note or COST_YEAR_POLICY) + ". Figures of a technology are "
+    table += ("<p>Cost years: " + html.escape(note or COST_YEAR_POLICY) + ". Figures of a technology are "
               "marked verified (read in its source) or unverified (a placeholder; "
               "<code>facility models</code> lists them).</p>") if units else ""
     fs = _foresight_text(z)
