@@ -164,8 +164,10 @@ def scenario_warnings(s: "Scenario") -> list[str]:
     """What the scenario's inputs cannot show (no error): a trace averaged by its sensor under
     limits above ~0.5 Hz, sampling slower than the band limits, poll gaps, a trace shorter than
     the job; and numbers that cannot be what the user meant
-    (:mod:`facility.config.plausibility`). Each names its key. ``run`` logs the same and lists
-    them in events and report.html.
+    (:mod:`facility.config.plausibility`); storage units whose costs are in different dollar
+    years (compared as given, :func:`facility.config.technology.cost_year_note`). Each names its
+    key. ``run`` logs the plausibility warnings and lists them in events and report.html (the
+    report's Design table shows the cost years).
     """
     from facility.workload.trace_checks import inspect_job_trace
 
@@ -178,7 +180,11 @@ def scenario_warnings(s: "Scenario") -> list[str]:
                 continue   # reported by check_jobs
             out.extend(found)
     from facility.config.plausibility import plausibility_warnings
+    from facility.config.technology import cost_year_note
 
+    years = cost_year_note({u: getattr(c, "cost_year", None) for u, c in s.storage_units().items()})
+    if years:
+        out.append(f"storage: {years}")
     return out + plausibility_warnings(s) + grid_impact_warnings(s)
 
 

@@ -130,6 +130,16 @@ def test_a_hybrid_of_different_cost_years_says_so():
     assert cost_year_note({"bess.lfp_1h": 2022, "bess.lfp_2h": 2022}) == ""
 
 
+def test_validate_says_when_storage_costs_are_in_different_dollar_years(capsys):
+    from facility.cli import main
+    from tests.conftest import SCENARIOS
+
+    # rack_storage: supercap (2008), bess: lfp_1h (2022)
+    assert main(["validate", str(SCENARIOS / "sizing_rack_and_bess.toml")]) == 0
+    err = capsys.readouterr().err
+    assert "compared as given (no escalation to one year): rack_storage USD of 2008, bess USD of 2022" in err
+
+
 @pytest.mark.parametrize("bess, match", [
     ({"technology": "lfp_3h"}, r"unknown storage technology; available: .*lfp_2h.*supercap"),
     ({"technology": "lfp_2h", "technologies": ["supercap"]}, "either technology .* or technologies"),
