@@ -80,6 +80,7 @@ def duration_text(duration_h: float | None, unit: tuple[str, float] | None = Non
 def _technology(name: str, scenario) -> "object | None":
     """The StorageTechnology of a unit (None where its section names none)."""
     from facility.config.technology import load_technology
+    from facility.errors import ScenarioError
 
     tech = name.split(".", 1)[1] if "." in name else None
     if tech is None and scenario is not None:
@@ -89,7 +90,7 @@ def _technology(name: str, scenario) -> "object | None":
         return None
     try:
         return load_technology(tech)
-    except Exception:       # a path that moved since the run: the name alone
+    except ScenarioError:   # a path that moved since the run: the name alone
         return None
 
 
