@@ -35,6 +35,9 @@ def _add_common(p: argparse.ArgumentParser, out: str | None = None) -> None:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a scenario key, e.g. --set bess.e_rated_mwh=20 or --set jobs.llm.n_gpus=8000 "
                         "(repeatable)")
+    p.add_argument("--allow-implausible", action="store_true",
+                   help="run a storage rating implausible by ~1000x for the site (a kW value in a MW "
+                        "field) as given, with a warning, instead of refusing it (exit 2)")
     p.add_argument("--max-memory-gib", type=_positive_gib, default=None, metavar="GIB",
                    help="refuse (exit 2) a scenario whose estimated peak memory exceeds this "
                         "(default: 80%% of the memory this process may use: machine, cgroups, ulimit)")
@@ -65,6 +68,11 @@ def _load(args):
     from facility.config.resources import check_resources
 
     s = load_scenario(args.scenario, args.overrides)
+    from facility.config.plausibility import implausible_errors
+
+    bad = implausible_errors(s)
+    if bad and not getattr(args, "allow_implausible", False):
+        raise ScenarioError("\n".join(f"{args.scenario}: {b}" for b in bad))
     est = check_resources(s, getattr(args, "max_memory_gib", None), source=str(args.scenario))
     if args.command in ("run", "size"):
         from facility.config.resources import check_disk_space
@@ -186,6 +194,11 @@ def _summary(res, out: Path, wall_s: float) -> str:
 
         line += ("\nwarning: electrical limits violated (see events.json, kind electrical_limit): "
                  + "; ".join(violation_lines(m, res.scenario.grid)))
+    from facility.metrics import margins_text
+
+    margins = margins_text(comp)
+    if margins:
+        line += f"\nlimit margins (value of limit, margin = limit - value): {margins}"
     return f"{line}\nwrote {out}/ in {wall_s:.1f} s"
 
 
@@ -337,26 +350,37 @@ def _cmd_export_net(args) -> int:
 
 
 def _cmd_models(args) -> int:
-    from facility.config.library import list_gpus, list_specs, load_gpu
+    from facility.config.library import list_gpus, list_specs, load_gpu, load_spec_table, read_library, spec_limits_text
 
     print("GPU models (models/gpus/):")
     for name in list_gpus():
         g = load_gpu(name)
         print(f"  {name:8s} TDP {g.tdp_w:g} W, idle {g.idle_w:g} W, power smoothing: "
               f"{'floor %g-%g of TDP' % (g.min_floor_frac, g.max_floor_frac) if g.supports_power_smoothing else 'no'}")
-    print("utility specs (models/specs/):")
+    print("utility specs (models/specs/; spec = NAME or spec.base = NAME), with their limits:")
     for name in list_specs():
-        print(f"  {name}")
-    from facility.config.technology import list_technologies, load_technology
+        desc = read_library("specs", name, "utility spec", "spec.base")[0].get("description", "")
+        print(f"  {name}" + (f": {desc}" if desc else ""))
+        for line in spec_limits_text(load_spec_table(name)):
+            print(f"      {line}")
+    from facility.config.technology import COST_YEAR_POLICY, list_technologies, load_technology
 
-    print("storage technologies (models/storage/; technology = NAME in a storage section):")
+    print("storage technologies (models/storage/; technology = NAME in a storage section).")
+    print(f"  Each figure is marked verified (read in the source named) or unverified (no checked\n"
+          f"  source: a placeholder to override). Cost years: {COST_YEAR_POLICY}.")
     for name in list_technologies():
         t = load_technology(name)
+        om = f"O&M {t.fixed_om_usd_per_kw_year:g} USD/kW-yr" + (
+            f" + {t.fixed_om_usd_per_kwh_year:g} USD/kWh-yr" if t.fixed_om_usd_per_kwh_year else "")
         print(f"  {name:9s} {_duration(t.min_duration_h)}-{_duration(t.max_duration_h)}, "
               f"{t.cost_usd_per_kw:g} USD/kW + {t.cost_usd_per_kwh:g} USD/kWh ({t.cost_year}), "
-              f"O&M {t.fixed_om_usd_per_kw_year:g} USD/kW-yr, round trip {100 * t.round_trip_frac:.3g} %, "
+              f"{om}, round trip {100 * t.round_trip_frac:.3g} %, "
               f"{t.cycle_life:,.0f} cycles at {100 * t.cycle_depth_frac:g} % depth, "
-              f"{t.calendar_life_years:g} yr\n            source: {t.source}")
+              f"{t.calendar_life_years:g} yr, self-discharge {100 * t.self_discharge_frac_per_h:.3g} %/h")
+        marks = t.figures_by_mark()
+        for m in ("verified", "unverified"):
+            print(f"            {m}: {', '.join(marks[m]) or '(none)'}")
+        print(f"            source: {t.source}")
     return EXIT_OK
 
 

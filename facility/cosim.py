@@ -30,8 +30,8 @@ import pandas as pd
 from facility import metrics as fm
 from facility.config.schema import Scenario
 from facility.results import Results
-from facility.run_blocks import (add_crashes, grid_event_block, grid_impact_block, numeric_tree,
-                                 storage_block, timeseries_frame, training_block)
+from facility.run_blocks import (add_crashes, grid_event_block, grid_impact_block, grid_impact_margins,
+                                 numeric_tree, storage_block, timeseries_frame, training_block)
 
 __all__ = ["simulate_design", "generate_trace", "gpu_controls_active", "network_caps", "with_network_caps",
            "feeder_peaks"]
@@ -419,6 +419,10 @@ def simulate_design(scenario: Scenario, *, out_dir: str | Path | None = None, pr
         ts = timeseries_frame(profile.t_s, raw_site, p_load, pf, pf_raw, p_storage, soc, engaged)
         if ge is not None:
             grid_event_block(metrics, ts, scenario, ge, pf, pf_ref, net, storages)
+        # last: the blocks above rebuild compliance from its rows
+        metrics["compliance"]["margins"] = fm.limit_margins(
+            metrics, spec,
+            grid_impact_margins(metrics, scenario.grid_impact) if scenario.grid_impact.enabled else None)
     bar.update()
 
     timings["total"] = time.perf_counter() - t_start

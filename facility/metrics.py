@@ -365,8 +365,8 @@ def compliance(pcc: dict, spec: "SpecConfig", undecided=()) -> dict:
     return rows
 
 
-#: Keys of a ``compliance`` block that are not limit rows.
-VERDICT_KEYS = ("all_decided", "compliant")
+#: Keys of a ``compliance`` block that are not limit rows (``margins``: :func:`limit_margins`).
+VERDICT_KEYS = ("all_decided", "compliant", "margins")
 
 
 def limit_rows(comp: dict) -> dict:
@@ -407,4 +407,67 @@ def compliance_margins(pcc: dict, spec: "SpecConfig", undecided=()) -> dict:
     return out
 
 
-__all__ += ["compliance_margins", "VERDICT_KEYS", "limit_rows", "verdict_text"]
+#: The unit of each spec limit, as the suffix of its ``compliance.margins`` keys.
+LIMIT_UNITS = {"max_ramp_up_mw_per_s": "mw_per_s", "max_ramp_down_mw_per_s": "mw_per_s",
+               "max_ramp_mw_per_min": "mw_per_min", "max_window_swing_mw": "mw",
+               "max_band_energy_frac": "frac", "max_band_peak_mw": "mw", "max_dynamic_range_mw": "mw"}
+#: How a unit suffix reads in text.
+UNIT_TEXT = {"mw_per_s": "MW/s", "mw_per_min": "MW/min", "mw": "MW", "frac": "frac", "pu": "pu",
+             "per_year": "1/yr"}
+
+
+def _margin_entry(value: float, limit: float, unit: str) -> dict:
+    return {f"value_{unit}": float(value), f"limit_{unit}": float(limit), f"margin_{unit}": float(limit - value)}
+
+
+def limit_margins(metrics: dict, spec: "SpecConfig", extra: dict | None = None) -> dict:
+    """``compliance.margins``: per limit row of ``metrics['compliance']`` that has a number,
+    ``{value_<unit>, limit_<unit>, margin_<unit>}`` with margin = limit − value (negative:
+    violated by that much) in the limit's unit (:data:`LIMIT_UNITS`; a band's peak in MW).
+    ``extra``: further rows ``{row: (value, limit, unit)}`` (the grid-impact limits:
+    :func:`facility.run_blocks.grid_impact_margins`). Rows without a number (ride-through's
+    yes/no) have none.
+
+    Examples
+    --------
+    >>> _margin_entry(9.5, 10.0, "mw")
+    {'value_mw': 9.5, 'limit_mw': 10.0, 'margin_mw': 0.5}
+    """
+    rows = limit_rows(metrics["compliance"])
+    pcc = metrics["pcc"]
+    out = {}
+    for limit_key, metric_key in _LIMITS.items():
+        if limit_key in rows:
+            out[limit_key] = _margin_entry(pcc[metric_key], getattr(spec, limit_key), LIMIT_UNITS[limit_key])
+    for b in spec.bands:
+        if f"band_{b.name}" in rows:
+            out[f"band_{b.name}"] = _margin_entry(pcc["band_peaks_mw"][b.name], b.max_peak_mw, "mw")
+    rt, rt_spec = metrics.get("ride_through") or {}, spec.ride_through
+    if ("ride_through_max_load_loss_mw" in rows and rt_spec is not None
+            and rt_spec.max_load_loss_mw is not None and "max_load_loss_mw" in rt):
+        out["ride_through_max_load_loss_mw"] = _margin_entry(rt["max_load_loss_mw"], rt_spec.max_load_loss_mw, "mw")
+    for row, (value, limit, unit) in (extra or {}).items():
+        if row in rows:
+            out[row] = _margin_entry(value, limit, unit)
+    return out
+
+
+def margin_of(entry: dict) -> tuple[float, float, float, str]:
+    """``(value, limit, margin, unit text)`` of one ``compliance.margins`` entry."""
+    unit = next(k for k in entry if k.startswith("value_"))[len("value_"):]
+    return (entry[f"value_{unit}"], entry[f"limit_{unit}"], entry[f"margin_{unit}"],
+            UNIT_TEXT.get(unit, unit))
+
+
+def margins_text(comp: dict) -> str:
+    """``max_window_swing_mw 9.98 of 10 MW (margin 0.0185 MW); ...`` of a compliance block
+    ("" without margins)."""
+    parts = []
+    for row, entry in (comp.get("margins") or {}).items():
+        v, lim, mg, unit = margin_of(entry)
+        parts.append(f"{row} {v:.4g} of {lim:.4g} {unit} (margin {mg:.3g} {unit})")
+    return "; ".join(parts)
+
+
+__all__ += ["compliance_margins", "VERDICT_KEYS", "limit_rows", "verdict_text", "limit_margins",
+            "margin_of", "margins_text", "LIMIT_UNITS"]

@@ -217,7 +217,7 @@ def annual_cost(scenario, sol) -> dict:
     key                           meaning
     ============================  =================================================================
     storage_capex_usd_per_year    Σ_s CRF(r, n_s) · 1000 (P̂_s cost_usd_per_kw + Ê_s cost_usd_per_kwh)
-    fixed_om_usd_per_year         Σ_s 1000 P̂_s fixed_om_usd_per_kw_year
+    fixed_om_usd_per_year         Σ_s 1000 (P̂_s fixed_om_usd_per_kw_year + Ê_s fixed_om_usd_per_kwh_year)
     loss_energy_usd_per_year      π Σ_t Δt_h ((1 − η_c) p^ch + (1/η_d − 1) p^dis) · 8760 / H
     burn_energy_usd_per_year      π κ Σ_t Δt_h (floor burn + planned burn) · 8760 / H
     degradation_usd_per_year      Σ_t Δt_h c_deg p^dis · 8760 / H
@@ -261,7 +261,7 @@ def annual_cost(scenario, sol) -> dict:
         crf_u = capital_recovery_factor(opt.discount_rate_frac, life)
         e_r = sol.e_rated_mwh_opt[name]
         capex = 1000.0 * (p_r * c.cost_usd_per_kw + e_r * c.cost_usd_per_kwh)
-        om = 1000.0 * p_r * c.fixed_om_usd_per_kw_year
+        om = 1000.0 * (p_r * c.fixed_om_usd_per_kw_year + e_r * c.fixed_om_usd_per_kwh_year)
         ch, dis = sol.p_charge_mw[name], sol.p_discharge_mw[name]
         loss_mwh = h * float(np.sum((1 - c.eff_charge_frac) * ch + (1 / c.eff_discharge_frac - 1) * dis))
         deg = c.degradation_usd_per_mwh * h * float(np.sum(dis)) * per_year

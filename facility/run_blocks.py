@@ -15,7 +15,7 @@ import pandas as pd
 
 from facility import metrics as fm
 
-__all__ = ["grid_event_block", "grid_impact_block", "numeric_tree", "storage_block", "training_block",
+__all__ = ["grid_event_block", "grid_impact_block", "grid_impact_margins", "numeric_tree", "storage_block", "training_block",
            "add_crashes", "timeseries_frame"]
 
 
@@ -70,6 +70,24 @@ def grid_impact_block(metrics: dict, scenario, p_pcc_mw, p_raw_pcc_mw, dt: float
         rows = fm.limit_rows(metrics[key])
         rows.update(grid_impact_compliance(blk, cfg))
         metrics[key] = {**rows, "all_decided": metrics[key]["all_decided"], "compliant": all(rows.values())}
+
+
+def grid_impact_margins(metrics: dict, cfg) -> dict:
+    """``{row: (value, limit, unit)}`` of the grid-impact limits that are rows of
+    ``metrics['compliance']``, for :func:`facility.metrics.limit_margins` (units ``pu``, ``mw``,
+    ``per_year`` as the limit keys end)."""
+    from facility.grid_impact.metrics import LIMIT_METRIC
+
+    gi = metrics.get("grid_impact")
+    out = {}
+    if gi is None:
+        return out
+    for row, (limit_key, metric_key) in LIMIT_METRIC.items():
+        lim = getattr(cfg, limit_key, None)
+        if lim is not None and row in metrics["compliance"]:
+            unit = next(u for u in ("per_year", "pu", "mw") if limit_key.endswith(u))
+            out[row] = (float(gi[metric_key]), float(lim), unit)
+    return out
 
 
 def numeric_tree(obj: Any) -> Any:

@@ -21,7 +21,10 @@ TOL = {
     "percent": 1e-4,     # loadings [%], absolute
     "hz": 1e-9,          # frequencies [Hz], absolute
     "usd_rel": 1e-4,     # costs, relative
-    "objective_rel": 1e-6,
+    # a sizing's objective, relative, beyond the gaps its solves proved: the sequential loss
+    # LP's rounds start from the dispatch the solver picked (2.3e-6 measured between HiGHS
+    # option sets, tests/regenerate_golden.py)
+    "objective_rel": 1e-5,
 }
 
 

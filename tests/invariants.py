@@ -22,7 +22,8 @@ def check_invariants(res, *, balance_rel_tol: float = 1e-6) -> None:
     * the timeseries has the contract columns and one row per step;
     * power balance at the PCC on every step: p_pcc = p_load + Σ storage + losses;
     * every storage SoC within [min_soc_frac, max_soc_frac], storage power within ±p_rated;
-    * compliance and electrical_compliance have ``compliant``, the AND of their rows.
+    * compliance and electrical_compliance have ``compliant``, the AND of their rows;
+      ``compliance.margins`` agrees with the rows.
     """
     for path, v in _leaves(res.metrics):
         assert isinstance(v, (bool, int, float)) and not isinstance(v, complex), (path, v)
@@ -50,8 +51,14 @@ def check_invariants(res, *, balance_rel_tol: float = 1e-6) -> None:
     balance = ts["p_pcc_mw"] - (ts["p_load_mw"] + p_store + ts["losses_mw"])
     assert np.abs(balance).max() <= balance_rel_tol * scale, float(np.abs(balance).max())
     comp = res.metrics["compliance"]
-    rows = [v for k, v in comp.items() if k not in ("compliant", "all_decided")]
+    rows = [v for k, v in comp.items() if k not in ("compliant", "all_decided", "margins")]
     assert comp["compliant"] == all(rows)
+    # each limit with a number has its margin = limit - value, >= 0 (to the tolerance) where it holds
+    from facility.metrics import COMPLIANCE_ABS_TOL, margin_of
+
+    for row, entry in comp["margins"].items():
+        v, lim, margin, _ = margin_of(entry)
+        assert margin == lim - v and (margin >= -COMPLIANCE_ABS_TOL) == comp[row], (row, entry)
     assert comp["all_decided"] == (not res.metrics.get("undecided"))
     assert not set(res.metrics.get("undecided", {})) & set(comp)
     el = res.metrics["electrical_compliance"]

@@ -82,7 +82,8 @@ def test_a_violation_is_a_row_an_event_and_a_warning(unlimited, tmp_path):
     assert comp["compliant"] is False and comp["max_lv_trafo_loading_percent"] is False
     assert comp["violation_s"]["max_lv_trafo_loading_percent"] > 1.0
     # the spec compliance is about the utility's limits only: unaffected by the overload
-    assert set(res.metrics["compliance"]) == {"max_window_swing_mw", "all_decided", "compliant"}
+    assert set(res.metrics["compliance"]) == {"max_window_swing_mw", "all_decided", "compliant", "margins"}
+    assert set(res.metrics["compliance"]["margins"]) == {"max_window_swing_mw"}
     ev = [e for e in res.events if e["kind"] == "electrical_limit"]
     lv = [e for e in ev if e["limit"] == "max_lv_trafo_loading_percent"]
     assert lv and lv[0]["end_s"] > lv[0]["t_s"] and lv[0]["worst"] > 100.0

@@ -106,7 +106,7 @@ def check_jobs(s: "Scenario") -> list[str]:
                 try:
                     files.check_file(job.trace_file, key=f"{key}.trace_file", what="trace file",
                                      max_bytes=files.MAX_TRACE_BYTES,
-                                     hint=f"; cut {key}.trace_file to the part the job replays, or "
+                                     size_hint=f"; cut {key}.trace_file to the part the job replays, or "
                                           f"drop columns it does not need (parsing holds ~10 bytes of "
                                           f"memory per byte of trace)")
                 except ScenarioError as exc:
@@ -164,8 +164,10 @@ def scenario_warnings(s: "Scenario") -> list[str]:
     """What the scenario's inputs cannot show (no error): a trace averaged by its sensor under
     limits above ~0.5 Hz, sampling slower than the band limits, poll gaps, a trace shorter than
     the job; and numbers that cannot be what the user meant
-    (:mod:`facility.config.plausibility`). Each names its key. ``run`` logs the same and lists
-    them in events and report.html.
+    (:mod:`facility.config.plausibility`); storage units whose costs are in different dollar
+    years (compared as given, :func:`facility.config.technology.cost_year_note`). Each names its
+    key. ``run`` logs the plausibility warnings and lists them in events and report.html (the
+    report's Design table shows the cost years).
     """
     from facility.workload.trace_checks import inspect_job_trace
 
@@ -178,7 +180,11 @@ def scenario_warnings(s: "Scenario") -> list[str]:
                 continue   # reported by check_jobs
             out.extend(found)
     from facility.config.plausibility import plausibility_warnings
+    from facility.config.technology import cost_year_note
 
+    years = cost_year_note({u: getattr(c, "cost_year", None) for u, c in s.storage_units().items()})
+    if years:
+        out.append(f"storage: {years}")
     return out + plausibility_warnings(s) + grid_impact_warnings(s)
 
 

@@ -155,7 +155,7 @@ def _os_message(exc: OSError, what: str) -> str:
 
 
 def check_file(path: str | os.PathLike, *, key: str | None = None, what: str = "file",
-               hint: str = "", max_bytes: int | None = None) -> Path:
+               hint: str = "", max_bytes: int | None = None, size_hint: str = "") -> Path:
     """A readable regular file, or a :class:`ScenarioError` saying why not.
 
     Parameters
@@ -170,6 +170,9 @@ def check_file(path: str | os.PathLike, *, key: str | None = None, what: str = "
         What to do (appended; a default hint names the key).
     max_bytes : int, optional
         Largest size accepted. [bytes]
+    size_hint : str
+        What to do about a file past ``max_bytes`` (appended to that message only, instead of
+        ``hint``).
 
     Returns
     -------
@@ -194,7 +197,7 @@ def check_file(path: str | os.PathLike, *, key: str | None = None, what: str = "
         raise ScenarioError(f"{where}: permission denied: this user cannot read the {what}{hint}")
     if max_bytes is not None and st.st_size > max_bytes:
         raise ScenarioError(f"{where}: {what} of {st.st_size / 2**20:,.1f} MiB; a {what} is at most "
-                            f"{max_bytes / 2**20:,.0f} MiB{hint}")
+                            f"{max_bytes / 2**20:,.0f} MiB{size_hint or hint}")
     return p
 
 

@@ -16,7 +16,7 @@ from facility.config.schema_base import F, StrictModel
 from facility.errors import ScenarioError
 
 __all__ = ["MODELS_DIR", "GpuModel", "list_gpus", "list_specs", "load_gpu", "load_spec_table",
-           "library_file", "read_library"]
+           "library_file", "read_library", "spec_limits_text"]
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 
@@ -140,3 +140,35 @@ def load_spec_table(name: str, key: str = "spec.base") -> dict:
     """The limit keys of a library spec, without its ``description`` and ``source``."""
     data = _read("specs", name, "utility spec", key)
     return {k: v for k, v in data.items() if k not in ("description", "source", "name")}
+
+
+def spec_limits_text(table: dict) -> list[str]:
+    """The limits of a spec table (:func:`load_spec_table`), one short phrase each, with units:
+    ``max_window_swing_mw <= 10 MW (window_s 5 s)``, a band's peak limit, the ride-through
+    curve. The band and window keys are shown with the limit they qualify."""
+    t = dict(table)
+    out = []
+    for k in ("max_ramp_up_mw_per_s", "max_ramp_down_mw_per_s"):
+        if k in t:
+            out.append(f"{k} <= {t[k]:g} MW/s (ramp_window_s {t.get('ramp_window_s', 1.0):g} s)")
+    if "max_ramp_mw_per_min" in t:
+        out.append(f"max_ramp_mw_per_min <= {t['max_ramp_mw_per_min']:g} MW/min (60 s window)")
+    if "max_window_swing_mw" in t:
+        out.append(f"max_window_swing_mw <= {t['max_window_swing_mw']:g} MW (window_s {t.get('window_s', 5.0):g} s)")
+    band = f"{t.get('band_min_hz', 0.1):g}-{t.get('band_max_hz', 20.0):g} Hz"
+    if "max_band_energy_frac" in t:
+        out.append(f"max_band_energy_frac <= {t['max_band_energy_frac']:g} (band {band})")
+    if "max_band_peak_mw" in t:
+        out.append(f"max_band_peak_mw <= {t['max_band_peak_mw']:g} MW (band {band})")
+    if "max_dynamic_range_mw" in t:
+        out.append(f"max_dynamic_range_mw <= {t['max_dynamic_range_mw']:g} MW")
+    for b in t.get("bands") or []:
+        out.append(f"band {b.get('name', '?')}: FFT-bin peak <= {b['max_peak_mw']:g} MW in "
+                   f"{b['min_hz']:g}-{b['max_hz']:g} Hz")
+    rt = t.get("ride_through")
+    if rt:
+        curve = ", ".join(f">= {s:g} s below {v:g} pu" for v, s in
+                          zip(rt.get("band_max_vm_pu", []), rt.get("band_min_ride_s", [])))
+        out.append(f"ride_through: stay connected {curve}; recover to {rt.get('recovery_frac', 0.9):g} of "
+                   f"the pre-event power within {rt.get('max_recovery_s', 0):g} s")
+    return out or ["(no limit)"]

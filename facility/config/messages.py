@@ -9,6 +9,7 @@ The lowest module of :mod:`facility.config` that knows the schema: the libraries
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 import annotated_types
@@ -16,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from facility.config import files
 
-__all__ = ["format_validation_error"]
+__all__ = ["format_validation_error", "closest_key"]
 
 
 def _field_for(model: type[BaseModel] | None, loc: tuple) -> tuple[Any, str]:
@@ -37,6 +38,29 @@ def _field_for(model: type[BaseModel] | None, loc: tuple) -> tuple[Any, str]:
         ann = info.annotation
         cur = _inner_model(ann)
     return info, ".".join(keys)
+
+
+def _model_at(model: type[BaseModel] | None, loc: tuple) -> Any:
+    """The model whose keys a location's last part is one of (None where unknown)."""
+    cur: Any = model
+    for part in loc[:-1]:
+        if isinstance(part, int) or cur is None:
+            continue
+        fields = getattr(cur, "model_fields", None)
+        if not fields or part not in fields:
+            return None
+        cur = _inner_model(fields[part].annotation)
+    return cur
+
+
+def closest_key(key: str, known) -> str | None:
+    """The known key closest to a mistyped one (:func:`difflib.get_close_matches`), or None.
+
+    >>> closest_key("e_rated_mw", ["p_rated_mw", "e_rated_mwh", "extendable"])
+    'e_rated_mwh'
+    """
+    m = difflib.get_close_matches(str(key), list(known), n=1, cutoff=0.6)
+    return m[0] if m else None
 
 
 def _inner_model(ann: Any) -> Any:
@@ -96,7 +120,11 @@ def format_validation_error(exc: ValidationError, source: str, model: type[BaseM
         source_of = _blame(source, key, overrides or [])
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
-            lines.append(f"{source_of}: {key}: unknown key (check the spelling; see docs/scenario-reference.md)")
+            parent = _model_at(model, loc)
+            near = closest_key(loc[-1], parent.model_fields) if parent is not None and loc else None
+            lines.append(f"{source_of}: {key}: unknown key; did you mean {near!r}? (see docs/scenario-reference.md)"
+                         if near else
+                         f"{source_of}: {key}: unknown key (check the spelling; see docs/scenario-reference.md)")
             continue
         if err["type"] == "missing":
             lines.append(f"{source_of}: {key}: required key is missing{_describe_range(info)}")

@@ -15,6 +15,11 @@ load — an upper estimate of the raw load):
 
 They are warnings, not errors (exit 0): ``validate`` prints them, ``run`` / ``size`` log them
 and list them in ``events.json`` and the report.
+
+A storage rating implausible by about 1000× — a power rating above :data:`IMPLAUSIBLE_FACTOR`
+times the site's peak, or an energy rating above that many hours of it, which only a value in
+kW (kWh) in a MW (MWh) field explains — is an error instead (:func:`implausible_errors`; the
+CLI exits 2 naming the key, its unit and the plausible range, unless ``--allow-implausible``).
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ from facility.config.library import load_gpu
 if TYPE_CHECKING:
     from facility.config.schema import Scenario
 
-__all__ = ["estimate_peak_site_mw", "STORAGE_FACTOR", "STORAGE_HOURS", "LIMIT_FACTOR", "plausibility_warnings"]
+__all__ = ["estimate_peak_site_mw", "STORAGE_FACTOR", "STORAGE_HOURS", "LIMIT_FACTOR", "IMPLAUSIBLE_FACTOR",
+           "plausibility_warnings", "implausible_errors"]
 
 #: A storage rating above this multiple of the site's peak is implausible. [-]
 STORAGE_FACTOR = 5.0
@@ -34,6 +40,10 @@ STORAGE_FACTOR = 5.0
 STORAGE_HOURS = 48.0
 #: A power limit above this multiple of the site's peak can never bind (losses allowed). [-]
 LIMIT_FACTOR = 1.2
+#: A storage power rating above this multiple of the site's peak (an energy rating above this
+#: many hours of it) is an error, not a warning: 20x past the warning's bound, where only a kW
+#: value given as MW (1000x) lands. [-] ([h] for energy)
+IMPLAUSIBLE_FACTOR = 100.0
 
 
 def estimate_peak_site_mw(scenario: "Scenario") -> float:
@@ -100,4 +110,41 @@ def plausibility_warnings(s: "Scenario") -> list[str]:
     if base > 0 and gpu_mw > 0 and base > STORAGE_FACTOR * 10 * gpu_mw:
         out.append(f"site.base_load_mw = {base:g} MW is {base / gpu_mw:.3g} x the GPU load's peak "
                    f"({gpu_mw:.4g} MW){_kw_hint(base, gpu_mw)}")
+    return out
+
+
+def _ratings(s: "Scenario"):
+    """``(key, value, kind)`` of every storage rating a scenario gives: ``p_rated_mw`` /
+    ``e_rated_mwh`` of each enabled section and its hybrid units."""
+    for name, st in s.storages().items():
+        for key, kind in (("p_rated_mw", "p"), ("e_rated_mwh", "e")):
+            v = getattr(st, key, None)
+            if v is not None:
+                yield f"{name}.{key}", float(v), kind
+        for key, kind in (("unit_p_rated_mw", "p"), ("unit_e_rated_mwh", "e")):
+            for t, v in (getattr(st, key, None) or {}).items():
+                yield f"{name}.{key}.{t}", float(v), kind
+
+
+def implausible_errors(s: "Scenario") -> list[str]:
+    """Storage ratings implausible by about 1000x (see the module doc): one message per key,
+    naming its unit, the plausible range and the kW reading; [] where there is none."""
+    try:
+        peak = float(estimate_peak_site_mw(s))
+    except Exception:   # an unknown GPU model is reported by check_jobs
+        return []
+    if not peak > 0:
+        return []
+    site = f"the site's peak estimate ({peak:.4g} MW: every GPU at its compute power, non-GPU load, PUE)"
+    out = []
+    for key, v, kind in _ratings(s):
+        if kind == "p" and v > IMPLAUSIBLE_FACTOR * peak:
+            out.append(f"{key} = {v:g} MW is {v / peak:,.0f} x {site}; a plausible power rating lies "
+                       f"between 0 and {STORAGE_FACTOR * peak:.4g} MW ({STORAGE_FACTOR:g} x the peak)"
+                       f"{_kw_hint(v, peak)}; give it in MW, or pass --allow-implausible to run it as given")
+        elif kind == "e" and v > IMPLAUSIBLE_FACTOR * peak:
+            out.append(f"{key} = {v:g} MWh stores {v / peak:,.0f} h of {site}; a plausible energy rating "
+                       f"lies between 0 and {STORAGE_HOURS * peak:.4g} MWh ({STORAGE_HOURS:g} h of the peak)"
+                       f"{_kw_hint(v, peak, 'MWh')}; give it in MWh, or pass --allow-implausible to run it "
+                       f"as given")
     return out

@@ -323,6 +323,10 @@ class StorageConfig(StrictModel):
     fixed_om_usd_per_kw_year: float = F(0.0, unit="USD/kW-yr", ge=0, le=1e4, description=(
         "Fixed operation and maintenance cost per kW of p_rated_mw and year (added to the capex "
         "per kW in the objective, for the horizon's share of a year)."))
+    fixed_om_usd_per_kwh_year: float = F(0.0, unit="USD/kWh-yr", ge=0, le=1e4, description=(
+        "Fixed operation and maintenance cost per kWh of e_rated_mwh and year (added to the capex "
+        "per kWh in the objective, for the horizon's share of a year; NREL ATB 2024 splits LFP's "
+        "fixed O&M into a per-kW and a per-kWh part)."))
     cycle_life: float | None = F(None, unit="cycles", gt=0, le=1e9, description=(
         "Equivalent full cycles at cycle_depth_frac to end of life; metrics report the cycles per "
         "year and the years to end of life. None = not reported."))

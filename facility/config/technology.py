@@ -20,8 +20,9 @@ import functools
 import math
 import os
 from pathlib import Path
+from typing import Literal
 
-from pydantic import ValidationError
+from pydantic import ValidationError, model_validator
 
 from facility.config import files
 from facility.config.library import MODELS_DIR, read_library
@@ -30,15 +31,34 @@ from facility.errors import ScenarioError
 
 __all__ = ["StorageTechnology", "FILLED_KEYS", "list_technologies", "load_technology",
            "degradation_usd_per_mwh", "apply_technologies", "unit_configs", "technology_label",
-           "section_of", "unit_technology_names", "annuity_lifetime_years", "capital_recovery_factor"]
+           "section_of", "unit_technology_names", "annuity_lifetime_years", "capital_recovery_factor",
+           "MARKS", "cost_year_note"]
 
 #: keys of a storage section that a technology fills when the section does not set them
 FILLED_KEYS = ("cost_usd_per_kw", "cost_usd_per_kwh", "fixed_om_usd_per_kw_year",
-               "eff_charge_frac", "eff_discharge_frac", "self_discharge_frac_per_h",
+               "fixed_om_usd_per_kwh_year", "eff_charge_frac", "eff_discharge_frac", "self_discharge_frac_per_h",
                "min_duration_h", "max_duration_h", "cycle_life",
                "cycle_depth_frac", "calendar_life_years", "cost_year")
 
 STORAGE_SECTIONS = ("rack_storage", "ups", "bess")
+
+#: the marks a technology figure carries
+MARKS = ("verified", "unverified")
+
+#: How the tool compares costs of different dollar years: not at all (no escalation).
+COST_YEAR_POLICY = ("costs are used in the dollars of each technology's cost_year, without "
+                    "escalation to one year (no price index is applied): a comparison of "
+                    "technologies with different cost years mixes those years, which are shown")
+
+
+def cost_year_note(years: dict[str, int | None]) -> str:
+    """A sentence on the cost years of the storage units ``{unit: cost_year}``: "" when they
+    share one year (or none is known), else the years and that they are not escalated."""
+    known = {u: y for u, y in years.items() if y is not None}
+    if len(set(known.values())) <= 1:
+        return ""
+    return ("costs in different dollar years, compared as given (no escalation to one year): "
+            + ", ".join(f"{u} USD of {y}" for u, y in known.items()))
 
 
 class StorageTechnology(StrictModel):
@@ -49,6 +69,7 @@ class StorageTechnology(StrictModel):
     cost_usd_per_kw: float = F(unit="USD/kW", ge=0, le=1e5, description="Capital cost per kW of power rating.")
     cost_usd_per_kwh: float = F(unit="USD/kWh", ge=0, le=1e6, description="Capital cost per kWh of energy rating.")
     fixed_om_usd_per_kw_year: float = F(0.0, unit="USD/kW-yr", ge=0, le=1e4, description="Fixed operation and maintenance cost per kW and year.")
+    fixed_om_usd_per_kwh_year: float = F(0.0, unit="USD/kWh-yr", ge=0, le=1e4, description="Fixed operation and maintenance cost per kWh and year.")
     eff_charge_frac: float = F(unit="frac", ge=0.5, le=1, description="Charging efficiency.")
     eff_discharge_frac: float = F(unit="frac", ge=0.5, le=1, description="Discharging efficiency.")
     self_discharge_frac_per_h: float = F(0.0, unit="frac/h", ge=0, le=1, description="Self-discharge per hour.")
@@ -59,6 +80,29 @@ class StorageTechnology(StrictModel):
     calendar_life_years: float = F(unit="yr", gt=0, le=100, description="Calendar life.")
     cost_year: int = F(unit="yr", ge=1990, le=2100, description="Year of the cost figures (currency year).")
     source: str = F(description="Where the values come from (title, publisher, year, table).", min_length=1)
+    marks: dict[str, Literal["verified", "unverified"]] = F(default_factory=dict, description=(
+        "Per figure (a key of FILLED_KEYS): 'verified' (read in the source named, or plain "
+        "arithmetic on such figures) or 'unverified' (no checked source). A figure not listed "
+        "is unverified."))
+
+    @model_validator(mode="after")
+    def _known_marks(self):
+        unknown = sorted(set(self.marks) - set(FILLED_KEYS))
+        if unknown:
+            raise ValueError(f"marks names {', '.join(unknown)}, not a figure of a technology "
+                             f"(one of {', '.join(FILLED_KEYS)})")
+        return self
+
+    def mark(self, key: str) -> str:
+        """``'verified'`` or ``'unverified'`` (the default) for one figure."""
+        return self.marks.get(key, "unverified")
+
+    def figures_by_mark(self) -> dict[str, list[str]]:
+        """``{'verified': [...], 'unverified': [...]}``: the figures (FILLED_KEYS) by mark."""
+        out: dict[str, list[str]] = {m: [] for m in MARKS}
+        for k in FILLED_KEYS:
+            out[self.mark(k)].append(k)
+        return out
 
     @property
     def round_trip_frac(self) -> float:
@@ -81,6 +125,10 @@ def load_technology(name: str, key: str = "technology") -> StorageTechnology:
 
     Cached per file and its modification time and size: a file of one's own that changed is
     read again.
+
+    The ``[marks]`` table of the file marks each figure ``verified`` or ``unverified``
+    (:meth:`StorageTechnology.mark`); it is data about the file, not a key a storage section
+    takes.
 
     Raises
     ------

@@ -425,9 +425,10 @@ class MpcPlanner:
                                          if pinfo["status"] == "keep" else "without one")})
         elif pinfo["status"] == "slack":
             events.append({"t_s": t * dt, "kind": "mpc_slack",
-                           "detail": "the spec's limits cannot be met over this horizon "
-                                     "(history or storage): planned with penalized slacks, "
-                                     "the least violation"})
+                           "detail": "no plan over this horizon kept every limit's hard row "
+                                     "(load history or storage): planned with penalized "
+                                     "slacks, the least violation (whether the limits held "
+                                     "over the run: metrics.json compliance)"})
         p_out = np.stack([p_sto[n] for n in self.names])
         self._count_plan_loss(p_out, np.asarray(loss_mw, dtype=float))
         return pcc, p_out

@@ -24,10 +24,6 @@ def _num(v, fmt="{:,.0f}") -> str:
     return "–" if v is None else fmt.format(v)
 
 
-def _duration(h) -> str:
-    if h is None:
-        return "–"
-    return f"{h * 3600:.3g} s" if h < 1 / 60 else (f"{h * 60:.3g} min" if h < 1 else f"{h:.3g} h")
 
 
 def _lifetime_text(optimize) -> str:
@@ -58,14 +54,17 @@ def cost_section(res: "Results") -> str:
     out.append("</table>")
     mix = sz.get("mix", {})
     if mix.get("storages"):
+        from facility.report.design import NO_TECHNOLOGY, duration_unit
+
+        unit = duration_unit(d.get("duration_h") or None for d in mix["storages"].values())
         out.append("<table><tr><th>storage</th><th>technology</th><th>P [MW]</th><th>E [MWh]</th>"
-                   "<th>duration</th><th>cycles/yr</th><th>capex [USD]</th><th>annuity over [yr]</th>"
+                   f"<th>duration [{unit[0]}]</th><th>cycles/yr</th><th>capex [USD]</th><th>annuity over [yr]</th>"
                    "<th>losses [MWh/yr]</th><th>cost [USD/yr]</th></tr>")
         for n, d in mix["storages"].items():
             dur = d.get("duration_h")
-            out.append(f"<tr><td>{html.escape(n)}</td><td>{html.escape(str(d.get('technology', '–')))}</td>"
+            out.append(f"<tr><td>{html.escape(n)}</td><td>{html.escape(str(d.get('technology') or NO_TECHNOLOGY))}</td>"
                        f"<td>{d['p_rated_mw']:.4g}</td><td>{d['e_rated_mwh']:.4g}</td>"
-                       f"<td>{_duration(dur)}</td><td>{_num(d.get('equivalent_full_cycles_per_year'), '{:,.4g}')}</td>"
+                       f"<td>{_num(None if dur is None else dur * unit[1], '{:,.4g}')}</td><td>{_num(d.get('equivalent_full_cycles_per_year'), '{:,.4g}')}</td>"
                        f"<td>{d['capex_usd']:,.0f}</td><td>{_num(d.get('annuity_lifetime_years'), '{:g}')}</td>"
                        f"<td>{d['loss_mwh_per_year']:,.0f}</td>"
                        f"<td>{_num(d.get('cost_usd_per_year'))}</td></tr>")

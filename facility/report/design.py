@@ -17,7 +17,12 @@ from facility.metrics import verdict_text
 if TYPE_CHECKING:
     from facility.results import Results
 
-__all__ = ["design_units", "design_line", "design_html", "duration_text", "growth_text"]
+__all__ = ["design_units", "design_line", "design_html", "duration_text", "duration_unit", "growth_text",
+           "NO_TECHNOLOGY", "technology_rows"]
+
+#: The technology column of a unit whose section names no technology (its figures are the
+#: scenario's own keys).
+NO_TECHNOLOGY = "own figures, no technology"
 
 
 def design_units(sizing: dict, scenario=None) -> list[dict]:
@@ -51,16 +56,63 @@ def _cost(sizing: dict) -> float | None:
     return None if cost.get("total_usd_per_year") is None else float(cost["total_usd_per_year"])
 
 
-def duration_text(duration_h: float | None) -> str:
-    """A storage's E/P in the unit that reads: seconds below 0.1 h, else hours."""
+def duration_unit(durations_h) -> tuple[str, float]:
+    """``(unit, factor)``: one unit for every storage duration of a report (and its CLI lines),
+    so that no duration reads in seconds in one table and minutes in another: hours where
+    every duration is at least 0.1 h, else seconds. ``value_in_unit = duration_h * factor``.
+
+    >>> duration_unit([0.06, 1.0]), duration_unit([1.0, 4.0]), duration_unit([])
+    (('s', 3600.0), ('h', 1.0), ('h', 1.0))
+    """
+    ds = [float(d) for d in durations_h if d is not None]
+    return ("h", 1.0) if all(d >= 0.1 for d in ds) else ("s", 3600.0)
+
+
+def duration_text(duration_h: float | None, unit: tuple[str, float] | None = None) -> str:
+    """A storage's E/P in ``unit`` (:func:`duration_unit`; by default the unit that reads for
+    this one duration)."""
     if duration_h is None:
         return "–"
-    return f"{duration_h * 3600:.3g} s" if duration_h < 0.1 else f"{duration_h:.3g} h"
+    name, factor = unit or duration_unit([duration_h])
+    return f"{duration_h * factor:.3g} {name}"
 
 
-def _unit_text(u: dict) -> str:
-    tech = f" ({u['technology']})" if u["technology"] else ""
-    dur = f", {duration_text(u['duration_h'])}" if u["duration_h"] is not None else ""
+def _technology(name: str, scenario) -> "object | None":
+    """The StorageTechnology of a unit (None where its section names none)."""
+    from facility.config.technology import load_technology
+    from facility.errors import ScenarioError
+
+    tech = name.split(".", 1)[1] if "." in name else None
+    if tech is None and scenario is not None:
+        st = scenario.storages().get(name)
+        tech = getattr(st, "technology", None)
+    if not tech:
+        return None
+    try:
+        return load_technology(tech)
+    except ScenarioError:   # a path that moved since the run: the name alone
+        return None
+
+
+def technology_rows(units: list[dict], scenario) -> list[dict]:
+    """Per unit: ``{name, technology, cost_year, unverified}``: its technology (or
+    :data:`NO_TECHNOLOGY`), the dollar year of its costs (the section's ``cost_year``, else its
+    technology's) and its technology's figures marked unverified."""
+    out = []
+    for u in units:
+        t = _technology(u["name"], scenario)
+        st = None
+        if scenario is not None:
+            st = scenario.storage_units().get(u["name"]) or scenario.storages().get(u["name"].split(".")[0])
+        year = getattr(st, "cost_year", None) or (t.cost_year if t is not None else None)
+        out.append({"name": u["name"], "technology": u["technology"] or NO_TECHNOLOGY, "cost_year": year,
+                    "unverified": t.figures_by_mark()["unverified"] if t is not None else None})
+    return out
+
+
+def _unit_text(u: dict, unit: tuple[str, float]) -> str:
+    tech = f" ({u['technology'] or NO_TECHNOLOGY})"
+    dur = f", {duration_text(u['duration_h'], unit)}" if u["duration_h"] is not None else ""
     return f"{u['name']}{tech} {u['p_mw']:.4g} MW / {u['e_mwh']:.4g} MWh{dur}"
 
 
@@ -96,7 +148,8 @@ def design_line(res: "Results") -> str:
     units = design_units(z, res.scenario)
     cost = _cost(z)
     by, verdict = _verified(res)
-    return (f"design: {'; '.join(_unit_text(u) for u in units) or 'no storage'}"
+    unit = duration_unit(u["duration_h"] for u in units)
+    return (f"design: {'; '.join(_unit_text(u, unit) for u in units) or 'no storage'}"
             + (f"; annual cost {cost:,.0f} USD/yr" if cost is not None else "")
             + f"; verified by {by}: compliant {verdict}")
 
@@ -109,12 +162,29 @@ def design_html(res: "Results") -> str:
     units = design_units(z, res.scenario)
     cost = _cost(z)
     by, verdict = _verified(res)
+    unit = duration_unit(u["duration_h"] for u in units)
+    techs = technology_rows(units, res.scenario)
+
+    def marks(t: dict) -> str:
+        if t["unverified"] is None:
+            return "the scenario's"
+        return ", ".join(t["unverified"]) if t["unverified"] else "none"
+
     rows = "".join(
-        f"<tr><td>{html.escape(u['name'])}</td><td>{html.escape(str(u['technology'] or '–'))}</td>"
+        f"<tr><td>{html.escape(u['name'])}</td><td class='txt'>{html.escape(str(t['technology']))}</td>"
         f"<td>{u['p_mw']:.4g}</td><td>{u['e_mwh']:.4g}</td>"
-        f"<td>{duration_text(u['duration_h'])}</td></tr>" for u in units)
+        f"<td>{'–' if u['duration_h'] is None else format(u['duration_h'] * unit[1], ',.4g')}</td>"
+        f"<td>{t['cost_year'] or '–'}</td><td class='txt'>{html.escape(marks(t))}</td></tr>"
+        for u, t in zip(units, techs))
     table = ("<table><tr><th>storage</th><th>technology</th><th>P [MW]</th><th>E [MWh]</th>"
-             f"<th>duration</th></tr>{rows}</table>") if units else "<p>No storage sized.</p>"
+             f"<th>duration [{unit[0]}]</th><th>cost year (USD of)</th><th>unverified figures</th></tr>"
+             f"{rows}</table>") if units else "<p>No storage sized.</p>"
+    from facility.config.technology import COST_YEAR_POLICY, cost_year_note
+
+    note = cost_year_note({t["name"]: t["cost_year"] for t in techs})
+    table += ("<p>Cost years: " + html.escape(note or COST_YEAR_POLICY) + ". Figures of a technology are "
+              "marked verified (read in its source) or unverified (a placeholder; "
+              "<code>facility models</code> lists them).</p>") if units else ""
     fs = _foresight_text(z)
     return ("<div class='design'><h2>Design</h2>" + table
             + (f"<p>Annual cost <b>{cost:,.0f} USD/yr</b> (the objective).</p>" if cost is not None else "")

@@ -206,7 +206,20 @@ def render_report(res: "Results", images: list[tuple[str, str]]) -> str:
     rows = compliance_rows(res)
     parts.append("<h2>Compliance</h2>")
     if rows:
-        parts.append(_table([list(r) for r in rows], ["limit", "limit value", "raw", "pcc", "ok"]))
+        from facility.metrics import margin_of
+
+        margins = m["compliance"].get("margins") or {}
+        table = []
+        for limit, lim, raw, pcc, ok in rows:
+            row = limit.split(" ", 1)[0]
+            if row in margins:
+                _, _, mg, unit = margin_of(margins[row])
+            else:
+                mg, unit = float("nan"), ""
+            table.append([limit, unit, lim, raw, pcc, mg, ok])
+        parts.append("<p>margin = limit − pcc value, in the limit's unit (negative: violated by that much; "
+                     "<code>compliance.margins</code> in metrics.json).</p>")
+        parts.append(_table(table, ["limit", "unit", "limit value", "raw", "pcc", "margin", "ok"]))
     else:
         parts.append("<p>No spec limit is set.</p>")
     parts.extend(ride_through_html(res))
@@ -256,10 +269,16 @@ def render_report(res: "Results", images: list[tuple[str, str]]) -> str:
         parts.append(_table([[e.get("t_s", ""), e.get("kind", "").removeprefix("codesign_"), e.get("detail", "")]
                              for e in codesign[:200]], ["t [s]", "action", "reason"]))
     if res.events:
+        from facility.report.events import event_text, events_summary
+
+        comp_ok = m["compliance"].get("compliant") if not und else None
         parts.append(f"<h2>Events ({len(res.events)})</h2>")
+        summary = events_summary(res.events, comp_ok)
+        if summary:
+            parts.append(f"<p>{html.escape(summary)}</p>")
         shown = res.events[:200]
-        parts.append(_table([[e.get("t_s", ""), e.get("kind", ""), e.get("detail", e.get("job", ""))] for e in shown],
-                            ["t [s]", "kind", "detail"]))
+        parts.append(_table([[e.get("t_s", ""), e.get("kind", ""), event_text(e, comp_ok)] for e in shown],
+                            ["t [s]", "kind", "what happened"]))
         if len(res.events) > len(shown):
             parts.append(f"<p>… {len(res.events) - len(shown)} more in events.json</p>")
     parts.append("</body></html>")

@@ -314,3 +314,9 @@ def test_estimate_counts_trace_files_and_their_size_is_limited(tmp_path, capsys,
     assert main(["validate", str(scen)]) == 2
     err = capsys.readouterr().err
     assert "jobs.0.trace_file" in err and "a trace file is at most" in err and "Traceback" not in err
+    assert "cut jobs.0.trace_file to the part the job replays" in err     # advice for a file too large
+    # a missing file: its name and that it is missing, no advice about its size
+    (tmp_path / "smi.csv").unlink()
+    assert main(["validate", str(scen)]) == 2
+    err = capsys.readouterr().err
+    assert "smi.csv" in err and "no such trace file" in err and "cut " not in err and "drop columns" not in err

@@ -4,6 +4,7 @@ import tomllib
 
 import pytest
 
+from facility.config.library import MODELS_DIR
 from facility.config.load import dump_scenario_toml, scenario_from_dict
 from facility.config.technology import (FILLED_KEYS, degradation_usd_per_mwh, list_technologies,
                                         load_technology)
@@ -64,10 +65,79 @@ def test_resolved_scenario_says_where_each_key_came_from_and_loads_back_the_same
 def test_a_technology_file_given_by_path(tmp_path):
     t = (tmp_path / "mine.toml")
     t.write_text("\n".join(f"{k} = {v!r}" if not isinstance(v, str) else f'{k} = "{v}"'
-                             for k, v in load_technology("supercap").model_dump().items() if k != "name"))
+                             for k, v in load_technology("supercap").model_dump().items() if k not in ("name", "marks")))
     s = scenario_from_dict({**BASE, "bess": {"enabled": True, "technology": "./mine.toml",
                                              "p_rated_mw": 10.0, "e_rated_mwh": 0.01}}, base_dir=tmp_path)
     assert s.bess.cost_usd_per_kwh == load_technology("supercap").cost_usd_per_kwh
+    # a file of one's own without [marks]: every figure unverified, none claimed checked
+    mine = load_technology(str(t))
+    assert mine.figures_by_mark() == {"verified": [], "unverified": list(FILLED_KEYS)}
+
+
+def test_every_library_figure_carries_a_mark_and_a_mark_names_a_figure(tmp_path):
+    for n in list_technologies():
+        data = tomllib.loads((MODELS_DIR / "storage" / f"{n}.toml").read_text())
+        assert set(data["marks"]) == set(FILLED_KEYS), n
+        assert set(data["marks"].values()) <= {"verified", "unverified"}, n
+    bad = tmp_path / "bad.toml"
+    bad.write_text((MODELS_DIR / "storage" / "lfp_1h.toml").read_text() + 'cost_usd_per_mw = "verified"\n')
+    with pytest.raises(ScenarioError, match="marks names cost_usd_per_mw, not a figure"):
+        load_technology(str(bad))
+
+
+def test_lfp_carries_atb_2024_moderate_2022_and_the_bbu_ocp_rev_1_4():
+    """The checked figures (docs/storage.md, "The library")."""
+    for n in ("lfp_1h", "lfp_2h", "lfp_4h"):
+        t = load_technology(n)
+        assert (t.cost_usd_per_kw, t.cost_usd_per_kwh, t.cost_year) == (363.01, 390.93, 2022)
+        assert (t.fixed_om_usd_per_kw_year, t.fixed_om_usd_per_kwh_year) == (9.08, 9.77)
+        assert t.round_trip_frac == pytest.approx(0.85, abs=2e-3) and t.calendar_life_years == 15
+        for k in ("cost_usd_per_kw", "cost_usd_per_kwh", "cost_year", "fixed_om_usd_per_kw_year",
+                  "fixed_om_usd_per_kwh_year", "eff_charge_frac", "calendar_life_years"):
+            assert t.mark(k) == "verified", (n, k)
+        assert t.mark("cycle_life") == "unverified"        # no checked source
+    # the ATB-calc 2-h and 4-h overnight costs from the split (1,144.86 and 1,926.72 USD/kW)
+    t = load_technology("lfp_2h")
+    assert t.cost_usd_per_kw + 2 * t.cost_usd_per_kwh == pytest.approx(1144.86, abs=0.02)
+    assert t.cost_usd_per_kw + 4 * t.cost_usd_per_kwh == pytest.approx(1926.72, abs=0.02)
+    # ATB-calc's 2-h / 4-h fixed O&M (28.62 / 48.17 USD/kW-yr) from the split
+    assert t.fixed_om_usd_per_kw_year + 2 * t.fixed_om_usd_per_kwh_year == pytest.approx(28.62, abs=0.01)
+    assert t.fixed_om_usd_per_kw_year + 4 * t.fixed_om_usd_per_kwh_year == pytest.approx(48.17, abs=0.02)
+    bbu = load_technology("rack_bbu")
+    assert bbu.min_duration_h * 3600 == pytest.approx(90.0) and bbu.mark("min_duration_h") == "verified"
+    assert "Rev 1.4" in bbu.source and "2023" in bbu.source
+    assert bbu.mark("cost_usd_per_kw") == "unverified"
+
+
+def test_no_storage_file_cites_a_source_that_lacks_its_figures():
+    """PNNL-33283 has no flywheel or ultracapacitor chapter: supercap and flywheel cite their own."""
+    for n in ("supercap", "flywheel"):
+        text = (MODELS_DIR / "storage" / f"{n}.toml").read_text()
+        t = load_technology(n)
+        assert "PNNL-33283" not in t.source, n
+        # the file may say that PNNL-33283 is not its source, never cite it
+        assert all("not a source" in ln for ln in text.splitlines() if "PNNL-33283" in ln), n
+    assert "Centre for Low Carbon Futures" in load_technology("supercap").source
+    assert "Danish Energy Agency" in load_technology("flywheel").source
+
+
+def test_a_hybrid_of_different_cost_years_says_so():
+    from facility.config.technology import cost_year_note
+
+    assert cost_year_note({"bess.supercap": 2008, "bess.lfp_1h": 2022}) == (
+        "costs in different dollar years, compared as given (no escalation to one year): "
+        "bess.supercap USD of 2008, bess.lfp_1h USD of 2022")
+    assert cost_year_note({"bess.lfp_1h": 2022, "bess.lfp_2h": 2022}) == ""
+
+
+def test_validate_says_when_storage_costs_are_in_different_dollar_years(capsys):
+    from facility.cli import main
+    from tests.conftest import SCENARIOS
+
+    # rack_storage: supercap (2008), bess: lfp_1h (2022)
+    assert main(["validate", str(SCENARIOS / "sizing_rack_and_bess.toml")]) == 0
+    err = capsys.readouterr().err
+    assert "compared as given (no escalation to one year): rack_storage USD of 2008, bess USD of 2022" in err
 
 
 @pytest.mark.parametrize("bess, match", [
@@ -139,7 +209,29 @@ def test_facility_models_lists_every_technology_with_bounds_costs_and_source(cap
         assert f"{t.cost_usd_per_kw:g} USD/kW + {t.cost_usd_per_kwh:g} USD/kWh" in line
         assert f"{t.cycle_life:,.0f} cycles" in line
         assert t.source in text
+        # every figure's mark, on the lines below the technology's
+        block = text[text.index(line):].splitlines()[1:3]
+        assert block[0].strip() == "verified: " + (", ".join(t.figures_by_mark()["verified"]) or "(none)")
+        assert block[1].strip() == "unverified: " + (", ".join(t.figures_by_mark()["unverified"]) or "(none)")
     assert "2 h-4 h" in text and "1 s-2 min" in text   # lfp_2h, supercap bounds
+    lfp = next(ln for ln in text.splitlines() if ln.strip().startswith("lfp_1h "))
+    assert "363.01 USD/kW + 390.93 USD/kWh (2022)" in lfp
+    assert "without escalation" in text       # how costs of different years compare
+
+
+def test_facility_models_shows_each_specs_limits(capsys):
+    from facility.cli import main
+    from facility.config.library import list_specs
+
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    text = out[out.index("utility specs"):out.index("storage technologies")]
+    for n in list_specs():
+        assert f"  {n}" in text
+    assert "max_window_swing_mw <= 10 MW (window_s 5 s)" in text          # ercot_2026_proposal
+    assert "max_ramp_mw_per_min <= 20 MW/min" in text                     # caiso, ieso
+    assert "band high_5_55hz: FFT-bin peak <= 3.5 MW in 5-55 Hz" in text  # lipa
+    assert "max_band_energy_frac <= 0.2 (band 0.1-20 Hz)" in text         # paper_example
 
 
 def test_a_cycle_life_whose_degradation_price_is_out_of_range_is_blamed_on_cycle_life(tmp_path):
@@ -194,7 +286,8 @@ def test_the_annuity_runs_over_the_technologys_calendar_life_unless_lifetime_yea
     # rack_bbu: 150 USD/kW, 1000 USD/kWh, 5 years of calendar life; 2 MW / 0.15 MWh cost
     # 1000 (2 x 150 + 0.15 x 1000) = 450,000 USD. At 7 %: 1.07^5 = 1.4025517307,
     # CRF(5 y) = 0.07 x 1.4025517307 / 0.4025517307 = 0.2438906944 -> 109,750.81 USD/yr
-    bbu = {"technology": "rack_bbu", "p_rated_mw": 2.0, "e_rated_mwh": 0.15}
+    # (0.075 h, past the BBU's 240 s: its duration bound widened here)
+    bbu = {"technology": "rack_bbu", "p_rated_mw": 2.0, "e_rated_mwh": 0.15, "max_duration_h": 0.1}
     s, c = _annual(bbu)
     assert c["cost"]["storage_capex_usd_per_year"] == pytest.approx(109_750.81, abs=0.01)
     assert c["mix"]["storages"]["bess"]["annuity_lifetime_years"] == 5.0

@@ -58,7 +58,9 @@ def test_size_output_and_report_lead_with_the_design(tmp_path, capsys):
     js = json.loads((tmp_path / "out" / "sizing.json").read_text())
     p, e = js["bess"]["p_rated_mw_opt"], js["bess"]["e_rated_mwh_opt"]
     dur = f"{e / p * 3600:.3g} s" if e / p < 0.1 else f"{e / p:.3g} h"
-    assert first.startswith(f"design: bess {p:.4g} MW / {e:.4g} MWh, {dur}; annual cost ")
+    # the section names no technology: the line says its figures are the scenario's own
+    assert first.startswith(f"design: bess (own figures, no technology) {p:.4g} MW / {e:.4g} MWh, {dur}; "
+                            f"annual cost ")
     assert f"{js['cost']['total_usd_per_year']:,.0f} USD/yr" in first
     assert first.endswith("verified by perfect-foresight dispatch (controller.kind = 'optimal'): compliant yes")
     html = (tmp_path / "out" / "report.html").read_text()

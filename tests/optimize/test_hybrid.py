@@ -39,7 +39,8 @@ def test_ercot_with_lfp_2h_keeps_its_minimum_duration():
     unit = c["mix"]["storages"]["bess"]
     assert unit["technology"] == "lfp_2h" and unit["duration_h"] == pytest.approx(e / p)
     # the annual cost carries the technology's fixed O&M and its throughput cost
-    assert c["cost"]["fixed_om_usd_per_year"] == pytest.approx(1000 * p * 28.0, rel=1e-9)
+    # (ATB 2024: 9.08 USD/kW-yr + 9.77 USD/kWh-yr)
+    assert c["cost"]["fixed_om_usd_per_year"] == pytest.approx(1000 * (p * 9.08 + e * 9.77), rel=1e-9)
     assert c["cost"]["degradation_usd_per_year"] > 0
     assert c["cost"]["total_usd_per_year"] == pytest.approx(unit["cost_usd_per_year"], rel=1e-9)
 

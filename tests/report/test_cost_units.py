@@ -22,6 +22,8 @@ def test_cost_table_has_a_row_per_unit_with_duration_cycles_and_cost():
                           scenario=SimpleNamespace(optimize=OptimizeConfig()))
     html = cost_section(res)
     assert "storage fixed O&amp;M" in html and "20,000" in html
-    assert "<td>bess.supercap</td><td>supercap</td><td>20</td><td>0.05</td><td>9 s</td><td>1.5e+05</td>" in html
-    assert "<td>bess.lfp_1h</td><td>lfp_1h</td><td>5</td><td>5</td><td>1 h</td><td>40</td>" in html
+    # one unit for every duration of the table (seconds: one unit is below 0.1 h), in its head
+    assert "<th>duration [s]</th>" in html
+    assert "<td>bess.supercap</td><td>supercap</td><td>20</td><td>0.05</td><td>9</td><td>1.5e+05</td>" in html
+    assert "<td>bess.lfp_1h</td><td>lfp_1h</td><td>5</td><td>5</td><td>3,600</td><td>40</td>" in html
     assert "810,000" in html and "290,000" in html

@@ -362,7 +362,13 @@ def test_a_limit_the_trace_cannot_judge_is_undecided_not_yes(data_dir, tmp_path,
     assert "compliant: yes on max_ramp_mw_per_min; cannot judge max_window_swing_mw" in line
     m = json.loads((out / "metrics.json").read_text())
     assert m["undecided"] == {"max_window_swing_mw": True}
+    margins = m["compliance"].pop("margins")
     assert m["compliance"] == {"max_ramp_mw_per_min": True, "all_decided": False, "compliant": True}
+    # a margin for the decided limit only, in its unit: limit - value
+    assert set(margins) == {"max_ramp_mw_per_min"}
+    mg = margins["max_ramp_mw_per_min"]
+    assert mg["limit_mw_per_min"] == 100.0 and mg["value_mw_per_min"] == m["pcc"]["max_ramp_mw_per_min"]
+    assert mg["margin_mw_per_min"] == 100.0 - mg["value_mw_per_min"]
     html = (out / "report.html").read_text()
     assert "Compliant with the utility spec: <b>yes on max_ramp_mw_per_min; cannot judge max_window_swing_mw" in html
     assert "<h2>Cannot judge: max_window_swing_mw</h2>" in html

@@ -126,7 +126,8 @@ def resolve_storage(name: str, cfg, optimize, horizon_h: float, *, soc0: float |
     ScenarioError
         A fixed rating is missing, or a bound pair is inverted.
 
-    ``fixed_om_usd_per_kw_year`` adds the horizon's share of a year of fixed O&M to c_P;
+    ``fixed_om_usd_per_kw_year`` (``fixed_om_usd_per_kwh_year``) adds the horizon's share of a
+    year of fixed O&M to c_P (c_E);
     ``min_duration_h`` / ``max_duration_h`` become d_min / d_max (rows of
     :func:`facility.optimize.model.formulation.add_duration_limits`).
     """
@@ -157,6 +158,7 @@ def resolve_storage(name: str, cfg, optimize, horizon_h: float, *, soc0: float |
     # the annuity over the storage's calendar life where the scenario sets no lifetime_years
     f = capex_factor(optimize, horizon_h, annuity_lifetime_years(cfg, optimize))
     om = float(getattr(cfg, "fixed_om_usd_per_kw_year", 0.0) or 0.0) * horizon_h / 8760.0
+    om_e = float(getattr(cfg, "fixed_om_usd_per_kwh_year", 0.0) or 0.0) * horizon_h / 8760.0
     section = name.split(".", 1)[0]
     return StorageData(
         name=name, p_lo=p_lo, p_hi=p_hi, e_lo=e_lo, e_hi=e_hi,
@@ -165,7 +167,7 @@ def resolve_storage(name: str, cfg, optimize, horizon_h: float, *, soc0: float |
         sigma_per_h=cfg.self_discharge_frac_per_h, max_ramp_mw_per_s=cfg.max_ramp_mw_per_s,
         # USD/kW = k$/MW, USD/kWh = k$/MWh
         # fixed O&M per kW-year: the horizon's share of a year, whatever the capex factor
-        c_p=f * cfg.cost_usd_per_kw + om, c_e=f * cfg.cost_usd_per_kwh,
+        c_p=f * cfg.cost_usd_per_kw + om, c_e=f * cfg.cost_usd_per_kwh + om_e,
         c_deg=cfg.degradation_usd_per_mwh / 1000.0,
         behind_ups=section in ("rack_storage", "ups"),
         max_own_p_mw=_cap(optimize, "max_bess_p_mw") if section == "bess" else np.inf,
