@@ -463,14 +463,9 @@ def check_disk_space(est: ResourceEstimate, out, flag: str = "--out") -> None:
 
 def _free_bytes(path) -> int | None:
     """Free space for an unprivileged writer on the file system of ``path`` (its first existing
-    ancestor). [bytes]"""
+    ancestor, ``~`` expanded). [bytes] (None when unknown)"""
     from pathlib import Path
 
-    p = Path(path).expanduser().absolute()
-    while not p.exists() and p != p.parent:
-        p = p.parent
-    try:
-        st = os.statvfs(p)
-    except (OSError, AttributeError):
-        return None
-    return int(st.f_bavail * st.f_frsize)
+    from facility.report.staging import free_bytes
+
+    return free_bytes(Path(path).expanduser().absolute())
