@@ -87,16 +87,15 @@ def _cells(col, name: str, unit: str, units: dict, key: str, path: str) -> np.nd
     import pandas as pd
 
     from facility.config import files
-    from facility.workload.trace_format import split_cell_units
+    from facility.workload.trace_format import first_bad_cell, split_cell_units
 
     if pd.api.types.is_numeric_dtype(col):
         return col.to_numpy(dtype=float)
     text = col.astype(str).str.strip()
     v, unknown, suffix = split_cell_units(text, 1.0, units)
-    bad = unknown | ~np.isfinite(v)
-    if bad.any():
-        i = int(np.argmax(bad))
-        why = f"unit {suffix[i]!r} is not accepted there" if unknown[i] else "not a number"
+    bad = first_bad_cell(v, unknown, suffix, "is not accepted there")
+    if bad is not None:
+        i, why = bad
         raise ScenarioError(
             f"{key} = {files.shown(path)}: column {name} at data row {i + 1} reads {files.shown(col.iloc[i])}: "
             f"{why}; expected a bare number in {unit} or one with a unit: {', '.join(units)}")

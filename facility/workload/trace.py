@@ -53,7 +53,7 @@ from facility.errors import ScenarioError
 from facility.workload.trace_format import (CELL_POWER_UNITS, CELL_TIME_UNITS, SPELLINGS, Column, Layout,
                                             classify_columns, column_unit, gpu_averages_power,
                                             normalize_header, parse_header_block, polls_by_id,
-                                            split_cell_units)
+                                            first_bad_cell, split_cell_units)
 from facility.workload.trace_grid import check_time_span, trace_on_grid
 from facility.workload.trace_polls import fill_na_per_gpu, polls_by_position
 from facility.workload.trace_polls import gpus_per_poll as find_gpus_per_poll
@@ -247,10 +247,9 @@ def _times_s(series: pd.Series, where: str, col: str, factor: float) -> np.ndarr
     if re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*[A-Za-zµ]+", text.iloc[0]):
         # seconds with a unit per cell ('0.5 s', '100 ms'): each converted by its own unit
         v, unknown, suffix = split_cell_units(text, factor, CELL_TIME_UNITS)
-        bad = unknown | ~np.isfinite(v)
-        if bad.any():
-            i = int(np.argmax(bad))
-            why = f"unit {suffix[i]!r} is not a unit of time" if unknown[i] else "not a number"
+        bad = first_bad_cell(v, unknown, suffix, "is not a unit of time")
+        if bad is not None:
+            i, why = bad
             raise ScenarioError(
                 f"{where}: time column {col!r} at data row {i + 1} reads {shown(series.iloc[i])}: {why}; "
                 f"expected a bare number in the header's unit or one with a unit of time: "

@@ -45,6 +45,7 @@ __all__ = [
     "column_sensor",
     "column_unit",
     "split_cell_units",
+    "first_bad_cell",
     "gpu_averages_power",
     "parse_header_block",
     "polls_by_id",
@@ -291,6 +292,31 @@ def split_cell_units(text: pd.Series, factor: float, units: dict[str, float] | N
             else:
                 mult[at] = f
     return num * mult, unknown, suffix
+
+
+def first_bad_cell(values: np.ndarray, unknown: np.ndarray, suffix: np.ndarray,
+                   unit_refused: str) -> tuple[int, str] | None:
+    """The first cell of :func:`split_cell_units`'s result that is refused, and why.
+
+    Parameters
+    ----------
+    values, unknown, suffix : numpy.ndarray
+        What :func:`split_cell_units` returned.
+    unit_refused : str
+        How a refusal of a unit goes on after ``unit 'x'`` (e.g. ``"is not a unit of time"``).
+
+    Returns
+    -------
+    tuple of (int, str) or None
+        ``(i, why)``: the first cell that is no number or has a unit not accepted (its index,
+        0-based) and ``"unit 'x' <unit_refused>"`` or ``"not a number"``; None when every cell
+        is a number.
+    """
+    bad = unknown | ~np.isfinite(values)
+    if not bad.any():
+        return None
+    i = int(np.argmax(bad))
+    return i, (f"unit {suffix[i]!r} {unit_refused}" if unknown[i] else "not a number")
 
 
 def column_sensor(col: Column) -> str | None:
