@@ -230,14 +230,7 @@ def solve_hybrid(pb: Problem) -> SizingResult | None:
                           f"may lower the cost: its term of the hybrid's bound is {term:,.4g} USD")
     pr.bound_usd = low
     if best is not None and not pr.kept:
-        i = best.info
-        i.lower_bound_usd = min(low, i.objective_usd)
-        i.gap_frac = gap_frac(i.objective_usd, i.lower_bound_usd)
-        i.status = "optimal" if i.gap_frac <= pb.optimize.max_gap_frac else "gap"
-        i.gap_reason = "" if i.status == "optimal" else (i.gap_reason or "groups")
-        i.solve_s = time.perf_counter() - t0
-        i.candidates = pr.as_json()
-        return best
+        return _finish(best, low, pb, pr, t0)
     # some candidate may help: the hybrid's own solve, within what is left of the limit
     t1 = time.perf_counter()
     res_h = interior.solve_interior(pb.within(limit - (t1 - t0)))
@@ -248,11 +241,18 @@ def solve_hybrid(pb: Problem) -> SizingResult | None:
     out = min(cands, key=lambda r: r.info.objective_usd)
     lows = [r.info.lower_bound_usd for r in (res_h,) if r is not None and r.info.method == "interior"]
     lows.append(low)
-    i = out.info
-    i.lower_bound_usd = min(max(lows), i.objective_usd)
+    return _finish(out, max(lows), pb, pr, t0)
+
+
+def _finish(res: SizingResult, bound_usd: float, pb: Problem, pr: Pruning, t0: float) -> SizingResult:
+    """``res`` with its info completed: the lower bound ``bound_usd`` [USD] (capped at its
+    objective), the gap and status it gives, the time since ``t0`` [s] and the candidates'
+    verdicts ``pr``."""
+    i = res.info
+    i.lower_bound_usd = min(bound_usd, i.objective_usd)
     i.gap_frac = gap_frac(i.objective_usd, i.lower_bound_usd)
     i.status = "optimal" if i.gap_frac <= pb.optimize.max_gap_frac else "gap"
     i.gap_reason = "" if i.status == "optimal" else (i.gap_reason or "groups")
     i.solve_s = time.perf_counter() - t0
     i.candidates = pr.as_json()
-    return out
+    return res
