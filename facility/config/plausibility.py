@@ -71,17 +71,26 @@ def _kw_hint(value: float, ref_mw: float, unit: str = "MW") -> str:
     return ""
 
 
-def plausibility_warnings(s: "Scenario") -> list[str]:
-    """The plausibility warnings of a schema- and physics-valid scenario (see the module doc)."""
-
+def _peak_reference(s: "Scenario") -> tuple[float, str] | None:
+    """The site's peak estimate [MW] and the words that name it in a message; None where there
+    is none to compare with (an unknown GPU model, reported by check_jobs, or no positive peak)."""
     try:
         peak = float(estimate_peak_site_mw(s))
     except Exception:   # an unknown GPU model is reported by check_jobs
-        return []
+        return None
     if not peak > 0:
+        return None
+    return peak, f"the site's peak estimate ({peak:.4g} MW: every GPU at its compute power, non-GPU load, PUE)"
+
+
+def plausibility_warnings(s: "Scenario") -> list[str]:
+    """The plausibility warnings of a schema- and physics-valid scenario (see the module doc)."""
+
+    ref = _peak_reference(s)
+    if ref is None:
         return []
+    peak, site = ref
     out = []
-    site = f"the site's peak estimate ({peak:.4g} MW: every GPU at its compute power, non-GPU load, PUE)"
     for name, st in s.storages().items():
         p = getattr(st, "p_rated_mw", None)
         if p is not None and p > STORAGE_FACTOR * peak:
@@ -129,13 +138,10 @@ def _ratings(s: "Scenario"):
 def implausible_errors(s: "Scenario") -> list[str]:
     """Storage ratings implausible by about 1000x (see the module doc): one message per key,
     naming its unit, the plausible range and the kW reading; [] where there is none."""
-    try:
-        peak = float(estimate_peak_site_mw(s))
-    except Exception:   # an unknown GPU model is reported by check_jobs
+    ref = _peak_reference(s)
+    if ref is None:
         return []
-    if not peak > 0:
-        return []
-    site = f"the site's peak estimate ({peak:.4g} MW: every GPU at its compute power, non-GPU load, PUE)"
+    peak, site = ref
     out = []
     for key, v, kind in _ratings(s):
         if kind == "p" and v > IMPLAUSIBLE_FACTOR * peak:
