@@ -22,6 +22,7 @@ from facility.config import load_scenario
 from facility.config.files import shown
 from facility.errors import ResourceError, ScenarioError, bounded, is_no_space
 from tests.conftest import REPO, SCENARIOS
+from tests.mounts import can_mount
 
 DEFAULT = str(SCENARIOS / "default.toml")
 SHORT = ["--set", "time.horizon_s=10", "--no-plots"]
@@ -157,19 +158,7 @@ def test_an_unforeseen_write_on_a_full_disk_is_exit_2(monkeypatch, capsys):
     assert "no space left on device writing /some/where/file.bin" in err and "choose another --out" in err
 
 
-def _can_mount() -> str:
-    if not sys.platform.startswith("linux") or shutil.which("unshare") is None:
-        return "needs Linux and unshare(1)"
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as d:
-        r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
-                            'mount -t tmpfs -o size=2m facility-full "$1"', "sh", d],
-                           capture_output=True, text=True)
-    return "" if r.returncode == 0 else f"cannot mount a tmpfs in a private namespace: {r.stderr.strip()[:120]}"
-
-
-_MOUNT_SKIP = _can_mount()
+_MOUNT_SKIP = can_mount("size=2m")
 
 #: Runs each command line of argv[1] with facility.cli.main; one JSON line per command, then
 #: the entries of the mounted folder (inside the namespace: outside it the tmpfs is not seen).

@@ -15,6 +15,7 @@ import pytest
 from facility.errors import ScenarioError
 from facility.report.outdir import check_out_dir, check_out_file, output_kind
 from facility.report.staging import write_sidecar
+from tests.mounts import can_mount
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -184,17 +185,6 @@ def test_sweep_owns_only_what_its_manifest_lists(tmp_path):
     assert output_kind(sw) == "sweep"
 
 
-def _can_mount() -> str:
-    """'' when this process may mount in a private mount namespace (``unshare -m``), else why not."""
-    if not sys.platform.startswith("linux") or shutil.which("unshare") is None:
-        return "needs Linux and unshare(1)"
-    with tempfile.TemporaryDirectory() as d:
-        r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
-                            'mount -t tmpfs -o ro,size=64k facility-probe "$1"', "sh", d],
-                           capture_output=True, text=True)
-    return "" if r.returncode == 0 else f"cannot mount in a private namespace: {r.stderr.strip()[:120]}"
-
-
 #: Runs ``facility.cli.main`` on each command line of argv[1] (JSON) and prints one JSON line
 #: per command: the exit code, stderr, and whether os.path.ismount sees the --out folder.
 _DRIVER = """
@@ -214,7 +204,7 @@ for argv in json.loads(sys.argv[1]):
 """
 
 
-_MOUNT_SKIP = _can_mount()
+_MOUNT_SKIP = can_mount("ro,size=64k")
 
 
 @pytest.mark.skipif(bool(_MOUNT_SKIP), reason=_MOUNT_SKIP or "-")
