@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +28,17 @@ TOL = {
     # option sets, tests/regenerate_golden.py)
     "objective_rel": 1e-5,
 }
+
+
+def cli_in_process(argv: list[str]) -> tuple[int, str]:
+    """``facility.cli.main(argv)`` in this process: its exit code and what it printed (stdout,
+    then stderr)."""
+    from facility.cli import main
+
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        rc = main(argv)
+    return rc, out.getvalue() + err.getvalue()
 
 
 @pytest.fixture

@@ -12,9 +12,7 @@ the value and (for files) both files.
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import io
 import math
 import types
 from pathlib import Path
@@ -28,6 +26,7 @@ from facility.config import scenario_from_dict
 from facility.config.schema import BessConfig, Scenario
 from facility.control.mpc_grid import choose_grid, given_step_problems
 from facility.errors import ScenarioError
+from tests.conftest import cli_in_process
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -40,19 +39,10 @@ HYBRID = {
 }
 
 
-def _cli(argv):
-    from facility.cli import main
-
-    err, out = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
-        rc = main(argv)
-    return rc, out.getvalue() + err.getvalue()
-
-
 def _validate(tmp_path, data, *extra):
     f = tmp_path / "s.toml"
     f.write_text(tomli_w.dumps(data))
-    rc, text = _cli(["validate", str(f), *extra])
+    rc, text = cli_in_process(["validate", str(f), *extra])
     assert rc in (0, 2) and "Traceback" not in text, text
     return rc, text
 
@@ -159,7 +149,7 @@ def test_hybrid_ups_with_grid_events_is_refused_at_validate(tmp_path):
     one["ups"] = {"enabled": True, "technology": "lfp_1h", "p_rated_mw": 4.0, "e_rated_mwh": 4.0}
     assert _validate(tmp_path, one)[0] == 0
     f = tmp_path / "s.toml"
-    rc, text = _cli(["run", str(f), "--out", str(tmp_path / "o"), "--no-plots", "--no-progress"])
+    rc, text = cli_in_process(["run", str(f), "--out", str(tmp_path / "o"), "--no-plots", "--no-progress"])
     assert rc == 0, text
 
 

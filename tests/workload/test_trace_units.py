@@ -7,14 +7,13 @@ was read as 0.65 W (validate and run exit 0, mean 363 W instead of ~425 W).
 from __future__ import annotations
 
 import datetime as dtm
-import io
-import contextlib
 
 import numpy as np
 import pytest
 import tomli_w
 
 from facility.errors import ScenarioError
+from tests.conftest import cli_in_process
 from facility.workload.trace import load_trace
 
 
@@ -27,15 +26,6 @@ def _smi_log(path, cells, dt_s=0.1):
         rows.append(f"{t:%Y/%m/%d %H:%M:%S.%f}"[:-3] + f", {c}, 100 %, 71000 MiB")
     path.write_text("\n".join(rows) + "\n")
     return path
-
-
-def _cli(argv):
-    from facility.cli import main
-
-    err, out = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
-        rc = main(argv)
-    return rc, out.getvalue() + err.getvalue()
 
 
 def test_kw_cell_in_a_watt_column_is_converted(tmp_path):
@@ -120,13 +110,13 @@ def test_validate_and_run_read_the_kw_row(tmp_path):
                       "trace_file": str(trace), "trace_sensor": "instant"}]}
     f = tmp_path / "s.toml"
     f.write_text(tomli_w.dumps(scen))
-    rc, err = _cli(["validate", str(f)])
+    rc, err = cli_in_process(["validate", str(f)])
     assert rc == 0, err
     assert "mean 425 W" in err, err       # the trace summary validate prints
-    rc, err = _cli(["run", str(f), "--out", str(tmp_path / "out"), "--no-plots", "--no-progress"])
+    rc, err = cli_in_process(["run", str(f), "--out", str(tmp_path / "out"), "--no-plots", "--no-progress"])
     assert rc == 0, err
     _smi_log(trace, cells[:50] + ["650 V"] + cells[51:])
-    rc, err = _cli(["validate", str(f)])
+    rc, err = cli_in_process(["validate", str(f)])
     assert rc == 2 and "Traceback" not in err
     for part in ("jobs.0.trace_file", "smi.csv", "data row 51", "'power.draw [W]'", "'650 V'", "'V'", "in W"):
         assert part in err, (part, err)
