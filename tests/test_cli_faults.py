@@ -20,7 +20,7 @@ import pytest
 from facility.cli import main
 from facility.config import load_scenario
 from facility.config.files import shown
-from facility.errors import ResourceError, ScenarioError, bounded, is_no_space
+from facility.errors import ScenarioError, bounded, is_no_space
 from tests.conftest import REPO, SCENARIOS
 from tests.mounts import can_mount
 
