@@ -4,24 +4,30 @@ The perfect-foresight LP gives the least storage any controller could need. A de
 controller (the MPC plans on measured history and the declared schedule, never the future
 load; the filter and moving-average controllers follow the measured load) needs more: the
 reserve its forecast errors eat, and the margin it plans with.
-:func:`resize_for_controller` verifies the foresight design under the scenario's controller
-and, where that breaks a limit, grows the extendable storages' ratings by a bracketed search:
+:func:`resize_for_controller` verifies a design under the scenario's controller and, where
+that breaks a limit, grows the extendable storages' ratings by a bracketed search:
 
-1. the foresight design; compliant: done;
+1. the first design: the foresight design raised to the step floor (the storage the largest
+   unannounced crash or restart needs whatever the controller,
+   :func:`facility.sizing_step.step_floor`); compliant: done;
 2. what ran out grows by :data:`GROW` (:func:`grown`: P̂ of a storage the controller found
-   at its power limit, Ê of one it found at a SoC bound, both where it found both, the
-   rating grown least so far where none saturated), within the ``max_*`` bounds and :data:`MAX_SCALE`, until a
-   run is compliant (the bracket: the last failing design and that one) or nothing that ran
-   out can grow (exit 3 naming the limits and the designs tried);
+   at its power limit, Ê of one it found at a SoC bound, the one grown least so far where it
+   found both (one resource at a time, never both together), the rating grown least so far
+   where none saturated), within the ``max_*`` bounds and :data:`MAX_SCALE`, until a run is
+   compliant (the bracket: the last failing design and that one) or nothing that ran out can
+   grow (exit 3 naming the limits and the designs tried);
 3. bisection (geometric midpoint of the two designs, rating by rating) while some rating of
    the bracket differs by more than :data:`RESIZE_TOL_FRAC` and runs are left
    (``optimize.max_resize_runs`` verification runs in all).
 
-The design returned is the smallest compliant one found. The search assumes more storage does
-not make the controller worse (monotone along the path); every design it returns has been
-verified by a full co-simulation with that controller, so the answer never rests on the
-assumption. Growing only what ran out keeps a controller that lacks power from buying
-energy it does not use (and the other way round).
+The design returned is the cheapest compliant one found (annual cost of its ratings and of
+the dispatch its verification ran, :func:`facility.mix.annual_cost`). The search assumes more
+storage does not make the controller worse (monotone along the path); every design it returns
+has been verified by a full co-simulation with that controller, so the answer never rests on
+the assumption. Growing only what ran out keeps a controller that lacks power from buying
+energy it does not use (and the other way round). Which resource ran out comes from the run's
+``control.n_saturated_steps_by_limit``, or, for a controller that does not count it, from its
+time series (:func:`saturated_from_timeseries`).
 """
 
 from __future__ import annotations
@@ -32,7 +38,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-__all__ = ["ControllerResizing", "resize_for_controller", "grown", "GROW", "RESIZE_TOL_FRAC", "MAX_SCALE",
+from facility.sizing_step import within_duration
+
+__all__ = ["ControllerResizing", "resize_for_controller", "grown", "saturated_from_timeseries", "GROW", "RESIZE_TOL_FRAC", "MAX_SCALE",
            "MIN_DURATION_S"]
 
 log = logging.getLogger(__name__)
@@ -118,22 +126,44 @@ def _base_ratings(scenario, sol) -> dict:
 def _saturated(res) -> dict:
     """``{storage: (power_steps, soc_steps)}``: the steps a run's controller found each
     storage at its power limit, and at a SoC bound."""
-    by = (res.metrics.get("control") or {}).get("n_saturated_steps_by_limit") or {}
+    by = (res.metrics.get("control") or {}).get("n_saturated_steps_by_limit")
+    if by is None:      # a controller that does not count them: read the run's time series
+        return saturated_from_timeseries(res.timeseries, res.metrics.get("storage") or {})
     return {n: (int(d.get("power", 0)), int(d.get("soc", 0))) for n, d in by.items()}
 
 
-def within_duration(p: float, e: float, duration_h: tuple, bound: tuple) -> tuple[float, float]:
-    """``(p, e)`` moved into the storage's duration bounds d_min ≤ E/P ≤ d_max by growing the
-    rating that is short (E to d_min·P, P to E/d_max), within the ``max_*`` bounds (where
-    E is capped, P comes down to E/d_min). [MW], [MWh]"""
-    d_min, d_max = duration_h
-    if d_min:
-        e = min(max(e, d_min * p), bound[1])
-    if d_max:
-        p = min(max(p, e / d_max), bound[0])
-    if d_min and e < d_min * p:
-        p = e / d_min
-    return p, e
+#: A storage is at its power limit where |p| is within this share of its rating, at a SoC
+#: bound where its SoC is within this of the bound. [frac]
+SAT_TOL_FRAC = 1e-3
+
+
+def saturated_from_timeseries(ts, storage: dict) -> dict:
+    """``{storage: (power_steps, soc_steps)}`` read from a run's time series: the steps where
+    ``|p_<name>_mw|`` is at ``p_rated_mw`` and where ``soc_<name>_frac`` is at ``min_soc_frac``
+    or ``max_soc_frac`` (within :data:`SAT_TOL_FRAC`).
+
+    Parameters
+    ----------
+    ts : pandas.DataFrame
+        The run's time series (``p_<name>_mw``, ``soc_<name>_frac``).
+    storage : dict
+        ``metrics["storage"]``: per storage ``p_rated_mw`` [MW], ``min_soc_frac``,
+        ``max_soc_frac`` [frac].
+    """
+    out = {}
+    for n, m in storage.items():
+        if not isinstance(m, dict) or f"p_{n}_mw" not in ts:
+            continue
+        p = np.abs(np.asarray(ts[f"p_{n}_mw"], dtype=float))
+        pr = float(m.get("p_rated_mw", 0.0))
+        n_p = int(np.count_nonzero(p >= pr * (1 - SAT_TOL_FRAC))) if pr > 0 else 0
+        n_s = 0
+        if f"soc_{n}_frac" in ts:
+            soc = np.asarray(ts[f"soc_{n}_frac"], dtype=float)
+            lo, hi = float(m.get("min_soc_frac", 0.0)), float(m.get("max_soc_frac", 1.0))
+            n_s = int(np.count_nonzero((soc <= lo + SAT_TOL_FRAC) | (soc >= hi - SAT_TOL_FRAC)))
+        out[n] = (n_p, n_s)
+    return out
 
 
 def grown(point: dict, sat: dict, bounds: dict, base: dict | None = None,
@@ -181,8 +211,16 @@ def grown(point: dict, sat: dict, bounds: dict, base: dict | None = None,
         return ps[n] <= es[n] * (1 + 1e-9), es[n] <= ps[n] * (1 + 1e-9)
 
     any_sat = any(sp > 0 or se > 0 for n, (sp, se) in sat.items() if n in point)
-    first = ((lambda n: (sat.get(n, (0, 0))[0] > 0, sat.get(n, (0, 0))[1] > 0)) if any_sat
-             else lagging)
+
+    def saturated(n: str) -> tuple[bool, bool]:
+        # what ran out; where both did, the one grown least so far (never both at once)
+        gp, ge = (sat.get(n, (0, 0))[0] > 0, sat.get(n, (0, 0))[1] > 0)
+        if gp and ge:
+            lp, le = lagging(n)
+            return (True, False) if lp else (False, True)
+        return gp, ge
+
+    first = saturated if any_sat else lagging
     for rule in (first, lambda n: (True, True)):    # then everything that can still grow
         out = step(rule)
         if out != point:
@@ -209,7 +247,7 @@ def _scales(point: dict, base: dict) -> tuple[dict, dict, float]:
 
 
 def resize_for_controller(scenario, sol, *, progress: bool = False,
-                          max_runs: int | None = None) -> ControllerResizing:
+                          max_runs: int | None = None, floor: dict | None = None) -> ControllerResizing:
     """Grow the foresight design until the scenario's controller keeps the site compliant.
 
     Parameters
@@ -219,8 +257,11 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
     sol : SizingResult
         The foresight design (:func:`facility.sizing_network.size_through_network`).
     max_runs : int, optional
-        Verification runs at most (default ``optimize.max_resize_runs``; 1 = the foresight
+        Verification runs at most (default ``optimize.max_resize_runs``; 1 = the first
         design only).
+    floor : dict, optional
+        The step floor (:func:`facility.sizing_step.step_floor`): the search starts from the
+        foresight design raised to it (:func:`facility.sizing_step.floored_design`).
 
     Returns
     -------
@@ -235,15 +276,20 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
     from facility.report.design import growth_text
 
     sized0, _, gpu_plan = mix.realize(scenario, sol, closed_loop=True)
+    from facility.sizing_step import floored_design
+
     base = _base_ratings(scenario, sol)
     cfgs = scenario.storage_units()
-    bounds = {n: (min(cfgs[n].max_p_rated_mw if cfgs[n].max_p_rated_mw is not None else math.inf, p * MAX_SCALE),
-                  min(cfgs[n].max_e_rated_mwh if cfgs[n].max_e_rated_mwh is not None else math.inf, e * MAX_SCALE))
-              for n, (p, e) in base.items()}
+    caps = {n: (cfgs[n].max_p_rated_mw if cfgs[n].max_p_rated_mw is not None else math.inf,
+                cfgs[n].max_e_rated_mwh if cfgs[n].max_e_rated_mwh is not None else math.inf) for n in base}
     durations = {n: (cfgs[n].min_duration_h, cfgs[n].max_duration_h) for n in base}
+    start = floored_design(base, floor, caps, durations)
+    bounds = {n: (min(caps[n][0], max(p, base[n][0]) * MAX_SCALE), min(caps[n][1], max(e, base[n][1]) * MAX_SCALE))
+              for n, (p, e) in start.items()}
     n_runs = int(scenario.optimize.max_resize_runs if max_runs is None else max_runs)
     tried: list[dict] = []
     runs: list[tuple[dict, object]] = []
+    costs: dict[int, float] = {}
 
     def verify(point: dict) -> tuple[bool, dict]:
         upd = {}
@@ -264,13 +310,15 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
         tried.append({"scale": a, "p_scale": ps, "e_scale": es, "compliant": bool(comp["compliant"]),
                       "failing": failing, "saturated": {n: {"power": v[0], "soc": v[1]} for n, v in sat.items()}})
         runs.append((point, res))
+        if comp["compliant"]:
+            costs[id(point)] = _design_cost(scenario, sol, point, res)
         log.info("verification under controller %r at %s: %s", scenario.controller.kind,
                  growth_text(ps, es) or "the foresight design",
                  "compliant" if comp["compliant"] else "breaks " + ", ".join(failing))
         return bool(comp["compliant"]), sat
 
     lo = hi = None
-    point = dict(base)
+    point = dict(start)
     while len(tried) < n_runs:
         ok, sat = verify(point)
         if ok:
@@ -288,10 +336,20 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
                 hi = mid
             else:
                 lo = mid
-    best = hi if hi is not None else runs[-1][0]
+    # the cheapest compliant design found (annual cost of its ratings and verified dispatch)
+    ok_runs = [pt for pt, _ in runs if id(pt) in costs]
+    best = min(ok_runs, key=lambda pt: costs[id(pt)]) if ok_runs else runs[-1][0]
     res = next(r for pt, r in reversed(runs) if pt is best)
     return ControllerResizing(results=res, scale=_scales(best, base)[2], ratings=best, tried=tried,
                               compliant=hi is not None, gpu_plan=gpu_plan, base=base)
+
+
+def _design_cost(scenario, sol, point: dict, res) -> float:
+    """Annual cost of a verified design: its ratings and the dispatch its run made. [USD/yr]"""
+    from facility import mix
+
+    rs = ControllerResizing(results=res, scale=1.0, ratings=point)
+    return float(mix.annual_cost(scenario, realized_sizing(scenario, sol, rs))["cost"]["total_usd_per_year"])
 
 
 def realized_sizing(scenario, sol, rs: ControllerResizing):
