@@ -352,8 +352,21 @@ def simulate_design(scenario: Scenario, *, out_dir: str | Path | None = None, pr
                 raise NotSupportedError("ups.technologies with [[grid_events]]: the UPS transfer model runs one "
                                         "UPS battery; set ups.technology to one technology")
             ge = apply_grid_events(scenario, profile.t_s, p_feeder, cool_frac, net.ups_sn_mva, p_storage, soc,
-                                   storages.get("ups"), caps=caps)
+                                   storages.get("ups"), caps=caps, storages=storages)
             events.extend(ge.events)
+            if ge.changed:     # rack storage dark in the sag, discharge that would export
+                from facility.storage.soc import replay_delivered
+
+                for n in ge.changed:
+                    tr = replay_delivered(ge.p_storage_mw[n], storages[n], dt)
+                    ge.p_storage_mw[n] = ge.p_storage_pf_mw[n] = tr.p_mw
+                    ge.soc_frac[n] = tr.soc_frac
+            # the raw site goes through the same events (the IT load the sag takes is lost with
+            # every mitigation off too): the energy account compares like with like
+            raw_cool = np.divide(raw_site.p_cooling_mw, raw_site.p_site_mw, out=np.zeros(profile.n_steps),
+                                 where=raw_site.p_site_mw > 0)
+            ge_raw = apply_grid_events(scenario, profile.t_s, raw_site.p_feeder_mw, raw_cool, net.ups_sn_mva,
+                                       {}, {}, storages.get("ups"), caps=caps)
 
     with stage("power flow"):
         from facility.electrical.limits import electrical_compliance, violation_events
@@ -364,7 +377,8 @@ def simulate_design(scenario: Scenario, *, out_dir: str | Path | None = None, pr
         if ge is not None:  # the same run through the events; pf_ref = without them
             pf = run_power_flow(net, ge.p_feeder_mw, ge.p_storage_pf_mw or None)
             p_storage, soc, p_load = ge.p_storage_mw, ge.soc_frac, ge.p_load_mw
-        pf_raw = run_power_flow(net, raw_site.p_feeder_mw, None)
+        pf_raw = (run_power_flow(net, raw_site.p_feeder_mw, None) if ge is None
+                  else run_power_flow(net, ge_raw.p_feeder_mw, ge_raw.p_storage_pf_mw or None))
     bar.update()
 
     with stage("metrics"):

@@ -119,3 +119,28 @@ def test_cli_exit_code_2_on_a_bad_event(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text('name = "x"\n[[jobs]]\nn_gpus = 8\n[[grid_events]]\nstart_s = 1.0\ndepth_pu = 1.5\nduration_s = 0.1\n')
     assert main(["validate", str(bad)]) == 2
+
+
+def test_sag_on_the_default_site_darkens_rack_storage_and_never_exports():
+    """Issue 48 point 5: scenarios/default.toml plus a 0.3 s sag to 0.7 pu, no UPS battery. The
+    IT load the UPS drops for its retransfer delay is lost; the rack storage inside those dark
+    racks cannot run (it exported 3.8 MW before), the site never exports, and the energy
+    overhead, judged against the raw site under the same sag, is not negative (-7 % before)."""
+    from facility.config import load_scenario
+
+    sc = load_scenario("scenarios/default.toml")
+    assert not sc.ups.enabled and sc.rack_storage.enabled
+    sc = sc.model_validate({**sc.model_dump(), "grid_events": [
+        {"start_s": 50.0, "duration_s": 0.3, "depth_pu": 0.7}]})
+    res = run_scenario(sc, plots=False)
+    check_invariants(res)
+    ts = res.timeseries
+    lost = ts["p_it_lost_mw"].to_numpy()
+    it = (ts["p_load_mw"] - ts["p_cooling_drawn_mw"]).to_numpy() + lost     # IT without the event
+    dark = (lost > 0) & (lost >= it - 1e-9)
+    assert dark.sum() > 500                     # seconds of the site's IT load lost
+    np.testing.assert_array_equal(ts["p_rack_storage_mw"].to_numpy()[dark], 0.0)
+    part = (lost > 1e-9) & ~dark                # racks walked back in: storage at most their share
+    assert part.any()
+    assert ts["p_pcc_mw"].min() >= 0.0
+    assert res.metrics["energy"]["energy_overhead_frac"] >= 0.0

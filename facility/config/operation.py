@@ -17,13 +17,15 @@ __all__ = ["ControllerConfig", "MonitorConfig", "OptimizeConfig"]
 
 
 # --------------------------------------------------------------------------- control
-ControllerKind = Literal["none", "moving_average", "filter", "mpc", "optimal"]
+ControllerKind = Literal["none", "moving_average", "filter", "mpc", "optimal", "ramp_limit"]
 
 
 class ControllerConfig(StrictModel):
     """Closed-loop storage controller."""
 
-    kind: ControllerKind = F("none", description="Controller: none, moving_average, filter, mpc, optimal.")
+    kind: ControllerKind = F("none", description=(
+        "Controller: none, moving_average, filter, mpc, optimal (perfect foresight), ramp_limit "
+        "(rate-limited grid set-point toward the load's level)."))
     window_s: float = F(10.0, unit="s", gt=0, le=86400.0,
                         description="Moving-average window (moving_average) or low-pass time constant (filter).")
     cutoff_hz: float | None = F(None, unit="Hz", gt=0, le=100.0,
@@ -117,6 +119,25 @@ class ControllerConfig(StrictModel):
         "Also run the 'optimal' (perfect-foresight) controller on the same site and report "
         "how far this run is from it (metrics 'regret': energy overhead, limit margins, "
         "storage throughput). One LP over the whole horizon: slow on long, fine horizons."))
+    guard: bool = F(True, description=(
+        "Fast guard under the deployable controllers (moving_average, filter, mpc, ramp_limit): "
+        "each step the PCC set-point is clipped to what the spec's rolling windows and ramp "
+        "limits allow after the measured PCC history, and the storage takes the difference; "
+        "a storage that saturates meanwhile is reported as a guard breach (docs/control.md)."))
+    guard_margin_frac: float = F(0.1, unit="frac", ge=0, lt=1, description=(
+        "The guard holds (1 - guard_margin_frac) of each window and ramp limit, leaving the "
+        "rest for the network losses between storage and PCC and for measurement error."))
+    max_ramp_mw_per_s: float | None = F(None, unit="MW/s", gt=0, le=1e6, description=(
+        "ramp_limit: largest rate of change of the grid set-point; none = (1 - "
+        "guard_margin_frac) x the fastest steady change the spec's ramp and window limits "
+        "allow (min of the ramp limits, max_window_swing_mw / window_s, max_ramp_mw_per_min / "
+        "60); unlimited where the spec sets none (the set-point then is the load's level)."))
+    soc_band_frac: float = F(0.05, unit="frac", ge=0, le=0.5, description=(
+        "ramp_limit: half-width of the SoC band around the SoC target (soc_target_frac, else "
+        "initial_soc_frac) inside which the controller does no SoC recovery."))
+    soc_recovery_s: float = F(120.0, unit="s", gt=0, le=86400.0, description=(
+        "ramp_limit: time constant of the SoC recovery toward the band: a storage outside it "
+        "adds (band edge - SoC) x e_rated / soc_recovery_s to the grid set-point's target."))
     target_ramp_mw_per_s: float | None = F(None, unit="MW/s", gt=0, le=1e6, description=(
         "Largest rate of change of the grid target of the moving_average and filter "
         "controllers (trades a gentler start-up transient for storage energy); none = "

@@ -49,19 +49,23 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from facility.control.guard import guard_bounds, guard_push
 from facility.storage.soc import storage_step_bounded
 
 __all__ = ["control_loop", "room_for_swing", "MODE_NONE", "MODE_MOVING_AVERAGE", "MODE_FILTER", "MODE_TRACK",
-           "new_state", "EV_ENGAGE", "EV_RELEASE", "REASON_NEAR_MIN", "REASON_NEAR_MAX",
+           "MODE_RAMP", "new_state", "EV_ENGAGE", "EV_RELEASE", "EV_GUARD_BREACH", "REASON_NEAR_MIN",
+           "REASON_NEAR_MAX",
            "REASON_SATURATED", "REASON_RECOVERED", "N_STATE"]
 
 MODE_NONE = 0
 MODE_MOVING_AVERAGE = 1
 MODE_FILTER = 2
 MODE_TRACK = 3          # follow a plan: pcc target + per-storage feed-forward (mpc, optimal)
+MODE_RAMP = 4           # ramp_limit: rate-limited grid set-point toward the load's level
 
 EV_ENGAGE = 1
 EV_RELEASE = 2
+EV_GUARD_BREACH = 3     # the guard could not hold a limit (ev_sto: saturated storage or -1)
 REASON_NEAR_MIN = 1
 REASON_NEAR_MAX = 2
 REASON_SATURATED = 3    # power or energy saturation in the previous step
@@ -69,8 +73,8 @@ REASON_RECOVERED = 4
 
 # scalar state slots
 (S_MA_SUM, S_MA_N, S_LP_FAST, S_LP_SLOW, S_W, S_ENGAGED, S_SINCE, S_MEAS, S_MEAS_OK, S_LP_OK,
- S_TGT, S_TGT_OK, S_GAP, S_BASE, S_BASE_OK, S_TRANS, S_MISS) = range(17)
-N_STATE = 17
+ S_TGT, S_TGT_OK, S_GAP, S_BASE, S_BASE_OK, S_TRANS, S_MISS, S_GBREACH, S_GCLIP) = range(19)
+N_STATE = 19
 
 
 @njit(cache=True)
@@ -138,6 +142,8 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                  cd_enabled, cd_soc_trigger, soc_min, soc_max, margin, release_margin, hold,
                  w_step, release_ok, release_e_mwh, gpu_up_step, gpu_dn_step,
                  dt_h, net_on, behind_ups, p_own_max, c_feeder, c_site,
+                 rl_step, rl_lo, rl_hi, rl_gain,
+                 g_on, g_k, g_lim, g_q, g_qs, g_cnt,
                  st, e, p_prev, sp, last_lim, first_sat, first_lim, soc_lp, loss_lp,
                  out_p, out_e, out_lim, out_load, out_pcc, out_w, meas,
                  ev_step, ev_kind, ev_sto, ev_reason, ev_val, n_ev):
@@ -150,6 +156,11 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
     :func:`new_state`, ``e``/``p_prev``/``sp``/``last_lim`` the per-storage state,
     ``first_sat``/``first_lim`` the first saturation step and limit (-1 = none). Events go to
     the ``ev_*`` buffers; ``n_ev[0]`` counts them (also those that did not fit).
+
+    ``rl_*`` (ramp_limit): the grid set-point's largest move per sample [MW], the SoC band
+    (S,) [frac] and the recovery gain toward it (S,) [MW per unit of SoC]. ``g_*`` (the fast
+    guard, :mod:`facility.control.guard`): on/off, window steps (C,), limits (C, 4), the
+    deques and the breach counts (S + 1, 8) by storage (row S: none saturated) and limit.
     """
     n_sto = p_rated.size
     cap = ev_step.size
@@ -272,7 +283,8 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
         close_gap = False
         gap_target = 0.0
         fallback = mode == MODE_TRACK and fb.size > 1 and fb[t] != 0
-        if sampled and ok_m and (mode == MODE_FILTER or mode == MODE_TRACK or ma_split):
+        if sampled and ok_m and (mode == MODE_FILTER or mode == MODE_TRACK or mode == MODE_RAMP
+                                 or ma_split):
             # the low-passes run in plan-following mode too (bumpless MPC fallback)
             if st[S_LP_OK] < 0.5:
                 st[S_LP_FAST] = m
@@ -306,6 +318,28 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                     if n_sto > 1:
                         close_gap = True
                         gap_target = target
+                elif mode == MODE_RAMP:
+                    # the grid set-point moves toward the load's level (low-pass) plus the SoC
+                    # recovery toward the band, at most rl_step per sample
+                    x = st[S_LP_FAST]
+                    for i in range(n_sto):
+                        if e_rated[i] > 0:
+                            if soc_lp[i] < rl_lo[i]:
+                                x += rl_gain[i] * (rl_lo[i] - soc_lp[i])
+                            elif soc_lp[i] > rl_hi[i]:
+                                x += rl_gain[i] * (rl_hi[i] - soc_lp[i])
+                    g = _limit_target(st, x, rl_step)
+                    if n_sto > 1:
+                        # the slow units take the set-point's distance to the level, the fast
+                        # one the residual (the ripple and what the slow ones miss)
+                        for i in range(n_sto):
+                            if group[i] != 0:
+                                sp[i] = share[i] * (g - st[S_LP_FAST])
+                        close_gap = True
+                        gap_target = g
+                    else:
+                        for i in range(n_sto):
+                            sp[i] = g - m
                 elif fallback:
                     # the filter, its grid target moving from the last planned PCC power
                     if has_slow:
@@ -359,6 +393,37 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                         if j != f:
                             xr[j] = -res_share[j] * rec[f]
                             sp[j] += xr[j]
+        # 4b. the fast guard: the PCC set-point within what the spec's windows and ramps allow
+        # after the PCC history (margined); the storage takes the difference
+        g_lo = -np.inf
+        g_hi = np.inf
+        g_seen = False
+        g_lo_r = -np.inf
+        g_hi_r = np.inf
+        if g_on:
+            g_lo, g_hi, g_lo_r, g_hi_r, g_seen = guard_bounds(t, out_pcc, g_k, g_lim, g_q, g_qs)
+            if g_seen and sampled and ok_m and mode != MODE_NONE:
+                if close_gap:
+                    req_pcc = gap_target + rec[fast_idx]
+                    for i in range(n_sto):
+                        if i != fast_idx:
+                            req_pcc += rec[i] + xr[i]
+                else:
+                    req_pcc = m
+                    for i in range(n_sto):
+                        req_pcc += sp[i]
+                if g_lo <= g_hi:
+                    want = min(max(req_pcc, g_lo), g_hi)
+                else:                      # the history already breaks a limit: least breach
+                    want = 0.5 * (g_lo + g_hi)
+                d = want - req_pcc
+                if d != 0.0:
+                    if abs(d) > 1e-6:
+                        st[S_GCLIP] += 1.0
+                    if close_gap:
+                        gap_target += d
+                    else:
+                        sp[fast_idx] += d
         # 5. storage: with several storages (gap mode) the fast one goes first and closes the
         # gap between the grid target and what the slow ones will deliver of their bands
         # (their converter lag, ramp and saturation predicted with the same storage_step);
@@ -443,3 +508,30 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
         # 6. PCC (and whether the storages together met the grid target)
         out_pcc[t] = pcc
         st[S_MISS] = 1.0 if miss else 0.0
+        if g_on:
+            if g_seen and mode != MODE_NONE:
+                over = max(pcc - g_hi_r, g_lo_r - pcc)
+                if over > 1e-6:
+                    # a breach: name the storages that saturated (row n_sto: none did, the
+                    # measurement or a converter's lag missed it)
+                    who = -1
+                    for i in range(n_sto):
+                        if out_lim[i, t] > 0:
+                            g_cnt[i, out_lim[i, t]] += 1
+                            if who < 0:
+                                who = i
+                    if who < 0:
+                        g_cnt[n_sto, 0] += 1
+                    if st[S_GBREACH] < 0.5:
+                        k = n_ev[0]
+                        if k < cap:
+                            ev_step[k] = t
+                            ev_kind[k] = EV_GUARD_BREACH
+                            ev_sto[k] = who
+                            ev_reason[k] = out_lim[who, t] if who >= 0 else 0
+                            ev_val[k] = over
+                        n_ev[0] = k + 1
+                    st[S_GBREACH] = 1.0
+                else:
+                    st[S_GBREACH] = 0.0
+            guard_push(t, out_pcc, g_k, g_q, g_qs)

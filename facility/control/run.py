@@ -11,6 +11,14 @@ Controllers (``controller.kind``), all acting on the measured drawn load ``m``:
   ``LP_s − LP_f`` with ``LP_s`` at ``slow_cutoff_hz``; the grid sees ``LP_s``.
 * ``mpc`` — receding horizon on a forecast (:mod:`facility.control.mpc`).
 * ``optimal`` — a perfect-foresight plan applied as is (the fast storage closes any gap).
+* ``ramp_limit`` — the BESS ramp-rate control of PV and wind plants: the grid set-point moves
+  toward the load's level (a low-pass of ``m`` at ``cutoff_hz``) plus a SoC recovery toward a
+  band, at most ``max_ramp_mw_per_s``; the storage supplies set-point − m (with several, the
+  slow ones set-point − level and the fast one the residual).
+
+Under every deployable controller (all but ``none`` and ``optimal``) runs the fast guard
+(:mod:`facility.control.guard`, ``controller.guard``): the PCC set-point is clipped each step
+to what the spec's windows and ramps allow after the measured PCC history.
 
 A hybrid section's units (``bess.supercap``, ``bess.lfp_1h``) are storages of their own; the
 fast storage is then the unit with the shortest duration, the filter's (and moving average's)
@@ -32,6 +40,7 @@ import numpy as np
 
 from facility.control import kernel as K
 from facility.control.codesign import blend_steps, plain_swing, swing_sufficient
+from facility.control.guard import guard_limits, new_guard_state
 from facility.control.monitor import MonitorPolicy
 from facility.control.mpc import MpcPlanner
 from facility.control.plan import allowed_rate_mw_per_s, mpc_margin_frac
@@ -45,8 +54,11 @@ from facility.storage.soc import LIMIT_EMPTY, LIMIT_FULL, LIMIT_POWER
 __all__ = ["run_control"]
 
 _MODES = {"none": K.MODE_NONE, "moving_average": K.MODE_MOVING_AVERAGE, "filter": K.MODE_FILTER,
-          "mpc": K.MODE_TRACK, "optimal": K.MODE_TRACK}
+          "mpc": K.MODE_TRACK, "optimal": K.MODE_TRACK, "ramp_limit": K.MODE_RAMP}
+#: Controllers a site can run (no knowledge of the future load): the fast guard runs under them.
+DEPLOYABLE = ("moving_average", "filter", "mpc", "ramp_limit")
 _EVENT_CAP = 100_000
+_GUARD_EVENT_CAP = 20
 
 
 def _fast_index(names: list[str], storages: dict) -> int:
@@ -178,7 +190,7 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
     # moving average with a hybrid fast unit: the others take the low-passed part (split)
     ma_split = bool(mode == K.MODE_MOVING_AVERAGE and S > 1
                     and sum(section_of(n) == section_of(names[fast]) for n in names) > 1)
-    if mode in (K.MODE_FILTER, K.MODE_TRACK) or ma_split:
+    if mode in (K.MODE_FILTER, K.MODE_TRACK, K.MODE_RAMP) or ma_split:
         share = _shares(p_rated, group == 0) + _shares(p_rated, group == 1)
     else:
         share = _shares(p_rated, np.ones(S, bool))
@@ -224,11 +236,28 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
         g = ctrl.reservoir_gain_per_s if ctrl.reservoir_gain_per_s is not None else 0.25 / ctrl.window_s
         res_gain_fb = g * e_rated[fast] * 3600.0
     # (mpc: set at each re-plan; only a plan that does not see the ripple needs them)
-    res_gain = [res_gain_fb if (mode in (K.MODE_MOVING_AVERAGE, K.MODE_FILTER) or ctrl.kind == "mpc") else 0.0]
+    res_gain = [res_gain_fb if (mode in (K.MODE_MOVING_AVERAGE, K.MODE_FILTER, K.MODE_RAMP)
+                                or ctrl.kind == "mpc") else 0.0]
     tgt_step = np.inf if ctrl.target_ramp_mw_per_s is None else ctrl.target_ramp_mw_per_s * ts
     # the MPC's filter fallback moves its grid target at most at the MPC's allowed rate
     rate_spec = allowed_rate_mw_per_s(scenario.spec)
     tgt_step_fb = min(tgt_step, (1.0 - mpc_margin_frac(scenario)) * rate_spec * ts)
+
+    # ---- ramp_limit: the set-point's rate, the SoC band and the recovery gain toward it
+    rl_rate = (ctrl.max_ramp_mw_per_s if ctrl.max_ramp_mw_per_s is not None
+               else (1.0 - ctrl.guard_margin_frac) * rate_spec)
+    rl_step = rl_rate * ts
+    rl_lo = np.clip(soc_target - ctrl.soc_band_frac, soc_min, soc_max) if S else np.zeros(0)
+    rl_hi = np.clip(soc_target + ctrl.soc_band_frac, soc_min, soc_max) if S else np.zeros(0)
+    rl_gain = e_rated * 3600.0 / ctrl.soc_recovery_s
+    if S > 1 and mode == K.MODE_RAMP:
+        rl_gain[fast] = 0.0       # the fast unit refills from the others (reservoir)
+
+    # ---- the fast guard (facility.control.guard)
+    g_k, g_lim = guard_limits(scenario.spec, dt_s, ctrl.guard_margin_frac)
+    g_on = bool(ctrl.guard and ctrl.kind in DEPLOYABLE and S and g_k.size)
+    g_q, g_qs = new_guard_state(g_k)
+    g_cnt = np.zeros((S + 1, 8), dtype=np.int64)
 
     # ---- co-design
     cd = bool(ctrl.codesign and has_alt and mode != K.MODE_NONE)
@@ -299,7 +328,7 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
         # controls engaged before t = 0 already
         st[K.S_ENGAGED], st[K.S_W], st[K.S_SINCE] = 1.0, 1.0, 0.0
         first = alt
-    if ctrl.warm_start and (mode in (K.MODE_MOVING_AVERAGE, K.MODE_FILTER)
+    if ctrl.warm_start and (mode in (K.MODE_MOVING_AVERAGE, K.MODE_FILTER, K.MODE_RAMP)
                             or ctrl.kind == "mpc"):
         # the controller has been running on the same load: the load before t = 0 repeats
         # the first window (periodic extension)
@@ -327,6 +356,8 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
                        cd, ctrl.kind != "optimal", soc_min, soc_max, margin, rel, hold,
                        w_step, release_ok, release_e, gpu_up, gpu_dn,
                        dt_s / 3600.0, net_on, behind_ups, p_own_max, c_feeder, c_site,
+                       rl_step, rl_lo, rl_hi, rl_gain,
+                       g_on, g_k, g_lim, g_q, g_qs, g_cnt,
                        st, e, p_prev, sp, last_lim, first_sat, first_lim,
                        soc_lp, loss_lp,
                        out_p, out_e, out_lim, out_load, out_pcc, out_w, meas,
@@ -410,6 +441,9 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
             saturation[n] = None
     events.extend(_codesign_events(names, prm, n_ev[0], ev_step, ev_kind, ev_sto, ev_reason,
                                    ev_val, dt_s, margin, rel))
+    if g_on:
+        info.update(_guard_info(names, g_cnt, st, T))
+        events.extend(_guard_events(names, n_ev[0], ev_step, ev_kind, ev_sto, ev_reason, ev_val, dt_s))
     events.sort(key=lambda d: d["t_s"])
     if ctrl.kind == "mpc" and S:
         ts_ = np.asarray(mpc.solve_times_s, dtype=float)
@@ -440,10 +474,51 @@ def _upsample(x: np.ndarray, T: int, name: str) -> np.ndarray:
                         f"(a plan must have T steps or a divisor of T)")
 
 
+def _guard_info(names: list[str], g_cnt: np.ndarray, st: np.ndarray, T: int) -> dict:
+    """The guard's counters: steps it moved the PCC set-point, steps the PCC broke a limit
+    anyway, and those by storage and saturated resource (power, min_soc, max_soc, network;
+    ``none``: no storage saturated, the measurement or a converter's lag missed it)."""
+    by: dict = {}
+    for i, n in enumerate(names + ["none"]):
+        row = {("none" if n == "none" else LIMIT_NAMES.get(j, str(j))): int(g_cnt[i, j])
+               for j in range(g_cnt.shape[1]) if g_cnt[i, j]}
+        if row:
+            by[n] = row
+    n_breach = int(g_cnt.sum())
+    return {"guard": {"clipped_steps": int(st[K.S_GCLIP]), "clipped_frac": float(st[K.S_GCLIP]) / T,
+                      "breach_steps_by_storage": by, "breach_count": n_breach}}
+
+
+def _guard_events(names, n, ev_step, ev_kind, ev_sto, ev_reason, ev_val, dt_s) -> list[dict]:
+    """One ``guard_breach`` event per breach (consecutive steps count once; the first
+    ``_GUARD_EVENT_CAP``), naming the storage and the resource that saturated."""
+    out: list[dict] = []
+    for k in range(min(int(n), ev_step.size)):
+        if ev_kind[k] != K.EV_GUARD_BREACH:
+            continue
+        if len(out) >= _GUARD_EVENT_CAP:      # the rest are counted in info["guard"]
+            break
+        i = int(ev_sto[k])
+        if i >= 0:
+            lim = LIMIT_NAMES.get(int(ev_reason[k]), "?")
+            who = f"{names[i]} saturated at its {lim} limit"
+            ev = {"storage": names[i], "limit": lim}
+        else:
+            who = "no storage saturated (measurement delay or a converter's lag)"
+            ev = {"storage": None, "limit": None}
+        out.append({"t_s": float(ev_step[k] * dt_s), "kind": "guard_breach", **ev,
+                    "excess_mw": float(ev_val[k]),
+                    "detail": f"the fast guard could not hold the spec's window/ramp limits: PCC "
+                              f"{ev_val[k]:.3g} MW beyond what the measured history allows; {who}"})
+    return out
+
+
 def _codesign_events(names, prm, n, ev_step, ev_kind, ev_sto, ev_reason, ev_val, dt_s, margin, rel):
     out = []
     for k in range(min(int(n), ev_step.size)):
         t_s = float(ev_step[k] * dt_s)
+        if ev_kind[k] == K.EV_GUARD_BREACH:
+            continue
         if ev_kind[k] == K.EV_ENGAGE:
             i = int(ev_sto[k])
             nm, r, v = names[i], int(ev_reason[k]), float(ev_val[k])

@@ -7,6 +7,13 @@ what the grid gives (``grid``), what the battery supplies and what is lost. The 
 ``grid + cooling`` per feeder and, as UPS battery power, the battery's charging only (its
 discharge feeds the DC link, not the AC bus); so p_pcc = p_load + Σ p_storage + losses still
 holds with p_load = IT served + cooling drawn and p_ups = the battery's power.
+
+Storage inside a rack that lost power cannot run: the rack storage's power is scaled by the
+share of the IT load still served in each step (its SoC replayed from the changed power), and
+the site never exports: where the served load plus every storage's power would fall below
+zero, the storages that discharge give up the difference (shared by their discharge). The
+closed loop is not re-run through the event: what the idle rack storage did not deliver
+stays as an SoC offset after it.
 """
 
 from __future__ import annotations
@@ -50,6 +57,9 @@ class GridEventResult:
         ``it_lost_mwh`` [MWh], ``max_it_lost_mw`` [MW], ``cooling_dropout_s`` [s].
     events : list of dict
         events.json entries (sag, transfer, retransfer, battery empty).
+    changed : list of str
+        Storages whose power the event changed (their ``soc_frac`` entry is still the
+        closed loop's: the caller replays it).
     """
 
     vm_pu: np.ndarray
@@ -63,6 +73,7 @@ class GridEventResult:
     columns: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)
     events: list = field(default_factory=list)
+    changed: list = field(default_factory=list)
 
 
 def read_voltage_trace(path: str, key: str) -> tuple[np.ndarray, np.ndarray]:
@@ -100,6 +111,32 @@ def read_voltage_trace(path: str, key: str) -> tuple[np.ndarray, np.ndarray]:
     return t, v
 
 
+def _dark_and_no_export(p_store: dict, p_store_pf: dict, storages: dict, it_mw: np.ndarray,
+                        lost_mw: np.ndarray, p_grid_mw: np.ndarray) -> list[str]:
+    """Rack storage idle in the racks that lost power, and no export at the site: the storage
+    powers (``p_store``, ``p_store_pf``) changed in place; returns the names changed. [MW]"""
+    served = np.clip(1.0 - np.divide(lost_mw, it_mw, out=np.zeros_like(it_mw), where=it_mw > 0), 0.0, 1.0)
+    new = {n: np.asarray(p_store[n], dtype=float) * served for n in p_store
+           if n.split(".", 1)[0] == "rack_storage" and n in storages}
+    # no export: the lossless site power (grid-fed load + storage) stays at or above zero
+    cur = {n: new.get(n, np.asarray(p_store_pf[n], dtype=float)) for n in p_store_pf}
+    site = p_grid_mw + sum(cur.values(), np.zeros_like(p_grid_mw))
+    deficit = np.maximum(-site, 0.0)
+    if np.any(deficit > 1e-12):
+        dis = {n: np.maximum(-cur[n], 0.0) for n in cur if n != "ups" and n in storages}
+        tot = sum(dis.values(), np.zeros_like(p_grid_mw))
+        for n, d in dis.items():
+            give = np.divide(d, tot, out=np.zeros_like(tot), where=tot > 0) * np.minimum(deficit, tot)
+            if np.any(give > 0):
+                new[n] = cur[n] + give
+    changed = []
+    for n, p in new.items():
+        if not np.array_equal(p, p_store[n]):
+            p_store[n] = p_store_pf[n] = p
+            changed.append(n)
+    return changed
+
+
 def ups_sag_settings(scenario) -> UpsSagSettings:
     """The UPS's sag settings: ``[ups]`` keys over ``grid.ups_type``'s values."""
     from facility.electrical.library import load_ups_type
@@ -109,7 +146,7 @@ def ups_sag_settings(scenario) -> UpsSagSettings:
 
 def apply_grid_events(scenario, t_s: np.ndarray, p_feeder_mw: np.ndarray, cooling_frac: np.ndarray,
                       ups_sn_mva: np.ndarray, p_storage_mw: dict, soc_frac: dict, ups_params=None,
-                      caps: dict | None = None) -> GridEventResult:
+                      caps: dict | None = None, storages: dict | None = None) -> GridEventResult:
     """The run under the scenario's grid events.
 
     Parameters
@@ -132,6 +169,10 @@ def apply_grid_events(scenario, t_s: np.ndarray, p_feeder_mw: np.ndarray, coolin
         The network's limits for storage (``max_site_p_mw``, ``max_feeder_p_mw`` [MW],
         :func:`facility.electrical.limits.storage_caps`): the recharge stays within their
         headroom over the load and the other storages; none = unlimited.
+    storages : dict of str to StorageParams, optional
+        Every storage of ``p_storage_mw``: with it the event changes their power (rack storage
+        in dark racks, discharge that would export; listed in ``changed``, whose SoC the caller
+        replays with :func:`facility.storage.soc.replay_delivered`); none = powers kept.
 
     Returns
     -------
@@ -187,6 +228,8 @@ def apply_grid_events(scenario, t_s: np.ndarray, p_feeder_mw: np.ndarray, coolin
         p_store["ups"] = bs.p_mw
         p_store_pf["ups"] = bs.p_mw + bs.supplied_mw  # the battery's discharge stays inside the UPS
         soc["ups"] = bs.soc_frac
+    changed = (_dark_and_no_export(p_store, p_store_pf, storages, it.sum(axis=1), bs.lost_mw, p_pf.sum(axis=1))
+               if storages else [])
     p_load = (it - lost_f).sum(axis=1) + cool_drawn.sum(axis=1)
     transferred = (it * (1.0 - share)[:, None]).sum(axis=1)
     disconnected = np.maximum(transferred, bs.lost_mw) + np.where(tripped, cool.sum(axis=1), 0.0)
@@ -221,4 +264,4 @@ def apply_grid_events(scenario, t_s: np.ndarray, p_feeder_mw: np.ndarray, coolin
                "p_ups_supply_mw": bs.supplied_mw, "p_cooling_drawn_mw": cool_drawn.sum(axis=1)}
     return GridEventResult(vm_pu=vm, p_feeder_mw=p_pf, p_storage_pf_mw=p_store_pf, p_storage_mw=p_store,
                            soc_frac=soc, p_load_mw=p_load, disconnected_mw=disconnected, p_it_mw=it.sum(axis=1), columns=columns,
-                           info=info, events=events)
+                           info=info, events=events, changed=changed)

@@ -20,7 +20,7 @@ from numba import njit
 
 from facility.storage.params import StorageParams
 
-__all__ = ["StorageTrace", "simulate_soc", "storage_step", "storage_step_bounded", "LIMIT_NONE",
+__all__ = ["StorageTrace", "simulate_soc", "replay_delivered", "storage_step", "storage_step_bounded", "LIMIT_NONE",
            "LIMIT_POWER", "LIMIT_EMPTY", "LIMIT_FULL", "LIMIT_NETWORK", "LIMIT_NAMES"]
 
 LIMIT_NONE = 0
@@ -173,6 +173,19 @@ class StorageTrace:
         else:
             soc = np.full(e_mwh.shape, params.initial_soc_frac)
         return cls(p_mw=p_mw, soc_frac=soc, e_mwh=e_mwh, saturated=limit > 0, limit=limit)
+
+
+def replay_delivered(p_mw: np.ndarray, params: StorageParams, dt_s: float, *,
+                     initial_soc_frac: float | None = None) -> StorageTrace:
+    """The SoC of a storage that delivered ``p_mw`` (its converter's lag and ramp already in
+    it): :func:`simulate_soc` without converter dynamics, so only the power and SoC limits can
+    still clip (and flag) a step. Used where a run's storage power is changed after the
+    closed loop (a rack dark in a voltage sag). [MW] → trace"""
+    p_set = np.ascontiguousarray(p_mw, dtype=np.float64)
+    soc0 = params.initial_soc_frac if initial_soc_frac is None else float(initial_soc_frac)
+    a = params.kernel_args(dt_s)
+    p, e, lim = _simulate(p_set, 0.0, soc0 * params.e_rated_mwh, *a[:6], 1.0, np.inf, dt_s / 3600.0)
+    return StorageTrace.from_energy(p, e, lim, params)
 
 
 def simulate_soc(p_set_mw: np.ndarray, params: StorageParams, dt_s: float, *,

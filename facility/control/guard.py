@@ -1,0 +1,143 @@
+"""The fast guard: the spec's rolling-window and ramp limits as a causal bound on the next PCC
+power, given the PCC history already measured.
+
+Every linear limit of the spec (``facility.metrics``) is of one form on the sample grid: a
+window of k steps (``k = floor(window / dt)``, the samples ``P[t-k] … P[t]``) in which the
+newest sample may rise at most ``up`` above the window's minimum and fall at most ``dn``
+below its maximum:
+
+* ``max_window_swing_mw`` L over ``window_s``: ``up = dn = L``;
+* ``max_ramp_up_mw_per_s`` / ``max_ramp_down_mw_per_s`` over ``ramp_window_s`` τ:
+  ``up = R_up τ``, ``dn = R_down τ`` (the metric's max over t1 < t2 ≤ t1 + τ);
+* ``max_ramp_mw_per_min`` R over 60 s: ``up = dn = R``.
+
+So ``P[t]`` keeps every limit where it lies in ``[max over the window − dn, min over the
+window + up]`` for each of them. The guard clips the outer controller's PCC set-point to the
+intersection of those intervals, narrowed by ``guard_margin_frac`` (losses between storage and
+PCC, measurement error), and the storage takes the difference. The window extrema come from
+monotone deques (O(1) amortized per step), kept in arrays so the closed loop can stop and
+resume (MPC re-plans).
+
+Pure numba helpers, called from :func:`facility.control.kernel.control_loop`;
+:func:`guard_limits` builds their arrays from a spec.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from facility.metrics import window_steps
+
+__all__ = ["guard_limits", "new_guard_state", "guard_bounds", "guard_push"]
+
+
+def guard_limits(spec, dt_s: float, margin_frac: float) -> tuple[np.ndarray, np.ndarray]:
+    """The spec's linear limits as guard rows.
+
+    Parameters
+    ----------
+    spec : facility.config.schema.SpecConfig
+        Limits; those that are None are left out.
+    dt_s : float
+        Step. [s]
+    margin_frac : float
+        The guard holds ``(1 - margin_frac)`` of each limit. [frac]
+
+    Returns
+    -------
+    (numpy.ndarray (C,) int64, numpy.ndarray (C, 4))
+        Window steps k, and per row ``[up, dn, up_raw, dn_raw]``: the largest rise above the
+        window's minimum and fall below its maximum the guard allows (margined) and the spec
+        allows (raw). [-], [MW]
+    """
+    rows: list[tuple[int, float, float]] = []
+    if spec.max_window_swing_mw is not None:
+        rows.append((window_steps(spec.window_s, dt_s), spec.max_window_swing_mw, spec.max_window_swing_mw))
+    up, dn = spec.max_ramp_up_mw_per_s, spec.max_ramp_down_mw_per_s
+    if up is not None or dn is not None:
+        tau = spec.ramp_window_s
+        rows.append((window_steps(tau, dt_s), math.inf if up is None else up * tau,
+                     math.inf if dn is None else dn * tau))
+    if spec.max_ramp_mw_per_min is not None:
+        rows.append((window_steps(60.0, dt_s), spec.max_ramp_mw_per_min, spec.max_ramp_mw_per_min))
+    k = np.array([r[0] for r in rows], dtype=np.int64)
+    lim = np.zeros((len(rows), 4))
+    for c, (_, u, d) in enumerate(rows):
+        lim[c] = ((1.0 - margin_frac) * u, (1.0 - margin_frac) * d, u, d)
+    return k, lim
+
+
+def new_guard_state(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Empty deques for window steps ``k`` (C,): indices ``(2C, max k + 2)`` (row 2c the
+    window minimum's, 2c + 1 the maximum's) and ``(2C, 2)`` [head, count]."""
+    cap = int(k.max()) + 2 if k.size else 1
+    return np.zeros((2 * k.size, cap), dtype=np.int64), np.zeros((2 * k.size, 2), dtype=np.int64)
+
+
+@njit(cache=True, inline="always")
+def _front(q, qs, r, t_min):
+    """Index at the front of deque r after dropping those older than ``t_min`` (-1: empty)."""
+    cap = q.shape[1]
+    h = qs[r, 0]
+    n = qs[r, 1]
+    while n > 0 and q[r, h] < t_min:
+        h = (h + 1) % cap
+        n -= 1
+    qs[r, 0] = h
+    qs[r, 1] = n
+    return q[r, h] if n > 0 else -1
+
+
+@njit(cache=True)
+def guard_bounds(t, p, k, lim, q, qs):
+    """Bounds on ``p[t]`` from the history ``p[t-k] … p[t-1]`` of every guard row.
+
+    Returns
+    -------
+    (float, float, float, float, bool)
+        ``lo, hi`` (margined), ``lo_raw, hi_raw`` (the spec's) [MW] and whether any row has
+        history (False at t = 0: nothing is bounded).
+    """
+    lo = -np.inf
+    hi = np.inf
+    lo_r = -np.inf
+    hi_r = np.inf
+    seen = False
+    for c in range(k.size):
+        i_min = _front(q, qs, 2 * c, t - k[c])
+        i_max = _front(q, qs, 2 * c + 1, t - k[c])
+        if i_min < 0:
+            continue
+        seen = True
+        hi = min(hi, p[i_min] + lim[c, 0])
+        lo = max(lo, p[i_max] - lim[c, 1])
+        hi_r = min(hi_r, p[i_min] + lim[c, 2])
+        lo_r = max(lo_r, p[i_max] - lim[c, 3])
+    return lo, hi, lo_r, hi_r, seen
+
+
+@njit(cache=True)
+def guard_push(t, p, k, q, qs):
+    """Add sample ``p[t]`` to every deque (minimum rows keep increasing values, maximum rows
+    decreasing ones), dropping what the next step's windows no longer hold."""
+    cap = q.shape[1]
+    for r in range(q.shape[0]):
+        is_max = (r % 2) == 1
+        _front(q, qs, r, t + 1 - k[r // 2])
+        h = qs[r, 0]
+        n = qs[r, 1]
+        while n > 0:
+            b = q[r, (h + n - 1) % cap]
+            if (is_max and p[b] <= p[t]) or ((not is_max) and p[b] >= p[t]):
+                n -= 1
+            else:
+                break
+        if n == cap:             # cannot happen with cap = k + 2; keep the newest
+            h = (h + 1) % cap
+            n -= 1
+        q[r, (h + n) % cap] = t
+        qs[r, 0] = h
+        qs[r, 1] = n + 1
