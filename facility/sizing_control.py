@@ -124,9 +124,22 @@ def _base_ratings(scenario, sol) -> dict:
 
 
 def _saturated(res) -> dict:
-    """``{storage: (power_steps, soc_steps)}``: the steps a run's controller found each
-    storage at its power limit, and at a SoC bound."""
-    by = (res.metrics.get("control") or {}).get("n_saturated_steps_by_limit")
+    """``{storage: (power_steps, soc_steps)}``: what each storage ran out of.
+
+    Where the fast guard reports breaches (``control.guard.breach_steps_by_storage``: the
+    steps the PCC broke a limit because a storage saturated, by resource), those, since they
+    name what broke the limit: ``power`` (and ``network``, the headroom its power met) as
+    power, ``min_soc`` / ``max_soc`` as SoC. Else the steps the controller found each storage
+    at its power limit and at a SoC bound (``control.n_saturated_steps_by_limit``), else the
+    same read from the run's time series."""
+    ctl = res.metrics.get("control") or {}
+    guard = (ctl.get("guard") or {}).get("breach_steps_by_storage") or {}
+    from_guard = {n: (int(d.get("power", 0)) + int(d.get("network", 0)),
+                      int(d.get("min_soc", 0)) + int(d.get("max_soc", 0)))
+                  for n, d in guard.items() if n != "none" and isinstance(d, dict)}
+    if any(a + b for a, b in from_guard.values()):
+        return from_guard
+    by = ctl.get("n_saturated_steps_by_limit")
     if by is None:      # a controller that does not count them: read the run's time series
         return saturated_from_timeseries(res.timeseries, res.metrics.get("storage") or {})
     return {n: (int(d.get("power", 0)), int(d.get("soc", 0))) for n, d in by.items()}

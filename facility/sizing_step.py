@@ -38,6 +38,9 @@ takes it numerically on the scenario's step, with the crash's fall time
 (``crash_drop_s``) and the restart's ramp (``ramp_s``) as they are. The binding limit (the
 smallest L gives the power; the energies interact) comes out of that one path.
 
+The fast guard under a deployable controller holds ``(1 - controller.guard_margin_frac)`` of
+each limit (losses, measurement error): the floor takes L at that share where the guard is on.
+
 **The design floor.** Each unannounced event: every job with ``[jobs.failures]`` (declared
 crash times or a drawn rate) can crash (the job's iteration-mean power above idle, with the
 non-GPU share and PUE: :func:`facility.control.crash.crash_drop_mw`; ``controller.
@@ -162,12 +165,14 @@ def unannounced_steps(scenario) -> list[dict]:
     return out
 
 
-def _event_need(ev: dict, spec, dt_s: float) -> tuple[float, float]:
+def _event_need(ev: dict, spec, dt_s: float, margin_frac: float = 0.0) -> tuple[float, float]:
     """``(p_mw, e_mw_s)``: the storage power and (lossless) energy one event needs under all
-    the spec's window limits (the greedy path on a grid of ``dt_s``)."""
+    the spec's window limits, each held at ``(1 - margin_frac)`` (the greedy path on a grid
+    of ``dt_s``)."""
     from facility.control.crash import window_limits
 
-    lims = _spec_limits(spec)
+    keep = 1.0 - float(margin_frac)
+    lims = [(w, keep * lim) for w, lim in _spec_limits(spec)]
     dp = ev["dp_mw"]
     # long enough for the slowest limit's staircase after the event's own fall or ramp
     span_s = ev["duration_s"] + max((math.ceil(dp / lim) + 1) * w for w, lim in lims)
@@ -179,7 +184,8 @@ def _event_need(ev: dict, spec, dt_s: float) -> tuple[float, float]:
         shape, before = dp * (1.0 - frac), dp
     else:
         shape, before = dp * frac, 0.0
-    s = greedy_step(shape, before, window_limits(spec, dt), dt)
+    rows = [(n, keep * dn, keep * up) for n, dn, up in window_limits(spec, dt)]
+    s = greedy_step(shape, before, rows, dt)
     return float(np.max(np.abs(s), initial=0.0)), float(np.sum(np.abs(s)) * dt)
 
 
@@ -199,7 +205,8 @@ def step_floor(scenario) -> dict | None:
         storage is extendable; else ``p_mw_min`` [MW] and ``e_mwh_min`` [MWh] (the floor of
         the extendable storages' total), ``e_charge_mwh`` (the crash's stored energy, with
         η_c) and ``e_discharge_mwh`` (the restart's drawn energy, with 1/η_d) [MWh],
-        ``soc_window_frac`` [frac] and ``events`` (each with its ``p_mw``, ``e_mw_s``).
+        ``soc_window_frac`` [frac], ``guard_margin_frac`` [frac] and ``events`` (each with its
+        ``p_mw``, ``e_mw_s``).
     """
     units = {n: c for n, c in scenario.storage_units().items() if c.extendable}
     lims = _spec_limits(scenario.spec)
@@ -211,8 +218,10 @@ def step_floor(scenario) -> dict | None:
     eta_d = min(c.eff_discharge_frac for c in units.values())
     window = min(c.max_soc_frac - c.min_soc_frac for c in units.values())
     e_c = e_d = p_min = 0.0
+    ctrl = scenario.controller
+    margin = ctrl.guard_margin_frac if getattr(ctrl, "guard", False) else 0.0
     for ev in events:
-        p, e = _event_need(ev, scenario.spec, scenario.time.dt_s)
+        p, e = _event_need(ev, scenario.spec, scenario.time.dt_s, margin)
         ev.update(p_mw=p, e_mw_s=e)
         p_min = max(p_min, p)
         if ev["kind"] == "crash":
@@ -223,6 +232,7 @@ def step_floor(scenario) -> dict | None:
         return None
     return {"p_mw_min": float(p_min), "e_mwh_min": float((e_c + e_d) / max(window, 1e-9)),
             "e_charge_mwh": float(e_c), "e_discharge_mwh": float(e_d), "soc_window_frac": float(window),
+            "guard_margin_frac": float(margin),
             "events": events}
 
 

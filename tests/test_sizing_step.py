@@ -94,7 +94,7 @@ SCENARIO = {
              "eff_charge_frac": ETA_C, "eff_discharge_frac": ETA_D, "min_soc_frac": SOC_MIN,
              "max_soc_frac": SOC_MAX, "initial_soc_frac": 0.5},
     "spec": {"window_s": 5.0, "max_window_swing_mw": 10.0},
-    "controller": {"kind": "mpc", "crash_reserve_mw": 40.0},
+    "controller": {"kind": "mpc", "crash_reserve_mw": 40.0, "guard_margin_frac": 0.0},
 }
 
 
@@ -108,6 +108,11 @@ def test_the_floor_of_a_crash_and_its_restart_by_hand():
     assert f["e_discharge_mwh"] == pytest.approx(300 / ETA_D / 3600)
     assert f["e_mwh_min"] == pytest.approx((ETA_C + 1 / ETA_D) * 300 / 3600 / (SOC_MAX - SOC_MIN))
     assert [e["kind"] for e in f["events"]] == ["crash", "restart"]
+    # the guard holds 90 % of the limit (guard_margin_frac 0.1): L = 9 MW, 5 (31 + 22 + 13 + 4)
+    g = step_floor(scenario_from_dict({**SCENARIO, "controller": {**SCENARIO["controller"], "guard_margin_frac": 0.1}}))
+    assert g["p_mw_min"] == pytest.approx(31.0)
+    assert g["e_charge_mwh"] == pytest.approx(ETA_C * 350 / 3600)
+    assert g["guard_margin_frac"] == 0.1
 
 
 def test_the_floor_follows_the_jobs_drop_and_the_restart_ramp():
@@ -115,7 +120,7 @@ def test_the_floor_follows_the_jobs_drop_and_the_restart_ramp():
     (crash_drop_mw); a restart ramped slower than L / w needs no storage."""
     from facility.control.crash import crash_drop_mw
 
-    sc = scenario_from_dict({**SCENARIO, "controller": {"kind": "mpc"}})
+    sc = scenario_from_dict({**SCENARIO, "controller": {"kind": "mpc", "guard_margin_frac": 0.0}})
     dp = crash_drop_mw(sc)
     assert dp > 20.0
     ev = unannounced_steps(sc)
@@ -131,6 +136,10 @@ def test_the_floor_follows_the_jobs_drop_and_the_restart_ramp():
     assert step_floor(scenario_from_dict({**SCENARIO, "jobs": [{**SCENARIO["jobs"][0], "failures": None}]})) is None
     assert step_floor(scenario_from_dict({**SCENARIO, "spec": {}})) is None
     assert step_floor(scenario_from_dict({**SCENARIO, "controller": {"kind": "mpc", "crash_reserve_mw": 0.0}})) is None
+    # the guard off: the spec's own limits
+    off = step_floor(scenario_from_dict({**SCENARIO, "controller": {**SCENARIO["controller"], "guard": False,
+                                                                    "guard_margin_frac": 0.5}}))
+    assert off["p_mw_min"] == pytest.approx(30.0)
 
 
 def test_a_design_is_raised_to_the_floor_never_lowered():
