@@ -46,12 +46,15 @@ crash times or a drawn rate) can crash (the job's iteration-mean power above idl
 non-GPU share and PUE: :func:`facility.control.crash.crash_drop_mw`; ``controller.
 crash_reserve_mw`` overrides ΔP where set) and then restart (the same ΔP back over
 ``ramp_s``). The crash stores ``E_c = η_c ∫ s⁺ dt``; the restart draws ``E_d = ∫ s⁻ dt / η_d``.
-A controller that keeps its SoC where the next event finds room (the crash's charging room
-above its target, the restart's energy below it: ``controller.crash_reserve_mw`` is that
-reserve in the MPC) needs
+The event finds the storage at the controller's SoC target s* (``controller.soc_target_frac``,
+else ``initial_soc_frac``: where every run starts and where the SoC recovery pulls it back
+between events), so the crash needs its charging room above s*, the restart its energy
+below:
 
     p_rated >= max(P_min over the events),
-    e_rated >= (E_c + E_d) / (max_soc_frac - min_soc_frac).
+    e_rated >= max(E_c / (max_soc_frac - s*), E_d / (s* - min_soc_frac)),
+
+at least ``(E_c + E_d) / (max_soc_frac - min_soc_frac)`` (the s* that balances them).
 
 The floor is the total of the extendable storages (:func:`floored_design` raises a design to
 it): the controller's SoC recovery and the spec's normal operation come on top, which the
@@ -205,7 +208,8 @@ def step_floor(scenario) -> dict | None:
         storage is extendable; else ``p_mw_min`` [MW] and ``e_mwh_min`` [MWh] (the floor of
         the extendable storages' total), ``e_charge_mwh`` (the crash's stored energy, with
         η_c) and ``e_discharge_mwh`` (the restart's drawn energy, with 1/η_d) [MWh],
-        ``soc_window_frac`` [frac], ``guard_margin_frac`` [frac] and ``events`` (each with its
+        ``soc_window_frac``, ``soc_room_up_frac`` and ``soc_room_down_frac`` (above and below
+        the SoC target) [frac], ``guard_margin_frac`` [frac] and ``events`` (each with its
         ``p_mw``, ``e_mw_s``).
     """
     units = {n: c for n, c in scenario.storage_units().items() if c.extendable}
@@ -217,6 +221,9 @@ def step_floor(scenario) -> dict | None:
     eta_c = min(c.eff_charge_frac for c in units.values())
     eta_d = min(c.eff_discharge_frac for c in units.values())
     window = min(c.max_soc_frac - c.min_soc_frac for c in units.values())
+    target = scenario.controller.soc_target_frac
+    room_up = min(c.max_soc_frac - (c.initial_soc_frac if target is None else target) for c in units.values())
+    room_dn = min((c.initial_soc_frac if target is None else target) - c.min_soc_frac for c in units.values())
     e_c = e_d = p_min = 0.0
     ctrl = scenario.controller
     margin = ctrl.guard_margin_frac if getattr(ctrl, "guard", False) else 0.0
@@ -230,7 +237,10 @@ def step_floor(scenario) -> dict | None:
             e_d = max(e_d, e / eta_d / 3600.0)
     if p_min <= 0 and e_c + e_d <= 0:
         return None
-    return {"p_mw_min": float(p_min), "e_mwh_min": float((e_c + e_d) / max(window, 1e-9)),
+    e_min = max((e_c + e_d) / max(window, 1e-9), e_c / max(room_up, 1e-9) if e_c > 0 else 0.0,
+                e_d / max(room_dn, 1e-9) if e_d > 0 else 0.0)
+    return {"p_mw_min": float(p_min), "e_mwh_min": float(e_min),
+            "soc_room_up_frac": float(room_up), "soc_room_down_frac": float(room_dn),
             "e_charge_mwh": float(e_c), "e_discharge_mwh": float(e_d), "soc_window_frac": float(window),
             "guard_margin_frac": float(margin),
             "events": events}

@@ -100,13 +100,18 @@ SCENARIO = {
 
 def test_the_floor_of_a_crash_and_its_restart_by_hand():
     """ΔP = crash_reserve_mw = 40 MW, an instant crash and an instant restart under 10 MW / 5 s:
-    P = 30 MW; the crash stores η_c 300 MW s, the restart draws 300 / η_d MW s, and the SoC
-    window holds both: E = (η_c + 1/η_d) 300 / 3600 / (max_soc - min_soc)."""
+    P = 30 MW; the crash stores η_c 300 MW s above the SoC target, the restart draws
+    300 / η_d MW s below it: E = max(E_c / (max_soc - s*), E_d / (s* - min_soc))."""
     f = step_floor(scenario_from_dict(SCENARIO))
     assert f["p_mw_min"] == pytest.approx(30.0)
     assert f["e_charge_mwh"] == pytest.approx(ETA_C * 300 / 3600)
     assert f["e_discharge_mwh"] == pytest.approx(300 / ETA_D / 3600)
-    assert f["e_mwh_min"] == pytest.approx((ETA_C + 1 / ETA_D) * 300 / 3600 / (SOC_MAX - SOC_MIN))
+    # from the SoC target 0.5 (initial_soc_frac): the restart's energy below it binds
+    assert f["e_mwh_min"] == pytest.approx(max(ETA_C / (SOC_MAX - 0.5), 1 / ETA_D / (0.5 - SOC_MIN)) * 300 / 3600)
+    # the SoC target that balances them: both in the window
+    mid = SOC_MIN + (SOC_MAX - SOC_MIN) / (1 + ETA_D * ETA_C)
+    g = step_floor(scenario_from_dict({**SCENARIO, "controller": {**SCENARIO["controller"], "soc_target_frac": mid}}))
+    assert g["e_mwh_min"] == pytest.approx((ETA_C + 1 / ETA_D) * 300 / 3600 / (SOC_MAX - SOC_MIN))
     assert [e["kind"] for e in f["events"]] == ["crash", "restart"]
     # the guard holds 90 % of the limit (guard_margin_frac 0.1): L = 9 MW, 5 (31 + 22 + 13 + 4)
     g = step_floor(scenario_from_dict({**SCENARIO, "controller": {**SCENARIO["controller"], "guard_margin_frac": 0.1}}))
