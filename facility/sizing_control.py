@@ -17,7 +17,9 @@ that breaks a limit, grows the extendable storages' ratings by a bracketed searc
    compliant (the bracket: the last failing design and that one) or nothing that ran out can
    grow (exit 3 naming the limits and the designs tried);
 3. bisection (geometric midpoint of the two designs, rating by rating) while some rating of
-   the bracket differs by more than :data:`RESIZE_TOL_FRAC` and runs are left
+   the bracket differs by more than :data:`RESIZE_TOL_FRAC`, the two designs' ratings differ
+   in annual cost by more than :data:`RESIZE_COST_TOL_FRAC` of the compliant one's (a
+   bracket on the energy of a power-priced battery buys nothing), and runs are left
    (``optimize.max_resize_runs`` verification runs in all).
 
 The design returned is the cheapest compliant one found (annual cost of its ratings and of
@@ -40,7 +42,8 @@ import numpy as np
 
 from facility.sizing_step import within_duration
 
-__all__ = ["ControllerResizing", "resize_for_controller", "grown", "saturated_from_timeseries", "GROW", "RESIZE_TOL_FRAC", "MAX_SCALE",
+__all__ = ["ControllerResizing", "resize_for_controller", "grown", "saturated_from_timeseries", "ratings_cost",
+           "RESIZE_COST_TOL_FRAC", "GROW", "RESIZE_TOL_FRAC", "MAX_SCALE",
            "MIN_DURATION_S"]
 
 log = logging.getLogger(__name__)
@@ -49,6 +52,10 @@ log = logging.getLogger(__name__)
 GROW = 1.5
 #: The bisection stops when the bracket is this narrow (relative). [frac]
 RESIZE_TOL_FRAC = 0.05
+#: ... or when the ratings' annual cost (capex annuity and fixed O&M) of the two designs
+#: differs by less than this share of the compliant one's annual cost: a bracket on a
+#: rating that costs little is not worth a verification run. [frac]
+RESIZE_COST_TOL_FRAC = 0.02
 #: Largest growth tried where no ``max_*`` bound stops it first. [-]
 MAX_SCALE = 16.0
 #: A sized storage with power but no energy (or energy but no power) cannot be controlled:
@@ -342,8 +349,13 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
         if nxt == point:            # every rating that ran out is at its bound
             break
         point = nxt
+    def worth_it(lo: dict, hi: dict) -> bool:
+        gap = ratings_cost(scenario, hi) - ratings_cost(scenario, lo)
+        return (_spread(lo, hi) > 1.0 + RESIZE_TOL_FRAC
+                and gap > RESIZE_COST_TOL_FRAC * costs.get(id(hi), ratings_cost(scenario, hi)))
+
     if hi is not None and lo is not None:
-        while len(tried) < n_runs and _spread(lo, hi) > 1.0 + RESIZE_TOL_FRAC:
+        while len(tried) < n_runs and worth_it(lo, hi):
             mid = _between(lo, hi)
             if verify(mid)[0]:
                 hi = mid
@@ -355,6 +367,21 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
     res = next(r for pt, r in reversed(runs) if pt is best)
     return ControllerResizing(results=res, scale=_scales(best, base)[2], ratings=best, tried=tried,
                               compliant=hi is not None, gpu_plan=gpu_plan, base=base)
+
+
+def ratings_cost(scenario, point: dict) -> float:
+    """Annual cost of a design's ratings alone: capex annuity and fixed O&M
+    (:func:`facility.mix.annual_cost` without the dispatch's terms). [USD/yr]"""
+    from facility.config.technology import annuity_lifetime_years, capital_recovery_factor, unit_configs
+
+    opt = scenario.optimize
+    cfgs = {u: uc for n, c in scenario.storages().items() for u, uc in unit_configs(n, c).items()}
+    out = 0.0
+    for n, (p, e) in point.items():
+        c = cfgs[n]
+        crf = capital_recovery_factor(opt.discount_rate_frac, annuity_lifetime_years(c, opt))
+        out += crf * 1000.0 * (p * c.cost_usd_per_kw + e * c.cost_usd_per_kwh) + 1000.0 * p * c.fixed_om_usd_per_kw_year
+    return float(out)
 
 
 def _design_cost(scenario, sol, point: dict, res) -> float:

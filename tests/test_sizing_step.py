@@ -168,3 +168,21 @@ def test_a_design_is_raised_to_the_floor_never_lowered():
     assert floored_design({"bess": (10.0, 10.0)}, floor, b, {"bess": (1.0, None)})["bess"] == (30.0, 30.0)
     with pytest.raises(InfeasibleError, match="max_p_rated_mw"):
         floored_design({"bess": (10.0, 0.1)}, floor, {"bess": (20.0, inf)})
+
+
+def test_the_ratings_cost_is_the_annual_costs_capex_and_fixed_om():
+    """The resize's bracket stops on the ratings' cost: it must be annual_cost's capex annuity
+    and fixed O&M of the same ratings (a design that never charges: no other term)."""
+    from facility import mix
+    from facility.optimize import SizingResult
+    from facility.sizing_control import ratings_cost
+
+    sc = scenario_from_dict({**SCENARIO, "bess": {**SCENARIO["bess"], "cost_usd_per_kw": 150.0,
+                                                   "cost_usd_per_kwh": 250.0}})
+    z = np.zeros(10)
+    sol = SizingResult(p_rated_mw_opt={"bess": 30.0}, e_rated_mwh_opt={"bess": 0.2}, p_storage_mw={"bess": z},
+                       p_charge_mw={"bess": z}, p_discharge_mw={"bess": z}, soc_frac={}, p_pcc_mw=z, info=None)
+    c = mix.annual_cost(sc, sol)["cost"]
+    assert ratings_cost(sc, {"bess": (30.0, 0.2)}) == pytest.approx(
+        c["storage_capex_usd_per_year"] + c["fixed_om_usd_per_year"])
+    assert ratings_cost(sc, {"bess": (30.0, 0.4)}) > ratings_cost(sc, {"bess": (30.0, 0.2)})
