@@ -16,11 +16,13 @@ that breaks a limit, grows the extendable storages' ratings by a bracketed searc
    where none saturated), within the ``max_*`` bounds and :data:`MAX_SCALE`, until a run is
    compliant (the bracket: the last failing design and that one) or nothing that ran out can
    grow (exit 3 naming the limits and the designs tried);
-3. bisection (geometric midpoint of the two designs, rating by rating) while some rating of
-   the bracket differs by more than :data:`RESIZE_TOL_FRAC`, the two designs' ratings differ
-   in annual cost by more than :data:`RESIZE_COST_TOL_FRAC` of the compliant one's (a
-   bracket on the energy of a power-priced battery buys nothing), and runs are left
-   (``optimize.max_resize_runs`` verification runs in all).
+3. trim, one rating at a time (:func:`search_design`): the rating of the compliant design
+   whose lower end (its largest value among the failing designs below it) would save most
+   moves to the geometric midpoint, while its bracket is wider than :data:`RESIZE_TOL_FRAC`,
+   the saving is more than :data:`RESIZE_COST_TOL_FRAC` of the design's annual cost (a
+   bracket on the energy of a power-priced battery buys nothing) and runs are left
+   (``optimize.max_resize_runs`` verification runs in all). P and E trade this way: a power
+   grown before the energy caught up comes back down.
 
 The design returned is the cheapest compliant one found (annual cost of its ratings and of
 the dispatch its verification ran, :func:`facility.mix.annual_cost`). The search assumes more
@@ -42,7 +44,7 @@ import numpy as np
 
 from facility.sizing_step import within_duration
 
-__all__ = ["ControllerResizing", "resize_for_controller", "grown", "saturated_from_timeseries", "ratings_cost",
+__all__ = ["ControllerResizing", "resize_for_controller", "search_design", "grown", "saturated_from_timeseries", "ratings_cost",
            "RESIZE_COST_TOL_FRAC", "GROW", "RESIZE_TOL_FRAC", "MAX_SCALE",
            "MIN_DURATION_S"]
 
@@ -248,17 +250,6 @@ def grown(point: dict, sat: dict, bounds: dict, base: dict | None = None,
     return point
 
 
-def _between(lo: dict, hi: dict) -> dict:
-    """Geometric midpoint of two designs, rating by rating."""
-    return {n: (math.sqrt(lo[n][0] * hi[n][0]), math.sqrt(lo[n][1] * hi[n][1])) for n in lo}
-
-
-def _spread(lo: dict, hi: dict) -> float:
-    """Largest ratio of a rating of ``hi`` to the same of ``lo``. [-]"""
-    r = [max(h / l_ if l_ > 0 else 1.0 for h, l_ in zip(hi[n], lo[n])) for n in lo]
-    return max(r, default=1.0)
-
-
 def _scales(point: dict, base: dict) -> tuple[dict, dict, float]:
     """P̂ and Ê of ``point`` over the foresight design's, per storage, and the largest. [-]"""
     ps = {n: (p / base[n][0] if base[n][0] > 0 else 1.0) for n, (p, e) in point.items()}
@@ -337,36 +328,119 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
                  "compliant" if comp["compliant"] else "breaks " + ", ".join(failing))
         return bool(comp["compliant"]), sat
 
-    lo = hi = None
-    point = dict(start)
-    while len(tried) < n_runs:
+    def check(point: dict) -> tuple[bool, dict, float | None]:
         ok, sat = verify(point)
+        return ok, sat, costs.get(id(point))
+
+    def fit(point: dict) -> dict:
+        return {n: within_duration(p, e, durations[n], bounds[n]) for n, (p, e) in point.items()}
+
+    best, found, _ = search_design(start, check, lambda pt, sat: grown(pt, sat, bounds, base, durations),
+                                   lambda pt: ratings_cost(scenario, pt), n_runs, fit=fit)
+    res = next(r for pt, r in reversed(runs) if pt is best)
+    return ControllerResizing(results=res, scale=_scales(best, base)[2], ratings=best, tried=tried,
+                              compliant=found, gpu_plan=gpu_plan, base=base)
+
+
+def search_design(start: dict, verify, grow, cost_of, n_runs: int, fit=None) -> tuple[dict, bool, list]:
+    """The resize search on designs ``{unit: (p_rated_mw, e_rated_mwh)}`` (pure: the runs are
+    ``verify``'s).
+
+    1. **Bracket**: verify ``start``; while it fails, ``grow`` it by what ran out and verify
+       again, until a design is compliant (``hi``) or nothing can grow.
+    2. **Trim**, coordinate by coordinate: each rating of ``hi`` has a lower end, the largest
+       value of that rating among the failing designs that is below ``hi``'s (the value
+       where it last ran short). Of the ratings whose bracket is wider than
+       :data:`RESIZE_TOL_FRAC` and whose lower end would save more than
+       :data:`RESIZE_COST_TOL_FRAC` of ``hi``'s annual cost (``cost_of``: the ratings' cost),
+       the one that would save most moves to the geometric midpoint (the others stay at
+       ``hi``'s): compliant, it is the new ``hi``; failing, the new lower end. The P and E of
+       a storage trade this way: a power grown by 1.5 x before the energy caught up comes
+       back down once the energy is there.
+    3. The cheapest compliant design verified (``verify``'s cost) is returned.
+
+    Parameters
+    ----------
+    start : dict
+        First design. [MW], [MWh]
+    verify : callable
+        ``verify(point) -> (compliant, saturated, annual_cost_usd_per_year or None)``;
+        ``saturated`` as :func:`grown` takes it.
+    grow : callable
+        ``grow(point, saturated) -> point`` (:func:`grown`).
+    cost_of : callable
+        ``cost_of(point) -> float``: the ratings' annual cost. [USD/yr]
+    n_runs : int
+        Verifications at most.
+    fit : callable, optional
+        ``fit(point) -> point``: a trimmed design moved into its duration bounds.
+
+    Returns
+    -------
+    (best, compliant, history)
+        The design returned (the cheapest compliant one, else the last verified), whether it
+        is compliant, and every ``(point, compliant, cost)`` verified.
+    """
+    history: list[tuple[dict, bool, float | None]] = []
+
+    def run(pt: dict) -> tuple[bool, dict]:
+        ok, sat, cost = verify(pt)
+        history.append((pt, bool(ok), cost))
+        return bool(ok), sat
+
+    point, hi = dict(start), None
+    while len(history) < n_runs:
+        ok, sat = run(point)
         if ok:
             hi = point
             break
-        lo = point
-        nxt = grown(point, sat, bounds, base, durations) if base else point
+        nxt = grow(point, sat)
         if nxt == point:            # every rating that ran out is at its bound
             break
         point = nxt
-    def worth_it(lo: dict, hi: dict) -> bool:
-        gap = ratings_cost(scenario, hi) - ratings_cost(scenario, lo)
-        return (_spread(lo, hi) > 1.0 + RESIZE_TOL_FRAC
-                and gap > RESIZE_COST_TOL_FRAC * costs.get(id(hi), ratings_cost(scenario, hi)))
+    if hi is not None:
+        lows: dict = {}
+        for n in hi:
+            for i in (0, 1):
+                vals = [pt[n][i] for pt, ok, _ in history if not ok and pt[n][i] < hi[n][i] * (1 - 1e-9)]
+                if vals:
+                    lows[(n, i)] = max(vals)
 
-    if hi is not None and lo is not None:
-        while len(tried) < n_runs and worth_it(lo, hi):
-            mid = _between(lo, hi)
-            if verify(mid)[0]:
+        def with_value(pt: dict, c: tuple, v: float) -> dict:
+            n, i = c
+            out = dict(pt)
+            out[n] = (v, pt[n][1]) if i == 0 else (pt[n][0], v)
+            return out
+
+        while len(history) < n_runs:
+            hi_cost = next(cost for pt, ok, cost in reversed(history) if pt is hi)
+            ref = cost_of(hi) if hi_cost is None else hi_cost
+            pick, best_gap = None, 0.0
+            for c, lo_v in lows.items():
+                hv = hi[c[0]][c[1]]
+                if lo_v >= hv or (lo_v > 0 and hv / lo_v <= 1.0 + RESIZE_TOL_FRAC):
+                    continue
+                gap = cost_of(hi) - cost_of(with_value(hi, c, lo_v))
+                if gap > RESIZE_COST_TOL_FRAC * ref and gap > best_gap:
+                    pick, best_gap = c, gap
+            if pick is None:
+                break
+            lo_v, hv = lows[pick], hi[pick[0]][pick[1]]
+            mid = with_value(hi, pick, math.sqrt(lo_v * hv) if lo_v > 0 else 0.5 * hv)
+            if fit is not None:
+                mid = fit(mid)
+            if mid[pick[0]][pick[1]] >= hv * (1 - 1e-9):   # the duration bounds hold it up
+                lows.pop(pick)
+                continue
+            if run(mid)[0]:
                 hi = mid
             else:
-                lo = mid
-    # the cheapest compliant design found (annual cost of its ratings and verified dispatch)
-    ok_runs = [pt for pt, _ in runs if id(pt) in costs]
-    best = min(ok_runs, key=lambda pt: costs[id(pt)]) if ok_runs else runs[-1][0]
-    res = next(r for pt, r in reversed(runs) if pt is best)
-    return ControllerResizing(results=res, scale=_scales(best, base)[2], ratings=best, tried=tried,
-                              compliant=hi is not None, gpu_plan=gpu_plan, base=base)
+                lows[pick] = mid[pick[0]][pick[1]]
+    ok_pts = [(pt, cost) for pt, ok, cost in history if ok]
+    if ok_pts:
+        best = min(ok_pts, key=lambda x: math.inf if x[1] is None else x[1])[0]
+        return best, True, history
+    return history[-1][0], False, history
 
 
 def ratings_cost(scenario, point: dict) -> float:

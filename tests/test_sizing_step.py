@@ -186,3 +186,61 @@ def test_the_ratings_cost_is_the_annual_costs_capex_and_fixed_om():
     assert ratings_cost(sc, {"bess": (30.0, 0.2)}) == pytest.approx(
         c["storage_capex_usd_per_year"] + c["fixed_om_usd_per_year"])
     assert ratings_cost(sc, {"bess": (30.0, 0.4)}) > ratings_cost(sc, {"bess": (30.0, 0.2)})
+
+
+def _synthetic(p_need: float, e_need: float, c_p: float, c_e: float):
+    """A site whose verification is compliant iff P >= p_need and E >= e_need; it reports the
+    resource that fell short as saturated; the ratings cost c_p P + c_e E."""
+    calls = []
+
+    def verify(pt):
+        p, e = pt["bess"]
+        calls.append((p, e))
+        ok = p >= p_need and e >= e_need
+        return ok, {"bess": (int(p < p_need), int(e < e_need))}, (c_p * p + c_e * e) if ok else None
+
+    return verify, (lambda pt: c_p * pt["bess"][0] + c_e * pt["bess"][1]), calls
+
+
+def test_the_search_trades_p_and_e_and_returns_the_cheapest_compliant_design():
+    """From (10 MW, 0.1 MWh) to a site that needs 31 MW and 0.5 MWh: each resource grows by 1.5
+    when it is short (never both at once), then the expensive one is trimmed back toward where
+    it last fell short; the design returned is compliant, within RESIZE_TOL_FRAC of the
+    power it needs and the cheapest verified."""
+    from facility.sizing_control import RESIZE_TOL_FRAC, grown, search_design
+
+    inf = float("inf")
+    verify, cost, calls = _synthetic(31.0, 0.5, 100.0, 10.0)
+    best, ok, hist = search_design({"bess": (10.0, 0.1)}, verify,
+                                   lambda pt, sat: grown(pt, sat, {"bess": (inf, inf)}), cost, 30)
+    assert ok
+    p, e = best["bess"]
+    assert p >= 31.0 and e >= 0.5
+    assert p <= 31.0 * (1 + RESIZE_TOL_FRAC) ** 2
+    # never grew both at once
+    for (p0, e0), (p1, e1) in zip(calls, calls[1:]):
+        assert not (p1 > p0 * 1.01 and e1 > e0 * 1.01)
+    # the cheapest of the compliant designs verified
+    assert cost(best) == min(c for _, k, c in hist if k)
+    # a run budget: the first compliant design or the start's last failure
+    best2, ok2, hist2 = search_design({"bess": (10.0, 0.1)}, _synthetic(31.0, 0.5, 100.0, 10.0)[0],
+                                      lambda pt, sat: grown(pt, sat, {"bess": (inf, inf)}), cost, 2)
+    assert len(hist2) == 2 and not ok2
+    # a start that is compliant (the step floor holds): one run
+    best3, ok3, hist3 = search_design({"bess": (40.0, 1.0)}, verify,
+                                      lambda pt, sat: grown(pt, sat, {"bess": (inf, inf)}), cost, 8)
+    assert ok3 and len(hist3) == 1 and best3 == {"bess": (40.0, 1.0)}
+
+
+def test_a_cheap_resource_is_not_trimmed():
+    """The energy of a power-priced battery: a bracket on it saves less than
+    RESIZE_COST_TOL_FRAC of the cost, so no run is spent on it."""
+    from facility.sizing_control import grown, search_design
+
+    inf = float("inf")
+    verify, cost, calls = _synthetic(10.0, 0.5, 100.0, 1.0)
+    best, ok, hist = search_design({"bess": (10.0, 0.1)}, verify,
+                                   lambda pt, sat: grown(pt, sat, {"bess": (inf, inf)}), cost, 30)
+    assert ok and best["bess"][0] == 10.0
+    # E grew 0.1 -> 0.15 -> ... until >= 0.5, and stopped there (no bisection of E)
+    assert len(hist) == sum(1 for _ in range(5) if 0.1 * 1.5 ** _ < 0.5) + 1
