@@ -20,7 +20,7 @@ PENDING: dict[str, str] = {}
 
 #: Full runs that take more than a few seconds here.
 SLOW = {"combined_multi_job.toml", "sizing_start_ramp.toml", "sizing_stochastic_hour.toml", "sizing_rack_and_bess.toml",
-        "crash_restart.toml", "studies/crash_100mw.toml"}
+        "crash_restart.toml", "crash_ercot_30k.toml", "studies/crash_100mw.toml"}
 
 _HEADER = re.compile(r"^# expect: (compliant|non-compliant)(?::\s*([\w, ]+?))?(?:\s+[—(-].*)?$")
 _ROW = re.compile(r"^\|\s*`([^`]+)`\s*(\\\*)?\s*\|\s*(compliant|non-compliant)\s*\|([^|]*)\|")

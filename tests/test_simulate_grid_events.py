@@ -128,7 +128,9 @@ def test_sag_on_the_default_site_darkens_rack_storage_and_never_exports():
     overhead, judged against the raw site under the same sag, is not negative (-7 % before)."""
     from facility.config import load_scenario
 
-    sc = load_scenario("scenarios/default.toml")
+    from tests.conftest import REPO
+
+    sc = load_scenario(REPO / "scenarios" / "default.toml")
     assert not sc.ups.enabled and sc.rack_storage.enabled
     sc = sc.model_validate({**sc.model_dump(), "grid_events": [
         {"start_s": 50.0, "duration_s": 0.3, "depth_pu": 0.7}]})

@@ -27,11 +27,13 @@ one with a weight ``w``. Three things decide how that switch looks at the PCC:
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from facility.control.forecast import estimate_period_steps, moving_mean
 from facility.metrics import rolling_min_max
 
-__all__ = ["blend_steps", "plain_swing", "storage_sufficient", "swing_sufficient", "gpu_ramp_mw_per_s"]
+__all__ = ["blend_steps", "plain_swing", "storage_sufficient", "swing_sufficient", "gpu_ramp_mw_per_s",
+           "room_for_swing"]
 
 
 def blend_steps(plain_mw: np.ndarray, engaged_mw: np.ndarray, dt_s: float, blend_s: float | None,
@@ -154,3 +156,17 @@ def gpu_ramp_mw_per_s(scenario) -> tuple[float, float]:
     up = float("inf") if gs.ramp_up_w_per_s is None else gs.ramp_up_w_per_s * k
     down = float("inf") if gs.ramp_down_w_per_s is None else gs.ramp_down_w_per_s * k
     return up, down
+
+
+@njit(cache=True)
+def room_for_swing(soc, soc_min, soc_max, release_margin, e_rated, need_mwh):
+    """Whether the SoC levels ``soc`` (S,) leave room, inside the release margins, for one
+    swing of ``need_mwh`` [MWh] both down and up (the phase it starts in is not known): the
+    co-design's release rule on where the storages are. [frac], [MWh]"""
+    room_lo = 0.0
+    room_hi = 0.0
+    for i in range(soc.size):
+        if e_rated[i] > 0:
+            room_lo += (soc[i] - soc_min[i] - release_margin) * e_rated[i]
+            room_hi += (soc_max[i] - release_margin - soc[i]) * e_rated[i]
+    return room_lo >= need_mwh and room_hi >= need_mwh

@@ -31,7 +31,8 @@ from numba import njit
 
 from facility.metrics import window_steps
 
-__all__ = ["guard_limits", "new_guard_state", "guard_bounds", "guard_push"]
+__all__ = ["guard_limits", "new_guard_state", "guard_bounds", "guard_shift", "guard_breach", "guard_push",
+           "guard_info", "guard_events"]
 
 
 def guard_limits(spec, dt_s: float, margin_frac: float) -> tuple[np.ndarray, np.ndarray]:
@@ -141,3 +142,79 @@ def guard_push(t, p, k, q, qs):
         q[r, (h + n) % cap] = t
         qs[r, 0] = h
         qs[r, 1] = n + 1
+
+
+@njit(cache=True)
+def guard_shift(close_gap, gap_target, m, sp, rec, xr, fast_idx, lo, hi):
+    """How far the guard moves the PCC set-point [MW]: the PCC the controller asks for (gap
+    mode: the grid target plus what the storages' recovery and reservoir terms add to it; else
+    the measured load plus every set-point) clipped to ``[lo, hi]``; where the history already
+    breaks a limit (``lo > hi``) the middle, the least breach."""
+    if close_gap:
+        req = gap_target + rec[fast_idx]
+        for i in range(sp.size):
+            if i != fast_idx:
+                req += rec[i] + xr[i]
+    else:
+        req = m
+        for i in range(sp.size):
+            req += sp[i]
+    want = min(max(req, lo), hi) if lo <= hi else 0.5 * (lo + hi)
+    return want - req
+
+
+@njit(cache=True)
+def guard_breach(t, pcc, lo_raw, hi_raw, out_lim, g_cnt):
+    """Whether the PCC ``pcc`` of step t left the spec's own interval: ``(who, over)``, the
+    first storage that saturated in the step (-1: none; the measurement or a converter's lag
+    missed it) and by how much [MW] (0: no breach). Counts the step in ``g_cnt`` (S + 1, 8) by
+    storage and limit (row S: none saturated)."""
+    over = max(pcc - hi_raw, lo_raw - pcc)
+    if over <= 1e-6:
+        return -1, 0.0
+    n_sto = out_lim.shape[0]
+    who = -1
+    for i in range(n_sto):
+        if out_lim[i, t] > 0:
+            g_cnt[i, out_lim[i, t]] += 1
+            if who < 0:
+                who = i
+    if who < 0:
+        g_cnt[n_sto, 0] += 1
+    return who, over
+
+
+def guard_info(names: list[str], g_cnt: np.ndarray, n_clipped: int, n_steps: int,
+               limit_names: dict) -> dict:
+    """The guard's counters for ``info["guard"]``: steps it moved the PCC set-point, steps the
+    PCC broke a limit anyway, and those by storage and saturated resource (``limit_names``:
+    power, min_soc, max_soc, network; ``none``: no storage saturated)."""
+    by: dict = {}
+    for i, n in enumerate(names + ["none"]):
+        row = {("none" if n == "none" else limit_names.get(j, str(j))): int(g_cnt[i, j])
+               for j in range(g_cnt.shape[1]) if g_cnt[i, j]}
+        if row:
+            by[n] = row
+    return {"clipped_steps": int(n_clipped), "clipped_frac": float(n_clipped) / n_steps,
+            "breach_steps_by_storage": by, "breach_count": int(g_cnt.sum())}
+
+
+def guard_events(names: list[str], breaches, dt_s: float, limit_names: dict, cap: int = 20) -> list[dict]:
+    """One ``guard_breach`` event per breach (consecutive steps count once; the first ``cap``)
+    from ``breaches`` = iterable of (step, storage index or -1, limit code, excess [MW]),
+    naming the storage and the resource that saturated."""
+    out: list[dict] = []
+    for step, i, code, over in breaches:
+        if len(out) >= cap:           # the rest are counted in info["guard"]
+            break
+        if i >= 0:
+            lim = limit_names.get(int(code), "?")
+            who = f"{names[i]} saturated at its {lim} limit"
+            ev = {"storage": names[i], "limit": lim}
+        else:
+            who = "no storage saturated (measurement delay or a converter's lag)"
+            ev = {"storage": None, "limit": None}
+        out.append({"t_s": float(step * dt_s), "kind": "guard_breach", **ev, "excess_mw": float(over),
+                    "detail": f"the fast guard could not hold the spec's window/ramp limits: PCC "
+                              f"{over:.3g} MW beyond what the measured history allows; {who}"})
+    return out

@@ -49,7 +49,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from facility.control.guard import guard_bounds, guard_push
+from facility.control.codesign import room_for_swing
+from facility.control.guard import guard_bounds, guard_breach, guard_push, guard_shift
 from facility.storage.soc import storage_step_bounded
 
 __all__ = ["control_loop", "room_for_swing", "MODE_NONE", "MODE_MOVING_AVERAGE", "MODE_FILTER", "MODE_TRACK",
@@ -75,20 +76,6 @@ REASON_RECOVERED = 4
 (S_MA_SUM, S_MA_N, S_LP_FAST, S_LP_SLOW, S_W, S_ENGAGED, S_SINCE, S_MEAS, S_MEAS_OK, S_LP_OK,
  S_TGT, S_TGT_OK, S_GAP, S_BASE, S_BASE_OK, S_TRANS, S_MISS, S_GBREACH, S_GCLIP) = range(19)
 N_STATE = 19
-
-
-@njit(cache=True)
-def room_for_swing(soc, soc_min, soc_max, release_margin, e_rated, need_mwh):
-    """Whether the SoC levels ``soc`` (S,) leave room, inside the release margins, for one
-    swing of ``need_mwh`` [MWh] both down and up (the phase it starts in is not known): the
-    co-design's release rule on where the storages are. [frac], [MWh]"""
-    room_lo = 0.0
-    room_hi = 0.0
-    for i in range(soc.size):
-        if e_rated[i] > 0:
-            room_lo += (soc[i] - soc_min[i] - release_margin) * e_rated[i]
-            room_hi += (soc_max[i] - release_margin - soc[i]) * e_rated[i]
-    return room_lo >= need_mwh and room_hi >= need_mwh
 
 
 @njit(cache=True, inline="always")
@@ -395,35 +382,19 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
                             sp[j] += xr[j]
         # 4b. the fast guard: the PCC set-point within what the spec's windows and ramps allow
         # after the PCC history (margined); the storage takes the difference
-        g_lo = -np.inf
-        g_hi = np.inf
         g_seen = False
         g_lo_r = -np.inf
         g_hi_r = np.inf
         if g_on:
             g_lo, g_hi, g_lo_r, g_hi_r, g_seen = guard_bounds(t, out_pcc, g_k, g_lim, g_q, g_qs)
             if g_seen and sampled and ok_m and mode != MODE_NONE:
+                d = guard_shift(close_gap, gap_target, m, sp, rec, xr, fast_idx, g_lo, g_hi)
+                if abs(d) > 1e-6:
+                    st[S_GCLIP] += 1.0
                 if close_gap:
-                    req_pcc = gap_target + rec[fast_idx]
-                    for i in range(n_sto):
-                        if i != fast_idx:
-                            req_pcc += rec[i] + xr[i]
+                    gap_target += d
                 else:
-                    req_pcc = m
-                    for i in range(n_sto):
-                        req_pcc += sp[i]
-                if g_lo <= g_hi:
-                    want = min(max(req_pcc, g_lo), g_hi)
-                else:                      # the history already breaks a limit: least breach
-                    want = 0.5 * (g_lo + g_hi)
-                d = want - req_pcc
-                if d != 0.0:
-                    if abs(d) > 1e-6:
-                        st[S_GCLIP] += 1.0
-                    if close_gap:
-                        gap_target += d
-                    else:
-                        sp[fast_idx] += d
+                    sp[fast_idx] += d
         # 5. storage: with several storages (gap mode) the fast one goes first and closes the
         # gap between the grid target and what the slow ones will deliver of their bands
         # (their converter lag, ramp and saturation predicted with the same storage_step);
@@ -510,18 +481,8 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
         st[S_MISS] = 1.0 if miss else 0.0
         if g_on:
             if g_seen and mode != MODE_NONE:
-                over = max(pcc - g_hi_r, g_lo_r - pcc)
-                if over > 1e-6:
-                    # a breach: name the storages that saturated (row n_sto: none did, the
-                    # measurement or a converter's lag missed it)
-                    who = -1
-                    for i in range(n_sto):
-                        if out_lim[i, t] > 0:
-                            g_cnt[i, out_lim[i, t]] += 1
-                            if who < 0:
-                                who = i
-                    if who < 0:
-                        g_cnt[n_sto, 0] += 1
+                who, over = guard_breach(t, pcc, g_lo_r, g_hi_r, out_lim, g_cnt)
+                if over > 0.0:
                     if st[S_GBREACH] < 0.5:
                         k = n_ev[0]
                         if k < cap:

@@ -40,7 +40,7 @@ import numpy as np
 
 from facility.control import kernel as K
 from facility.control.codesign import blend_steps, plain_swing, swing_sufficient
-from facility.control.guard import guard_limits, new_guard_state
+from facility.control.guard import guard_events, guard_info, guard_limits, new_guard_state
 from facility.control.monitor import MonitorPolicy
 from facility.control.mpc import MpcPlanner
 from facility.control.plan import allowed_rate_mw_per_s, mpc_margin_frac
@@ -58,7 +58,6 @@ _MODES = {"none": K.MODE_NONE, "moving_average": K.MODE_MOVING_AVERAGE, "filter"
 #: Controllers a site can run (no knowledge of the future load): the fast guard runs under them.
 DEPLOYABLE = ("moving_average", "filter", "mpc", "ramp_limit")
 _EVENT_CAP = 100_000
-_GUARD_EVENT_CAP = 20
 
 
 def _fast_index(names: list[str], storages: dict) -> int:
@@ -442,8 +441,10 @@ def run_control(p_site_mw, dt_s: float, scenario, storages: dict[str, StoragePar
     events.extend(_codesign_events(names, prm, n_ev[0], ev_step, ev_kind, ev_sto, ev_reason,
                                    ev_val, dt_s, margin, rel))
     if g_on:
-        info.update(_guard_info(names, g_cnt, st, T))
-        events.extend(_guard_events(names, n_ev[0], ev_step, ev_kind, ev_sto, ev_reason, ev_val, dt_s))
+        info["guard"] = guard_info(names, g_cnt, int(st[K.S_GCLIP]), T, LIMIT_NAMES)
+        ks = [k for k in range(min(int(n_ev[0]), _EVENT_CAP)) if ev_kind[k] == K.EV_GUARD_BREACH]
+        events.extend(guard_events(names, ((ev_step[k], ev_sto[k], ev_reason[k], ev_val[k]) for k in ks),
+                                   dt_s, LIMIT_NAMES))
     events.sort(key=lambda d: d["t_s"])
     if ctrl.kind == "mpc" and S:
         ts_ = np.asarray(mpc.solve_times_s, dtype=float)
@@ -472,45 +473,6 @@ def _upsample(x: np.ndarray, T: int, name: str) -> np.ndarray:
         return np.repeat(x, T // x.size)
     raise ScenarioError(f"plan for {name} has {x.size} steps; the simulation has {T} "
                         f"(a plan must have T steps or a divisor of T)")
-
-
-def _guard_info(names: list[str], g_cnt: np.ndarray, st: np.ndarray, T: int) -> dict:
-    """The guard's counters: steps it moved the PCC set-point, steps the PCC broke a limit
-    anyway, and those by storage and saturated resource (power, min_soc, max_soc, network;
-    ``none``: no storage saturated, the measurement or a converter's lag missed it)."""
-    by: dict = {}
-    for i, n in enumerate(names + ["none"]):
-        row = {("none" if n == "none" else LIMIT_NAMES.get(j, str(j))): int(g_cnt[i, j])
-               for j in range(g_cnt.shape[1]) if g_cnt[i, j]}
-        if row:
-            by[n] = row
-    n_breach = int(g_cnt.sum())
-    return {"guard": {"clipped_steps": int(st[K.S_GCLIP]), "clipped_frac": float(st[K.S_GCLIP]) / T,
-                      "breach_steps_by_storage": by, "breach_count": n_breach}}
-
-
-def _guard_events(names, n, ev_step, ev_kind, ev_sto, ev_reason, ev_val, dt_s) -> list[dict]:
-    """One ``guard_breach`` event per breach (consecutive steps count once; the first
-    ``_GUARD_EVENT_CAP``), naming the storage and the resource that saturated."""
-    out: list[dict] = []
-    for k in range(min(int(n), ev_step.size)):
-        if ev_kind[k] != K.EV_GUARD_BREACH:
-            continue
-        if len(out) >= _GUARD_EVENT_CAP:      # the rest are counted in info["guard"]
-            break
-        i = int(ev_sto[k])
-        if i >= 0:
-            lim = LIMIT_NAMES.get(int(ev_reason[k]), "?")
-            who = f"{names[i]} saturated at its {lim} limit"
-            ev = {"storage": names[i], "limit": lim}
-        else:
-            who = "no storage saturated (measurement delay or a converter's lag)"
-            ev = {"storage": None, "limit": None}
-        out.append({"t_s": float(ev_step[k] * dt_s), "kind": "guard_breach", **ev,
-                    "excess_mw": float(ev_val[k]),
-                    "detail": f"the fast guard could not hold the spec's window/ramp limits: PCC "
-                              f"{ev_val[k]:.3g} MW beyond what the measured history allows; {who}"})
-    return out
 
 
 def _codesign_events(names, prm, n, ev_step, ev_kind, ev_sto, ev_reason, ev_val, dt_s, margin, rel):
