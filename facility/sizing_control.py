@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from facility.sizing_step import within_duration
+from facility.sizing_step import floored_design, within_duration
 
 __all__ = ["ControllerResizing", "resize_for_controller", "search_design", "grown", "saturated_from_timeseries", "ratings_cost",
            "RESIZE_COST_TOL_FRAC", "GROW", "RESIZE_TOL_FRAC", "MAX_SCALE",
@@ -193,7 +193,8 @@ def grown(point: dict, sat: dict, bounds: dict, base: dict | None = None,
     """The next design of the bracketing phase: what ran out grows by :data:`GROW`.
 
     A storage that hit its power limit (and no SoC bound) grows its P̂, one that hit a SoC
-    bound (and not its power limit) its Ê, one that hit both, both. Where no storage
+    bound (and not its power limit) its Ê, one that hit both the one grown least so far (P̂
+    when level; never both at once, so the next run tells which one was short). Where no storage
     saturated (the controller broke a limit with room left: its plan found no room within
     the power headroom, SoC reserves and end bands it keeps), the rating grown least so far
     over the foresight design grows (both when level), which brings an earlier one-sided
@@ -287,8 +288,6 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
     from facility.report.design import growth_text
 
     sized0, _, gpu_plan = mix.realize(scenario, sol, closed_loop=True)
-    from facility.sizing_step import floored_design
-
     base = _base_ratings(scenario, sol)
     cfgs = scenario.storage_units()
     caps = {n: (cfgs[n].max_p_rated_mw if cfgs[n].max_p_rated_mw is not None else math.inf,
