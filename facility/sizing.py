@@ -193,15 +193,17 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
       excess calls for (:func:`needed_margin_frac`, the last resort, ``margin_loop``), at most
       ``optimize.max_verify_runs`` rounds;
     * a deployable controller (``mpc`` by default, ``filter``, ``moving_average``): the run is
-      closed-loop; where it breaks a limit the design grows
-      (:func:`facility.sizing_control.resize_for_controller`).
+      closed-loop, starting from the foresight design raised to the step floor (the storage
+      the largest unannounced crash or restart needs, :mod:`facility.sizing_step`); where it
+      breaks a limit the design grows (:func:`facility.sizing_control.resize_for_controller`).
 
     ``sizing.json``: per storage the delivered ``p_rated_mw_opt`` / ``e_rated_mwh_opt``;
     ``foresight`` (the LP's ratings and annual cost); ``verified_by``; ``objective_usd_per_year``
     (the delivered design's annual cost, :func:`facility.mix.annual_cost`, the headline);
     ``cost_of_no_foresight_usd_per_year``; ``losses`` (the loss-aware LP's rounds); ``resize``
     (the controller's search); ``verify_runs``, ``limit_margin_frac``, ``limit_margin_history``,
-    ``margin_loop``; ``verified``; ``cost``, ``mix``, ``verification``; with a ride-through
+    ``margin_loop``; ``verified``; ``cost``, ``mix``, ``verification``; ``step_floor`` (where
+    a job fails unannounced under a deployable controller); with a ride-through
     curve and an extendable UPS battery, ``ups.ride_through``: the floor the spec's worst sag
     sets on its ratings and that sag (:mod:`facility.sizing_ups`).
 
@@ -298,7 +300,12 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
     if verifier != "optimal":
         from facility.sizing_control import realized_sizing, resize_for_controller
 
-        resize = resize_for_controller(scenario, sol, progress=progress)
+        from facility.sizing_step import step_floor
+
+        floor = step_floor(scenario)     # the storage the largest unannounced step needs
+        if floor is not None:
+            sizing["step_floor"] = floor
+        resize = resize_for_controller(scenario, sol, progress=progress, floor=floor)
         res, gpu_plan = resize.results, resize.gpu_plan
         delivered = realized_sizing(scenario, sol, resize)
         cost = mix.annual_cost(scenario, delivered)

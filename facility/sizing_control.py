@@ -4,24 +4,34 @@ The perfect-foresight LP gives the least storage any controller could need. A de
 controller (the MPC plans on measured history and the declared schedule, never the future
 load; the filter and moving-average controllers follow the measured load) needs more: the
 reserve its forecast errors eat, and the margin it plans with.
-:func:`resize_for_controller` verifies the foresight design under the scenario's controller
-and, where that breaks a limit, grows the extendable storages' ratings by a bracketed search:
+:func:`resize_for_controller` verifies a design under the scenario's controller and, where
+that breaks a limit, grows the extendable storages' ratings by a bracketed search:
 
-1. the foresight design; compliant: done;
+1. the first design: the foresight design raised to the step floor (the storage the largest
+   unannounced crash or restart needs whatever the controller,
+   :func:`facility.sizing_step.step_floor`); compliant: done;
 2. what ran out grows by :data:`GROW` (:func:`grown`: P̂ of a storage the controller found
-   at its power limit, Ê of one it found at a SoC bound, both where it found both, the
-   rating grown least so far where none saturated), within the ``max_*`` bounds and :data:`MAX_SCALE`, until a
-   run is compliant (the bracket: the last failing design and that one) or nothing that ran
-   out can grow (exit 3 naming the limits and the designs tried);
-3. bisection (geometric midpoint of the two designs, rating by rating) while some rating of
-   the bracket differs by more than :data:`RESIZE_TOL_FRAC` and runs are left
-   (``optimize.max_resize_runs`` verification runs in all).
+   at its power limit, Ê of one it found at a SoC bound, the one grown least so far where it
+   found both (one resource at a time, never both together), the rating grown least so far
+   where none saturated), within the ``max_*`` bounds and :data:`MAX_SCALE`, until a run is
+   compliant (the bracket: the last failing design and that one) or nothing that ran out can
+   grow (exit 3 naming the limits and the designs tried);
+3. trim, one rating at a time (:func:`search_design`): the rating of the compliant design
+   whose lower end (its largest value among the failing designs below it) would save most
+   moves to the geometric midpoint, while its bracket is wider than :data:`RESIZE_TOL_FRAC`,
+   the saving is more than :data:`RESIZE_COST_TOL_FRAC` of the design's annual cost (a
+   bracket on the energy of a power-priced battery buys nothing) and runs are left
+   (``optimize.max_resize_runs`` verification runs in all). P and E trade this way: a power
+   grown before the energy caught up comes back down.
 
-The design returned is the smallest compliant one found. The search assumes more storage does
-not make the controller worse (monotone along the path); every design it returns has been
-verified by a full co-simulation with that controller, so the answer never rests on the
-assumption. Growing only what ran out keeps a controller that lacks power from buying
-energy it does not use (and the other way round).
+The design returned is the cheapest compliant one found (annual cost of its ratings and of
+the dispatch its verification ran, :func:`facility.mix.annual_cost`). The search assumes more
+storage does not make the controller worse (monotone along the path); every design it returns
+has been verified by a full co-simulation with that controller, so the answer never rests on
+the assumption. Growing only what ran out keeps a controller that lacks power from buying
+energy it does not use (and the other way round). Which resource ran out comes from the run's
+``control.n_saturated_steps_by_limit``, or, for a controller that does not count it, from its
+time series (:func:`saturated_from_timeseries`).
 """
 
 from __future__ import annotations
@@ -32,7 +42,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-__all__ = ["ControllerResizing", "resize_for_controller", "grown", "GROW", "RESIZE_TOL_FRAC", "MAX_SCALE",
+from facility.sizing_step import floored_design, within_duration
+
+__all__ = ["ControllerResizing", "resize_for_controller", "search_design", "grown", "saturated_from_timeseries", "ratings_cost",
+           "RESIZE_COST_TOL_FRAC", "GROW", "RESIZE_TOL_FRAC", "MAX_SCALE",
            "MIN_DURATION_S"]
 
 log = logging.getLogger(__name__)
@@ -41,6 +54,10 @@ log = logging.getLogger(__name__)
 GROW = 1.5
 #: The bisection stops when the bracket is this narrow (relative). [frac]
 RESIZE_TOL_FRAC = 0.05
+#: ... or when the ratings' annual cost (capex annuity and fixed O&M) of the two designs
+#: differs by less than this share of the compliant one's annual cost: a bracket on a
+#: rating that costs little is not worth a verification run. [frac]
+RESIZE_COST_TOL_FRAC = 0.02
 #: Largest growth tried where no ``max_*`` bound stops it first. [-]
 MAX_SCALE = 16.0
 #: A sized storage with power but no energy (or energy but no power) cannot be controlled:
@@ -116,24 +133,59 @@ def _base_ratings(scenario, sol) -> dict:
 
 
 def _saturated(res) -> dict:
-    """``{storage: (power_steps, soc_steps)}``: the steps a run's controller found each
-    storage at its power limit, and at a SoC bound."""
-    by = (res.metrics.get("control") or {}).get("n_saturated_steps_by_limit") or {}
+    """``{storage: (power_steps, soc_steps)}``: what each storage ran out of.
+
+    Where the fast guard reports breaches (``control.guard.breach_steps_by_storage``: the
+    steps the PCC broke a limit because a storage saturated, by resource), those, since they
+    name what broke the limit: ``power`` (and ``network``, the headroom its power met) as
+    power, ``min_soc`` / ``max_soc`` as SoC. Else the steps the controller found each storage
+    at its power limit and at a SoC bound (``control.n_saturated_steps_by_limit``), else the
+    same read from the run's time series."""
+    ctl = res.metrics.get("control") or {}
+    guard = (ctl.get("guard") or {}).get("breach_steps_by_storage") or {}
+    from_guard = {n: (int(d.get("power", 0)) + int(d.get("network", 0)),
+                      int(d.get("min_soc", 0)) + int(d.get("max_soc", 0)))
+                  for n, d in guard.items() if n != "none" and isinstance(d, dict)}
+    if any(a + b for a, b in from_guard.values()):
+        return from_guard
+    by = ctl.get("n_saturated_steps_by_limit")
+    if by is None:      # a controller that does not count them: read the run's time series
+        return saturated_from_timeseries(res.timeseries, res.metrics.get("storage") or {})
     return {n: (int(d.get("power", 0)), int(d.get("soc", 0))) for n, d in by.items()}
 
 
-def within_duration(p: float, e: float, duration_h: tuple, bound: tuple) -> tuple[float, float]:
-    """``(p, e)`` moved into the storage's duration bounds d_min ≤ E/P ≤ d_max by growing the
-    rating that is short (E to d_min·P, P to E/d_max), within the ``max_*`` bounds (where
-    E is capped, P comes down to E/d_min). [MW], [MWh]"""
-    d_min, d_max = duration_h
-    if d_min:
-        e = min(max(e, d_min * p), bound[1])
-    if d_max:
-        p = min(max(p, e / d_max), bound[0])
-    if d_min and e < d_min * p:
-        p = e / d_min
-    return p, e
+#: A storage is at its power limit where |p| is within this share of its rating, at a SoC
+#: bound where its SoC is within this of the bound. [frac]
+SAT_TOL_FRAC = 1e-3
+
+
+def saturated_from_timeseries(ts, storage: dict) -> dict:
+    """``{storage: (power_steps, soc_steps)}`` read from a run's time series: the steps where
+    ``|p_<name>_mw|`` is at ``p_rated_mw`` and where ``soc_<name>_frac`` is at ``min_soc_frac``
+    or ``max_soc_frac`` (within :data:`SAT_TOL_FRAC`).
+
+    Parameters
+    ----------
+    ts : pandas.DataFrame
+        The run's time series (``p_<name>_mw``, ``soc_<name>_frac``).
+    storage : dict
+        ``metrics["storage"]``: per storage ``p_rated_mw`` [MW], ``min_soc_frac``,
+        ``max_soc_frac`` [frac].
+    """
+    out = {}
+    for n, m in storage.items():
+        if not isinstance(m, dict) or f"p_{n}_mw" not in ts:
+            continue
+        p = np.abs(np.asarray(ts[f"p_{n}_mw"], dtype=float))
+        pr = float(m.get("p_rated_mw", 0.0))
+        n_p = int(np.count_nonzero(p >= pr * (1 - SAT_TOL_FRAC))) if pr > 0 else 0
+        n_s = 0
+        if f"soc_{n}_frac" in ts:
+            soc = np.asarray(ts[f"soc_{n}_frac"], dtype=float)
+            lo, hi = float(m.get("min_soc_frac", 0.0)), float(m.get("max_soc_frac", 1.0))
+            n_s = int(np.count_nonzero((soc <= lo + SAT_TOL_FRAC) | (soc >= hi - SAT_TOL_FRAC)))
+        out[n] = (n_p, n_s)
+    return out
 
 
 def grown(point: dict, sat: dict, bounds: dict, base: dict | None = None,
@@ -141,7 +193,8 @@ def grown(point: dict, sat: dict, bounds: dict, base: dict | None = None,
     """The next design of the bracketing phase: what ran out grows by :data:`GROW`.
 
     A storage that hit its power limit (and no SoC bound) grows its P̂, one that hit a SoC
-    bound (and not its power limit) its Ê, one that hit both, both. Where no storage
+    bound (and not its power limit) its Ê, one that hit both the one grown least so far (P̂
+    when level; never both at once, so the next run tells which one was short). Where no storage
     saturated (the controller broke a limit with room left: its plan found no room within
     the power headroom, SoC reserves and end bands it keeps), the rating grown least so far
     over the foresight design grows (both when level), which brings an earlier one-sided
@@ -181,24 +234,21 @@ def grown(point: dict, sat: dict, bounds: dict, base: dict | None = None,
         return ps[n] <= es[n] * (1 + 1e-9), es[n] <= ps[n] * (1 + 1e-9)
 
     any_sat = any(sp > 0 or se > 0 for n, (sp, se) in sat.items() if n in point)
-    first = ((lambda n: (sat.get(n, (0, 0))[0] > 0, sat.get(n, (0, 0))[1] > 0)) if any_sat
-             else lagging)
+
+    def saturated(n: str) -> tuple[bool, bool]:
+        # what ran out; where both did, the one grown least so far (never both at once)
+        gp, ge = (sat.get(n, (0, 0))[0] > 0, sat.get(n, (0, 0))[1] > 0)
+        if gp and ge:
+            lp, le = lagging(n)
+            return (True, False) if lp else (False, True)
+        return gp, ge
+
+    first = saturated if any_sat else lagging
     for rule in (first, lambda n: (True, True)):    # then everything that can still grow
         out = step(rule)
         if out != point:
             return out
     return point
-
-
-def _between(lo: dict, hi: dict) -> dict:
-    """Geometric midpoint of two designs, rating by rating."""
-    return {n: (math.sqrt(lo[n][0] * hi[n][0]), math.sqrt(lo[n][1] * hi[n][1])) for n in lo}
-
-
-def _spread(lo: dict, hi: dict) -> float:
-    """Largest ratio of a rating of ``hi`` to the same of ``lo``. [-]"""
-    r = [max(h / l_ if l_ > 0 else 1.0 for h, l_ in zip(hi[n], lo[n])) for n in lo]
-    return max(r, default=1.0)
 
 
 def _scales(point: dict, base: dict) -> tuple[dict, dict, float]:
@@ -209,7 +259,7 @@ def _scales(point: dict, base: dict) -> tuple[dict, dict, float]:
 
 
 def resize_for_controller(scenario, sol, *, progress: bool = False,
-                          max_runs: int | None = None) -> ControllerResizing:
+                          max_runs: int | None = None, floor: dict | None = None) -> ControllerResizing:
     """Grow the foresight design until the scenario's controller keeps the site compliant.
 
     Parameters
@@ -219,8 +269,11 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
     sol : SizingResult
         The foresight design (:func:`facility.sizing_network.size_through_network`).
     max_runs : int, optional
-        Verification runs at most (default ``optimize.max_resize_runs``; 1 = the foresight
+        Verification runs at most (default ``optimize.max_resize_runs``; 1 = the first
         design only).
+    floor : dict, optional
+        The step floor (:func:`facility.sizing_step.step_floor`): the search starts from the
+        foresight design raised to it (:func:`facility.sizing_step.floored_design`).
 
     Returns
     -------
@@ -237,13 +290,16 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
     sized0, _, gpu_plan = mix.realize(scenario, sol, closed_loop=True)
     base = _base_ratings(scenario, sol)
     cfgs = scenario.storage_units()
-    bounds = {n: (min(cfgs[n].max_p_rated_mw if cfgs[n].max_p_rated_mw is not None else math.inf, p * MAX_SCALE),
-                  min(cfgs[n].max_e_rated_mwh if cfgs[n].max_e_rated_mwh is not None else math.inf, e * MAX_SCALE))
-              for n, (p, e) in base.items()}
+    caps = {n: (cfgs[n].max_p_rated_mw if cfgs[n].max_p_rated_mw is not None else math.inf,
+                cfgs[n].max_e_rated_mwh if cfgs[n].max_e_rated_mwh is not None else math.inf) for n in base}
     durations = {n: (cfgs[n].min_duration_h, cfgs[n].max_duration_h) for n in base}
+    start = floored_design(base, floor, caps, durations)
+    bounds = {n: (min(caps[n][0], max(p, base[n][0]) * MAX_SCALE), min(caps[n][1], max(e, base[n][1]) * MAX_SCALE))
+              for n, (p, e) in start.items()}
     n_runs = int(scenario.optimize.max_resize_runs if max_runs is None else max_runs)
     tried: list[dict] = []
     runs: list[tuple[dict, object]] = []
+    costs: dict[int, float] = {}
 
     def verify(point: dict) -> tuple[bool, dict]:
         upd = {}
@@ -264,34 +320,149 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
         tried.append({"scale": a, "p_scale": ps, "e_scale": es, "compliant": bool(comp["compliant"]),
                       "failing": failing, "saturated": {n: {"power": v[0], "soc": v[1]} for n, v in sat.items()}})
         runs.append((point, res))
+        if comp["compliant"]:
+            costs[id(point)] = _design_cost(scenario, sol, point, res)
         log.info("verification under controller %r at %s: %s", scenario.controller.kind,
                  growth_text(ps, es) or "the foresight design",
                  "compliant" if comp["compliant"] else "breaks " + ", ".join(failing))
         return bool(comp["compliant"]), sat
 
-    lo = hi = None
-    point = dict(base)
-    while len(tried) < n_runs:
+    def check(point: dict) -> tuple[bool, dict, float | None]:
         ok, sat = verify(point)
+        return ok, sat, costs.get(id(point))
+
+    def fit(point: dict) -> dict:
+        return {n: within_duration(p, e, durations[n], bounds[n]) for n, (p, e) in point.items()}
+
+    best, found, _ = search_design(start, check, lambda pt, sat: grown(pt, sat, bounds, base, durations),
+                                   lambda pt: ratings_cost(scenario, pt), n_runs, fit=fit)
+    res = next(r for pt, r in reversed(runs) if pt is best)
+    return ControllerResizing(results=res, scale=_scales(best, base)[2], ratings=best, tried=tried,
+                              compliant=found, gpu_plan=gpu_plan, base=base)
+
+
+def search_design(start: dict, verify, grow, cost_of, n_runs: int, fit=None) -> tuple[dict, bool, list]:
+    """The resize search on designs ``{unit: (p_rated_mw, e_rated_mwh)}`` (pure: the runs are
+    ``verify``'s).
+
+    1. **Bracket**: verify ``start``; while it fails, ``grow`` it by what ran out and verify
+       again, until a design is compliant (``hi``) or nothing can grow.
+    2. **Trim**, coordinate by coordinate: each rating of ``hi`` has a lower end, the largest
+       value of that rating among the failing designs that is below ``hi``'s (the value
+       where it last ran short). Of the ratings whose bracket is wider than
+       :data:`RESIZE_TOL_FRAC` and whose lower end would save more than
+       :data:`RESIZE_COST_TOL_FRAC` of ``hi``'s annual cost (``cost_of``: the ratings' cost),
+       the one that would save most moves to the geometric midpoint (the others stay at
+       ``hi``'s): compliant, it is the new ``hi``; failing, the new lower end. The P and E of
+       a storage trade this way: a power grown by 1.5 x before the energy caught up comes
+       back down once the energy is there.
+    3. The cheapest compliant design verified (``verify``'s cost) is returned.
+
+    Parameters
+    ----------
+    start : dict
+        First design. [MW], [MWh]
+    verify : callable
+        ``verify(point) -> (compliant, saturated, annual_cost_usd_per_year or None)``;
+        ``saturated`` as :func:`grown` takes it.
+    grow : callable
+        ``grow(point, saturated) -> point`` (:func:`grown`).
+    cost_of : callable
+        ``cost_of(point) -> float``: the ratings' annual cost. [USD/yr]
+    n_runs : int
+        Verifications at most.
+    fit : callable, optional
+        ``fit(point) -> point``: a trimmed design moved into its duration bounds.
+
+    Returns
+    -------
+    (best, compliant, history)
+        The design returned (the cheapest compliant one, else the last verified), whether it
+        is compliant, and every ``(point, compliant, cost)`` verified.
+    """
+    history: list[tuple[dict, bool, float | None]] = []
+
+    def run(pt: dict) -> tuple[bool, dict]:
+        ok, sat, cost = verify(pt)
+        history.append((pt, bool(ok), cost))
+        return bool(ok), sat
+
+    point, hi = dict(start), None
+    while len(history) < n_runs:
+        ok, sat = run(point)
         if ok:
             hi = point
             break
-        lo = point
-        nxt = grown(point, sat, bounds, base, durations) if base else point
+        nxt = grow(point, sat)
         if nxt == point:            # every rating that ran out is at its bound
             break
         point = nxt
-    if hi is not None and lo is not None:
-        while len(tried) < n_runs and _spread(lo, hi) > 1.0 + RESIZE_TOL_FRAC:
-            mid = _between(lo, hi)
-            if verify(mid)[0]:
+    if hi is not None:
+        lows: dict = {}
+        for n in hi:
+            for i in (0, 1):
+                vals = [pt[n][i] for pt, ok, _ in history if not ok and pt[n][i] < hi[n][i] * (1 - 1e-9)]
+                if vals:
+                    lows[(n, i)] = max(vals)
+
+        def with_value(pt: dict, c: tuple, v: float) -> dict:
+            n, i = c
+            out = dict(pt)
+            out[n] = (v, pt[n][1]) if i == 0 else (pt[n][0], v)
+            return out
+
+        while len(history) < n_runs:
+            hi_cost = next(cost for pt, ok, cost in reversed(history) if pt is hi)
+            ref = cost_of(hi) if hi_cost is None else hi_cost
+            pick, best_gap = None, 0.0
+            for c, lo_v in lows.items():
+                hv = hi[c[0]][c[1]]
+                if lo_v >= hv or (lo_v > 0 and hv / lo_v <= 1.0 + RESIZE_TOL_FRAC):
+                    continue
+                gap = cost_of(hi) - cost_of(with_value(hi, c, lo_v))
+                if gap > RESIZE_COST_TOL_FRAC * ref and gap > best_gap:
+                    pick, best_gap = c, gap
+            if pick is None:
+                break
+            lo_v, hv = lows[pick], hi[pick[0]][pick[1]]
+            mid = with_value(hi, pick, math.sqrt(lo_v * hv) if lo_v > 0 else 0.5 * hv)
+            if fit is not None:
+                mid = fit(mid)
+            if mid[pick[0]][pick[1]] >= hv * (1 - 1e-9):   # the duration bounds hold it up
+                lows.pop(pick)
+                continue
+            if run(mid)[0]:
                 hi = mid
             else:
-                lo = mid
-    best = hi if hi is not None else runs[-1][0]
-    res = next(r for pt, r in reversed(runs) if pt is best)
-    return ControllerResizing(results=res, scale=_scales(best, base)[2], ratings=best, tried=tried,
-                              compliant=hi is not None, gpu_plan=gpu_plan, base=base)
+                lows[pick] = mid[pick[0]][pick[1]]
+    ok_pts = [(pt, cost) for pt, ok, cost in history if ok]
+    if ok_pts:
+        best = min(ok_pts, key=lambda x: math.inf if x[1] is None else x[1])[0]
+        return best, True, history
+    return history[-1][0], False, history
+
+
+def ratings_cost(scenario, point: dict) -> float:
+    """Annual cost of a design's ratings alone: capex annuity and fixed O&M
+    (:func:`facility.mix.annual_cost` without the dispatch's terms). [USD/yr]"""
+    from facility.config.technology import annuity_lifetime_years, capital_recovery_factor, unit_configs
+
+    opt = scenario.optimize
+    cfgs = {u: uc for n, c in scenario.storages().items() for u, uc in unit_configs(n, c).items()}
+    out = 0.0
+    for n, (p, e) in point.items():
+        c = cfgs[n]
+        crf = capital_recovery_factor(opt.discount_rate_frac, annuity_lifetime_years(c, opt))
+        out += crf * 1000.0 * (p * c.cost_usd_per_kw + e * c.cost_usd_per_kwh) + 1000.0 * p * c.fixed_om_usd_per_kw_year
+    return float(out)
+
+
+def _design_cost(scenario, sol, point: dict, res) -> float:
+    """Annual cost of a verified design: its ratings and the dispatch its run made. [USD/yr]"""
+    from facility import mix
+
+    rs = ControllerResizing(results=res, scale=1.0, ratings=point)
+    return float(mix.annual_cost(scenario, realized_sizing(scenario, sol, rs))["cost"]["total_usd_per_year"])
 
 
 def realized_sizing(scenario, sol, rs: ControllerResizing):

@@ -275,7 +275,8 @@ def test_no_bundled_sizing_scenario_exits_0_with_a_verification_that_is_not_comp
 
 
 def test_the_resize_grows_what_ran_out():
-    """Power-saturated: P grows, E stays; SoC-saturated: E; both: both; neither: the rating
+    """Power-saturated: P grows, E stays; SoC-saturated: E; both: the one grown least so far;
+    neither: the rating
     grown least so far (both when level); what ran out at its bound leaves the others to
     grow; ratings stop at their bounds."""
     from facility.sizing_control import GROW, grown
@@ -287,7 +288,10 @@ def test_the_resize_grows_what_ran_out():
     assert g == {"bess": (10.0 * GROW, 1.0), "rack_storage": (2.0, 0.1)}
     g = grown(pt, {"bess": (0, 3), "rack_storage": (0, 0)}, b)
     assert g == {"bess": (10.0, 1.0 * GROW), "rack_storage": (2.0, 0.1)}
+    # both ran out: one at a time, the one grown least so far (P when level), never both together
     g = grown(pt, {"bess": (1, 3), "rack_storage": (0, 0)}, b)
+    assert g == {"bess": (10.0 * GROW, 1.0), "rack_storage": (2.0, 0.1)}
+    g = grown(g, {"bess": (1, 3), "rack_storage": (0, 0)}, b, pt)
     assert g == {"bess": (10.0 * GROW, 1.0 * GROW), "rack_storage": (2.0, 0.1)}
     # nothing saturated: the rating grown least so far over the foresight design (both when level)
     assert grown(pt, {}, b) == {n: (p * GROW, e * GROW) for n, (p, e) in pt.items()}

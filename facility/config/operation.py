@@ -42,6 +42,11 @@ class ControllerConfig(StrictModel):
         "in storage at full power for the energy that change leaves to it (span / rate + "
         "span^2 / (2 rate) / sum of p_rated + 2 x spec.window_s), between 30 and 600 s."))
     replan_s: float = F(5.0, unit="s", gt=0, le=86400.0, description="MPC re-planning interval.")
+    mpc_reuse_max: int = F(4, unit="-", ge=0, le=1000, description=(
+        "MPC: re-plans in a row that may keep the plan in force (shifted, no LP solve) where it "
+        "still holds: it was a plain plan, and the new forecast, the PCC measured since and "
+        "each storage's energy agree with it within 2 % of the smallest window allowance "
+        "(of the rating for the energy); 0 = every re-plan solves."))
     mpc_dt_s: float | None = F(None, unit="s", gt=0, le=3600.0, description=(
         "MPC time step (rounded to a multiple of dt_s); it must divide every window of the "
         "spec's limits (ramp_window_s, window_s, 60 s under a per-minute limit), else validate "

@@ -27,6 +27,13 @@ at least as close to it as the fastest return of the PCC from its history to the
 leaves the storage (the *descent*, before planning without an end); and the SoC target is
 kept the crash reserve (``controller.crash_reserve_mw``) below the top of its window.
 
+A re-plan keeps the plan in force, shifted, without a solve (``controller.mpc_reuse_max``
+times in a row at most, ``info['n_replans_reused']``) where it still holds: it was a plain
+plan, it covers half a horizon more, and the new forecast, the PCC measured since it was
+made and each storage's energy agree with it within :data:`REUSE_TOL_FRAC` (of the smallest
+window allowance; of the rating). The loop applies only a plan's first interval, so such a
+plan is the one a new solve would give up to the solver's tolerance.
+
 A solve that fails (infeasible even without the SoC band, solver error) or takes longer
 than ``mpc_deadline_s`` leaves the interval to the filter controller (bumpless: its grid
 target starts from the last planned PCC power and moves at the spec's allowed rate), logged
@@ -67,6 +74,9 @@ SOC_KEEP_FRAC = 0.02
 DESCENT_TOL_FRAC = 1e-4
 #: Grid power a SoC recovery may take, as a share of the site's load level. [frac]
 REC_LEVEL_FRAC = 0.05
+#: "Agree" (``controller.mpc_reuse_max`` re-plans in a row may keep the plan in force): the forecast and the PCC within this share of the smallest window allowance of
+#: the MPC's spec, the energy within this share of each storage's rating. [frac]
+REUSE_TOL_FRAC = 0.02
 
 
 class MpcPlanner:
@@ -178,6 +188,7 @@ class MpcPlanner:
         self.crash_reserve_mwh = crash_reserve_mwh(self.crash_drop_mw, self.rate, eta_c)
         self.crash_frac = self.crash_reserve_mwh / e_tot if e_tot > 0 else 0.0
         self.in_descent = False
+        self._prev = None           # the plan in force, for reuse (_reused)
         self.plan_loss_mw = np.zeros(len(params))   # planned conversion loss, last plan [MW]
         self.comp_frac = np.ones(len(params))       # loss compensation left to the loop [frac]
         self.target = self.soc_target.copy()
@@ -350,6 +361,9 @@ class MpcPlanner:
             e_level = out_e[:, t - period:t].mean(axis=1)
         soc_now = np.array([min(max(e_level[i] / e_rated[i] if e_rated[i] > 0 else p.initial_soc_frac,
                                     p.min_soc_frac), p.max_soc_frac) for i, p in enumerate(prm)])
+        kept = self._reused(t, fc, out_pcc, e_level, e_rated, loss_mw, info)
+        if kept is not None:
+            return kept
         wlo, whi, _ = self._soc_windows(rip, period, soc_now, reserves)
         # power headroom for each storage's share of the ripple
         # (not the fast one's: it closes the gap, and what it cannot deliver goes to the others)
@@ -430,6 +444,51 @@ class MpcPlanner:
                                      "slacks, the least violation (whether the limits held "
                                      "over the run: metrics.json compliance)"})
         p_out = np.stack([p_sto[n] for n in self.names])
+        self._count_plan_loss(p_out, np.asarray(loss_mw, dtype=float))
+        self._prev = ({"t": t, "fc": np.asarray(fc, dtype=float).copy(), "pcc": pcc, "p": p_out,
+                       "e0": np.asarray(e_level, dtype=float).copy(), "mode": self.mode, "reused": 0}
+                      if pinfo["status"] == "ok" and self.ctrl.mpc_reuse_max > 0 else None)
+        return pcc, p_out
+
+    def _reused(self, t: int, fc: np.ndarray, out_pcc: np.ndarray, e_level: np.ndarray,
+                e_rated: np.ndarray, loss_mw, info: dict):
+        """The plan in force shifted to step ``t`` where it still holds
+        (``controller.mpc_reuse_max``, :data:`REUSE_TOL_FRAC`), else None. The loop only applies a plan's first re-plan
+        interval, so a plan that the forecast, the PCC and the SoC have kept to is the one a
+        new solve would give up to the solver's tolerance; what they did not keep to is
+        solved again. [MW]"""
+        prev = self._prev
+        if prev is None or prev["reused"] >= self.ctrl.mpc_reuse_max or prev["mode"] != self.mode:
+            return None
+        elapsed = t - prev["t"]
+        if elapsed <= 0 or elapsed % self.r:
+            return None
+        s = elapsed // self.r
+        n_left = prev["fc"].size - s
+        if n_left < max(1, self.n_h // 2, -(-self.replan_k // self.r)):
+            return None
+        allow = [min(dn, up) for _, dn, up in self.limits]
+        tol = REUSE_TOL_FRAC * (min(allow) if allow else max(1.0, float(np.mean(np.abs(fc)))))
+        m = min(fc.size, n_left)
+        if float(np.max(np.abs(fc[:m] - prev["fc"][s:s + m]))) > tol:
+            return None
+        # the PCC since the plan was made, on the MPC grid, against the plan's
+        meas = out_pcc[prev["t"]:t]
+        if meas.size != s * self.r or float(np.max(np.abs(meas.reshape(s, self.r).mean(axis=1)
+                                                          - prev["pcc"][:s]))) > tol:
+            return None
+        # each storage's energy against the plan's (its efficiencies)
+        h = self.mpc_dt / 3600.0
+        eta_c = np.array([q.eff_charge_frac for q in self.params.values()])[:, None]
+        eta_d = np.array([q.eff_discharge_frac for q in self.params.values()])[:, None]
+        p = prev["p"][:, :s]
+        e_plan = prev["e0"] + h * np.sum(np.where(p > 0, eta_c * p, p / eta_d), axis=1)
+        if np.any(np.abs(np.asarray(e_level, dtype=float) - e_plan) > REUSE_TOL_FRAC * np.maximum(e_rated, 1e-9)):
+            return None
+        prev["reused"] += 1
+        info["n_replans_reused"] = info.get("n_replans_reused", 0) + 1
+        pcc, p_out = prev["pcc"][s:], prev["p"][:, s:]
+        prev.update(t=t, fc=prev["fc"][s:], pcc=pcc, p=p_out, e0=e_plan)
         self._count_plan_loss(p_out, np.asarray(loss_mw, dtype=float))
         return pcc, p_out
 

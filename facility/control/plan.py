@@ -139,6 +139,8 @@ def plan_once(forecast_mw: np.ndarray, mpc_dt_s: float, attempts: list, spec, op
           "pcc_variation_cost_usd_per_mw": variation_cost, "pcc_variation_lag_steps": int(variation_lag)}
     if p_pcc_history_mw is not None and p_pcc_history_mw.size:
         kw["p_pcc_history_mw"] = p_pcc_history_mw
+    from facility.optimize.solvers.solve import without_diagnosis
+
     res = None
     with warnings.catch_warnings():
         # a plan whose complementarity repair fails keeps a few steps of simultaneous charge
@@ -150,8 +152,10 @@ def plan_once(forecast_mw: np.ndarray, mpc_dt_s: float, attempts: list, spec, op
                 if band is None:
                     continue
             try:
-                res = _solve_dispatch(forecast_mw, mpc_dt_s, cfgs, spec, optimize_cfg,
-                                      terminal_soc_frac=band or None, **kw)
+                # an infeasible attempt only passes to the next: no diagnosis solve
+                with without_diagnosis():
+                    res = _solve_dispatch(forecast_mw, mpc_dt_s, cfgs, spec, optimize_cfg,
+                                          terminal_soc_frac=band or None, **kw)
                 break
             except InfeasibleError as exc:
                 if "time_limit" in str(exc) or "time limit" in str(exc):

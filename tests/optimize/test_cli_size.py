@@ -134,8 +134,10 @@ def test_size_never_exits_0_with_a_controller_that_breaks_the_limits(tmp_path, c
     assert js["verified"] is False and js["verified_by"] == "moving_average"
     tried = js["resize"]["tried"]
     assert tried[0]["scale"] == 1.0 and tried[1]["scale"] == pytest.approx(1.5)
-    # what ran out grew (by 1.5), the rest stayed
+    # what ran out grew (by 1.5), the rest stayed; both ran out: one at a time (P when level)
     sat = tried[0]["saturated"]["bess"]
-    assert tried[1]["p_scale"]["bess"] == pytest.approx(1.5 if sat["power"] or not sat["soc"] else 1.0)
-    assert tried[1]["e_scale"]["bess"] == pytest.approx(1.5 if sat["soc"] or not sat["power"] else 1.0)
+    gp, ge = sat["power"] > 0, sat["soc"] > 0
+    want = {(True, True): (1.5, 1.0), (True, False): (1.5, 1.0), (False, True): (1.0, 1.5),
+            (False, False): (1.5, 1.5)}[(gp, ge)]
+    assert (tried[1]["p_scale"]["bess"], tried[1]["e_scale"]["bess"]) == pytest.approx(want)
     assert js["foresight"]["bess"]["p_rated_mw_opt"] > 0

@@ -178,6 +178,22 @@ def test_infeasible_raises_with_diagnosis():
     assert worst["unit"] == "MW" and worst["max"] > 1.0 and worst["t_s"] >= 30.0
 
 
+def test_without_diagnosis_an_infeasible_solve_raises_at_once():
+    """The MPC's attempts only pass an infeasible one to the next: no penalized re-solve, no
+    slack report; outside the block the diagnosis is back."""
+    from facility.optimize.solvers.solve import without_diagnosis
+
+    dt = 0.1
+    load = load_profile(dt, 60.0)
+    b = bess(extendable=False, p_rated_mw=5.0, e_rated_mwh=1.0)
+    spec = SpecConfig(window_s=5.0, max_window_swing_mw=10.0)
+    with without_diagnosis(), pytest.raises(InfeasibleError, match="not diagnosed") as ei:
+        solve_dispatch(load, dt, {"bess": b}, spec, OPT)
+    assert "slack" not in ei.value.diagnosis and exit_code_for(ei.value) == 3
+    with pytest.raises(InfeasibleError, match="max_window_swing_mw"):
+        solve_dispatch(load, dt, {"bess": b}, spec, OPT)
+
+
 def test_allow_slack_returns_a_plan_with_reported_violation():
     dt = 0.1
     load = load_profile(dt, 60.0)

@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import warnings
 
 import numpy as np
@@ -21,7 +23,7 @@ from facility.optimize.solvers.lp import LpSolution, extend_highs, resolve_with_
 from facility.optimize.model.result import SolveInfo, gap_frac
 from facility.optimize.model.spectral import BINS_PER_ROUND, SEED_BINS
 
-__all__ = ["SLACK_PENALTY_KUSD", "solve_lp", "soften", "soften_new", "slack_report", "diagnose",
+__all__ = ["SLACK_PENALTY_KUSD", "without_diagnosis", "solve_lp", "soften", "soften_new", "slack_report", "diagnose",
            "burn_overlap", "overlap_steps", "repair_complementarity", "undo_repair", "solve_model", "is_time_limit"]
 
 #: Penalty of one MW (MWh) of violation of one soft row in the diagnosis solve. [k$]
@@ -104,6 +106,22 @@ def slack_report(lp: LinearProgram, x: np.ndarray, dt_s: float) -> dict:
         else:
             prev["n_violated"] += int(np.sum(v > _SLACK_TOL))
     return out
+
+
+_DIAGNOSE = contextvars.ContextVar("facility_diagnose_infeasible", default=True)
+
+
+@contextlib.contextmanager
+def without_diagnosis():
+    """Within it, a solve with no solution raises :class:`~facility.errors.InfeasibleError` at
+    once, without :func:`diagnose`'s penalized re-solve (as costly as the solve itself) that
+    names the limits: for a caller that only goes on to its next formulation (the MPC's
+    attempts, :func:`facility.control.plan.plan_once`)."""
+    token = _DIAGNOSE.set(False)
+    try:
+        yield
+    finally:
+        _DIAGNOSE.reset(token)
 
 
 def diagnose(build, optimize, dt_s: float, first: LpSolution) -> InfeasibleError:
@@ -372,6 +390,9 @@ def solve_model(m, build, optimize, dt_s: float, build_s: float, *,
                     f"proving optimality ({m.lp.n_cols} variables, {m.lp.n_rows} constraints); raise "
                     f"the limit or shorten the horizon / coarsen dt_s", {"termination": sol.termination},
                     lower_bound_usd=last_lower)
+            if not _DIAGNOSE.get():
+                raise InfeasibleError(f"the optimizer found no solution ({sol.termination}; not diagnosed)",
+                                      {"termination": sol.termination})
             raise diagnose(lambda: spectral.replay(build()) if rows is not None else build(),
                            optimize, dt_s, sol)
         solve_s += sol.solve_s
