@@ -31,6 +31,8 @@ def design_units(sizing: dict, scenario=None) -> list[dict]:
 
     def add(name: str, d: dict, tech):
         p, e = (float(v) if float(v) > 0 else 0.0 for v in (d["p_rated_mw_opt"], d["e_rated_mwh_opt"]))
+        if tech is None and "." in name:       # a hybrid unit, <storage>.<technology>
+            tech = name.split(".", 1)[1]
         if tech is None and scenario is not None:
             st = scenario.storages().get(name.split(".")[0])
             tech = getattr(st, "technology", None)
@@ -45,7 +47,7 @@ def design_units(sizing: dict, scenario=None) -> list[dict]:
         else:                                   # one entry per unit: <storage>.<technology>
             for t, d in v.items():
                 if isinstance(d, dict) and "p_rated_mw_opt" in d:
-                    add(f"{k}.{t}", d, d.get("technology", t))
+                    add(f"{k}.{t}", d, d.get("technology") or t)
     return out
 
 

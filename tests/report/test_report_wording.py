@@ -56,6 +56,10 @@ def test_every_design_row_names_a_technology_its_cost_year_and_unverified_figure
     assert rows["rack_storage"]["technology"] == NO_TECHNOLOGY and rows["rack_storage"]["unverified"] is None
     assert rows["bess.supercap"]["technology"] == "supercap" and rows["bess.supercap"]["cost_year"] == 2008
     assert rows["bess.lfp_1h"]["cost_year"] == 2022 and "cycle_life" in rows["bess.lfp_1h"]["unverified"]
+    # sizing.json as size writes it: one flat entry per unit, "<storage>.<technology>"
+    flat = {"bess.supercap": sizing["bess"]["supercap"], "bess.lfp_1h": sizing["bess"]["lfp_1h"]}
+    assert {u["name"]: u["technology"] for u in design_units(flat, s)} == {"bess.supercap": "supercap",
+                                                                          "bess.lfp_1h": "lfp_1h"}
     # one duration unit for all: 36 s and 3,600 s, never "36 s" beside "1 h"
     assert duration_unit(u["duration_h"] for u in units) == ("s", 3600.0)
 
