@@ -43,8 +43,8 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
 
-    from facility.config import scenario_from_dict
-    from facility.simulate import run_scenario
+    from facility.scenario import scenario_from_dict
+    from facility.run.orchestrator import run_scenario
 
     scenario = scenario_from_dict(scenario_dict(args.horizon_s), "bench_cosim")
     with tempfile.TemporaryDirectory() as tmp:

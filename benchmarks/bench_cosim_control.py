@@ -131,10 +131,10 @@ def _row(case: str, kind: str, res, wall_s: float) -> dict:
 
 
 def compare(cases: list[str], kinds: list[str], horizon_s: float | None, markdown: str | None) -> int:
-    from facility.config.load import load_scenario
+    from facility.scenario import load_scenario
     from facility.control.regret import regret_vs_optimal
     from facility.errors import FacilityError
-    from facility.simulate import run_scenario
+    from facility.run.orchestrator import run_scenario
 
     warnings.filterwarnings("ignore")
     logging.disable(logging.WARNING)
@@ -183,7 +183,7 @@ def compare(cases: list[str], kinds: list[str], horizon_s: float | None, markdow
 
 def _verdict(case: str, results: dict, sized: bool = False) -> dict:
     from facility.control.regret import regret_vs_optimal
-    from facility.simulate import run_scenario
+    from facility.run.orchestrator import run_scenario
 
     v = {"case": case, "verdict": True}
     mpc, opt, flt = results.get("mpc"), results.get("optimal"), results.get("filter")

@@ -32,7 +32,7 @@ import time
 import numpy as np
 from scipy import signal
 
-from facility.config import scenario_from_dict
+from facility.scenario import scenario_from_dict
 from facility.config.grid_impact import GridImpactConfig
 from facility.grid_impact import build_model, grid_impact_metrics
 from facility.grid_impact.metrics import hold_factor

@@ -132,8 +132,8 @@ def non_periodic_load(kind: str, horizon_s: float, dt_s: float, workdir: str | N
     import tempfile
     from pathlib import Path
 
-    from facility.config.load import scenario_from_dict
-    from facility.simulate import generate_trace
+    from facility.scenario import scenario_from_dict
+    from facility.run.orchestrator import generate_trace
 
     job = {"name": "pretrain", "gpu": "b200", "n_gpus": 72800, "workload": "stochastic",
            "period_s": 4.0, "compute_frac": 0.8, "p_low_frac": 0.4, "jitter_frac": 0.1,

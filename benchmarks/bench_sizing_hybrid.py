@@ -36,9 +36,9 @@ CASES = ("hybrid_gb200_30k", "hybrid_h100_50k")
 
 def inputs(case: str):
     """(load [MW], dt [s], storages, spec, optimize) that ``facility size`` hands the optimizer."""
-    from facility.config import load_scenario
+    from facility.scenario import load_scenario
     from facility.grid_impact.lp import lp_spec
-    from facility.sizing import sizing_inputs
+    from facility.sizing.pipeline import sizing_inputs
 
     sc = load_scenario(str(HERE / "scenarios" / f"{case}.toml"))
     si = sizing_inputs(sc)

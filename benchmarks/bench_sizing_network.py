@@ -2,7 +2,7 @@
 
 1. **Loss-aware against lossless** (issue target: ≤ 1.5×): the same scenario's sizing LP on the
    site load (lossless, one solve) and through the network (sequential LP,
-   :func:`facility.sizing_network.size_through_network`: its LP solves and power flows), on
+   :func:`facility.sizing.network.size_through_network`: its LP solves and power flows), on
 
    * ``jittered``: the bundled ``sizing_stochastic_hour`` (an hour of a jittered 100 MW job at
      0.1 s, 36,000 steps, the interior-point strategy), and
@@ -37,7 +37,7 @@ START_STOP = ["jobs.0.start_s=300", "jobs.0.stop_s=3300", "jobs.0.ramp_s=10"]
 
 
 def _scenario(horizon_s: float, extra: list[str]):
-    from facility.config import load_scenario
+    from facility.scenario import load_scenario
 
     sets = [f"time.horizon_s={horizon_s}"] + extra
     if horizon_s < 3600:
@@ -48,8 +48,8 @@ def _scenario(horizon_s: float, extra: list[str]):
 def loss_case(name: str, horizon_s: float, extra: list[str]) -> dict:
     """Lossless LP against the loss-aware sequential LP on one scenario."""
     from facility.optimize import size_storage
-    from facility.sizing import sizing_inputs
-    from facility.sizing_network import size_through_network
+    from facility.sizing.pipeline import sizing_inputs
+    from facility.sizing.network import size_through_network
 
     s = _scenario(horizon_s, extra)
     si = sizing_inputs(s)
@@ -80,7 +80,7 @@ def _cpu_s() -> float:
 
 def mpc_case(horizon_s: float) -> dict:
     """``facility size`` of the bundled stochastic hour, verified and re-sized for the MPC."""
-    from facility.sizing import size_scenario
+    from facility.sizing.pipeline import size_scenario
 
     s = _scenario(horizon_s, [])
     c0 = _cpu_s()

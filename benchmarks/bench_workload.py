@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from facility.config import scenario_from_dict
+from facility.scenario import scenario_from_dict
 from facility.config.library import load_gpu
 from facility.workload import draw_iteration_plan, generate_load, resolve_job_params
 from facility.workload.iterations import segment_starts_s

@@ -6,7 +6,7 @@ Run from the repository root::
 
 It uses only facility's public functions: ``facility.config.load.scenario_from_dict``,
 ``facility.workload.generate_load``, ``facility.gpu.apply_gpu_controls`` and
-``facility.simulate.run_scenario`` (metrics and compliance exactly as ``facility run``).
+``facility.run.orchestrator.run_scenario`` (metrics and compliance exactly as ``facility run``).
 
 1. Fig. 5: a GB200 square-wave microbenchmark with the floor at 65 % of TDP: ramp-up, steady,
    stop delay and ramp-down phases (one GPU of the first rack group).
@@ -29,7 +29,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from facility.config.load import scenario_from_dict  # noqa: E402
+from facility.scenario import scenario_from_dict
 from facility.gpu import apply_gpu_controls  # noqa: E402
 from facility.workload import generate_load  # noqa: E402
 
@@ -37,7 +37,7 @@ FIG_DIR = Path(__file__).resolve().parent / "figures"
 PAPER_OVERHEAD_FRAC = 0.105
 
 try:  # the orchestrator (metrics + compliance exactly as `facility run`)
-    from facility.simulate import run_scenario
+    from facility.run.orchestrator import run_scenario
 except ImportError:  # pragma: no cover - early checkouts
     run_scenario = None
 

@@ -18,8 +18,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from facility.config import load_scenario  # noqa: E402
-from facility.simulate import run_scenario  # noqa: E402
+from facility.scenario import load_scenario
+from facility.run.orchestrator import run_scenario  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

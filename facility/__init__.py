@@ -2,7 +2,7 @@
 
 Layers (like pvlib): pure numpy/pandas functions (``facility.workload``, ``facility.gpu``,
 ``facility.metrics``, ``facility.storage``) -> thin objects -> one orchestrator
-(:func:`facility.simulate.run_scenario`) returning a documented :class:`facility.results.Results`.
+(:func:`facility.run.orchestrator.run_scenario`) returning a documented :class:`facility.cosim.results.Results`.
 Pyomo lives only in ``facility.optimize``; pandapower only in ``facility.electrical``.
 """
 

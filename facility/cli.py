@@ -64,7 +64,7 @@ def _positive_gib(text: str) -> float:
 def _load(args):
     """Load and validate the scenario, then check its resource estimate against the budget
     (``--max-memory-gib``); returns ``(scenario, estimate)``."""
-    from facility.config import load_scenario
+    from facility.scenario import load_scenario
     from facility.config.resources import check_resources
 
     s = load_scenario(args.scenario, args.overrides)
@@ -166,7 +166,7 @@ def _cmd_trace(args) -> int:
     out: Path = args.out
     suffixes = (".csv", ".parquet", ".pq")
     full = check_out_file(out, force=args.force, suffixes=suffixes)
-    from facility.simulate import generate_trace   # after the refusals: it loads the models
+    from facility.run.orchestrator import generate_trace   # after the refusals: it loads the models
 
     s, _ = _load(args)
     df = generate_trace(s)
@@ -204,7 +204,7 @@ def _summary(res, out: Path, wall_s: float) -> str:
 
 def _cmd_run(args) -> int:
     from facility.report.outdir import check_out_dir
-    from facility.simulate import run_scenario
+    from facility.run.orchestrator import run_scenario
 
     t0 = time.perf_counter()
     check_out_dir(args.out, force=args.force, kinds=("run", "size"))
@@ -232,7 +232,7 @@ def _nonneg(x: float) -> float:
 
 def _cmd_size(args) -> int:
     from facility.report.outdir import check_out_dir
-    from facility.sizing import size_scenario
+    from facility.sizing.pipeline import size_scenario
 
     t0 = time.perf_counter()
     check_out_dir(args.out, force=args.force, kinds=("run", "size"))

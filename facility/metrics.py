@@ -425,7 +425,7 @@ def limit_margins(metrics: dict, spec: "SpecConfig", extra: dict | None = None) 
     ``{value_<unit>, limit_<unit>, margin_<unit>}`` with margin = limit − value (negative:
     violated by that much) in the limit's unit (:data:`LIMIT_UNITS`; a band's peak in MW).
     ``extra``: further rows ``{row: (value, limit, unit)}`` (the grid-impact limits:
-    :func:`facility.run_blocks.grid_impact_margins`). Rows without a number (ride-through's
+    :func:`facility.cosim.blocks.grid_impact_margins`). Rows without a number (ride-through's
     yes/no) have none.
 
     Examples

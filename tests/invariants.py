@@ -16,7 +16,7 @@ def _leaves(obj, path=""):
 
 
 def check_invariants(res, *, balance_rel_tol: float = 1e-6) -> None:
-    """Assert the contract invariants of a :class:`facility.simulate.Results`.
+    """Assert the contract invariants of a :class:`facility.run.orchestrator.Results`.
 
     * every metrics.json leaf is a finite number or a bool;
     * the timeseries has the contract columns and one row per step;

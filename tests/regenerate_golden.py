@@ -138,9 +138,9 @@ def check_of(path: str, mode: str) -> tuple[str, str]:
 
 
 def run_case(name: str) -> dict:
-    from facility.config import load_scenario
-    from facility.simulate import run_scenario
-    from facility.sizing import size_scenario
+    from facility.scenario import load_scenario
+    from facility.run.orchestrator import run_scenario
+    from facility.sizing.pipeline import size_scenario
 
     file, overrides, mode = CASES[name]
     s = load_scenario(SCENARIOS / file, overrides)

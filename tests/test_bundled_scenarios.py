@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from facility.config import load_scenario
-from facility.simulate import run_scenario
+from facility.scenario import load_scenario
+from facility.run.orchestrator import run_scenario
 from tests.conftest import SCENARIOS, SHARED_EXAMPLES
 
 #: The four copies of the reference examples: byte-identical to the originals, so their

@@ -88,8 +88,8 @@ def test_size_requires_extendable(cmd, tmp_path, capsys):
 @pytest.fixture
 def no_simulation(monkeypatch):
     """Fail the test if a simulation, sizing or trace starts."""
-    import facility.simulate as sim
-    import facility.sizing as sizing
+    import facility.run.orchestrator as sim
+    import facility.sizing.pipeline as sizing
 
     def forbidden(*a, **k):
         raise AssertionError("the simulation started although --out was refused")
@@ -190,9 +190,9 @@ def test_export_net_checks_the_extension_and_keeps_a_users_file(tmp_path, capsys
 
 
 def test_library_run_refuses_a_foreign_folder_before_simulating(tmp_path):
-    from facility.config import load_scenario
+    from facility.scenario import load_scenario
     from facility.errors import ScenarioError
-    from facility.simulate import run_scenario
+    from facility.run.orchestrator import run_scenario
 
     out = tmp_path / "x"
     out.mkdir()
@@ -235,7 +235,7 @@ def test_each_warning_is_printed_once_with_one_prefix(monkeypatch, capsys):
     def noisy(args):
         for _ in range(3):            # a size-and-verify loop repeating itself
             warnings.warn("storage near its SoC bound")
-            logging.getLogger("facility.sizing").warning("storage near its SoC bound")
+            logging.getLogger("facility.sizing.pipeline").warning("storage near its SoC bound")
         logging.getLogger("facility.x").warning("another one")
         return 0
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from facility.cli import main
-from facility.config import load_scenario
+from facility.scenario import load_scenario
 from facility.config.files import shown
 from facility.errors import ScenarioError, bounded, is_no_space
 from tests.conftest import REPO, SCENARIOS
@@ -397,7 +397,7 @@ def test_validate_reports_the_crashes_and_events_json(tmp_path, capsys):
 
 def test_an_events_json_larger_than_the_free_space_is_refused_before_the_run(tmp_path, capsys, monkeypatch):
     import facility.config.resources as res
-    import facility.simulate as sim
+    import facility.run.orchestrator as sim
 
     monkeypatch.setattr(res, "_free_bytes", lambda path: 5_000_000)
     monkeypatch.setattr(sim, "run_scenario", lambda *a, **k: pytest.fail("the run started"))
@@ -536,7 +536,7 @@ def test_a_library_write_refuses_a_target_another_command_claims(tmp_path):
 
 
 def test_a_refused_claim_leaves_no_parent_folders(tmp_path, monkeypatch):
-    import facility.simulate as sim
+    import facility.run.orchestrator as sim
 
     def fail(*a, **k):
         raise ScenarioError("refused later")

@@ -204,13 +204,13 @@ def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
 
 def test_the_cosimulation_stays_below_the_orchestrators():
     # issue 44: run_scenario sizes an extendable storage first and the sizing verifies its
-    # designs by simulating them; the co-simulation of a fixed design (facility.cosim) is the
+    # designs by simulating them; the co-simulation of a fixed design (facility.cosim.design) is the
     # room both build on, so it reaches neither of them
-    above = {"facility.simulate", "facility.cli", "facility.sweep.worker"} | {
-        m for m in GRAPH if m.startswith("facility.sizing")}
-    assert sorted(reachable(GRAPH, "facility.cosim") & above) == []
-    assert "facility.cosim" in GRAPH["facility.sizing"] and "facility.cosim" in GRAPH["facility.simulate"]
-    assert "facility.simulate" not in GRAPH["facility.sizing"] | GRAPH["facility.sizing_control"]
+    above = {"facility.run.orchestrator", "facility.cli", "facility.sweep.worker"} | {
+        m for m in GRAPH if m.startswith("facility.sizing.pipeline")}
+    assert sorted(reachable(GRAPH, "facility.cosim.design") & above) == []
+    assert "facility.cosim.design" in GRAPH["facility.sizing.pipeline"] and "facility.cosim.design" in GRAPH["facility.run.orchestrator"]
+    assert "facility.run.orchestrator" not in GRAPH["facility.sizing.pipeline"] | GRAPH["facility.sizing.resize"]
 
 
 def test_the_optimizer_keeps_its_layer_rule():

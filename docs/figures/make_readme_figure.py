@@ -16,8 +16,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from facility.config.load import load_scenario  # noqa: E402
-from facility.simulate import run_scenario  # noqa: E402
+from facility.scenario import load_scenario
+from facility.run.orchestrator import run_scenario  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(__file__).resolve().parent / "readme_pcc_power.png"

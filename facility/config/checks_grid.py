@@ -92,7 +92,7 @@ def check_grid_events(s: "Scenario") -> list[str]:
             except ScenarioError as exc:
                 out.append(str(exc))
     if s.grid_events and any(n.startswith("ups.") for n in s.storage_units()):
-        # what the run refuses (facility.cosim, grid events stage), refused here already
+        # what the run refuses (facility.cosim.design, grid events stage), refused here already
         out.append(f"ups.technologies = {list(s.ups.technologies)!r} with [[grid_events]]: the UPS transfer "
                    "model runs one UPS battery; set ups.technology to one technology, or drop the "
                    "grid_events")

@@ -13,10 +13,11 @@ from pydantic import ValidationError
 
 from facility.config import files
 from facility.config.checks import check_scenario
-from facility.config.library import load_spec_table
+from facility.config.library import load_gpu, load_spec_table
 from facility.config.messages import format_validation_error
 from facility.config.schema import STORAGE_NAMES, Scenario
-from facility.config.technology import apply_technologies
+from facility.config.resolved import Library
+from facility.config.technology import apply_technologies, load_technology
 from facility.errors import ScenarioError
 
 __all__ = [
@@ -161,6 +162,21 @@ def override_keys(data: dict, overrides: Iterable[str] | None) -> list[tuple[str
     return out
 
 
+def config_library(scenario: Scenario) -> Library:
+    """The entries of the configuration's own libraries a scenario names: its jobs' GPU models
+    and its storage technologies, each read once (:mod:`facility.config.resolved`)."""
+    gpus = {}
+    for i, job in enumerate(scenario.jobs):
+        if job.gpu not in gpus:
+            gpus[job.gpu] = load_gpu(job.gpu, key=f"jobs[{i}].gpu")
+    techs = {}
+    for sec, cfg in ((n, getattr(scenario, n)) for n in STORAGE_NAMES):
+        for ref in ([cfg.technology] if cfg.technology else []) + list(cfg.technologies or []):
+            if ref not in techs:
+                techs[ref] = load_technology(ref, key=f"{sec}.technology")
+    return Library(gpus=gpus, technologies=techs)
+
+
 def scenario_from_dict(data: dict, source: str = "<scenario>", base_dir: Path | None = None,
                        check: bool = True, overrides: list[tuple[str, str]] | None = None) -> Scenario:
     """Validate a raw scenario dict (schema, then physics checks).
@@ -197,6 +213,10 @@ def scenario_from_dict(data: dict, source: str = "<scenario>", base_dir: Path | 
             getattr(scenario, sec)._defaults_from = notes
         if check:
             check_scenario(scenario, source)
+        try:
+            scenario._library = config_library(scenario)
+        except ScenarioError as exc:
+            raise ScenarioError(f"{source}: {exc}") from None
     except RecursionError:
         raise ScenarioError(f"{source}: the scenario is nested too deeply to validate; a scenario "
                             "needs at most 4 levels of tables and arrays") from None

@@ -1,7 +1,7 @@
 """What validates must run: the preconditions of every stage, checked before anything runs.
 
 :mod:`facility.config.checks` holds the physics checks of the scenario as written; this module
-adds the preconditions that the stages of a run (:func:`facility.simulate.run_scenario`) would
+adds the preconditions that the stages of a run (:func:`facility.run.orchestrator.run_scenario`) would
 otherwise only find while running, after allocating their arrays:
 
 =================== =========================================================================

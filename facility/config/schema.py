@@ -19,6 +19,7 @@ from pydantic import Field, PrivateAttr, field_validator, model_validator
 from facility.config.events import GridEventConfig, RideThroughSpec
 from facility.config.grid_impact import GridImpactConfig
 from facility.config.operation import ControllerConfig, MonitorConfig, OptimizeConfig
+from facility.config.resolved import NotResolvedError
 from facility.config.schema_base import F, StrictModel
 
 __all__ = [
@@ -512,6 +513,10 @@ class SpecConfig(StrictModel):
 class Scenario(StrictModel):
     """A complete scenario: what runs, on what, under which limits, with which mitigations."""
 
+    #: the library entries the scenario names, as objects (:mod:`facility.config.resolved`);
+    #: attached by the loader, not a scenario key
+    _library: Any = PrivateAttr(default=None)
+
     schema_version: Literal[1] = F(1, description="Version of the scenario schema.")
     name: str = F("scenario", description="Scenario name.", min_length=1)
     description: str = F("", description="Free text.")
@@ -546,6 +551,22 @@ class Scenario(StrictModel):
                                  f"must be unique")
             first[j.name] = i
         return jobs
+
+    @property
+    def library(self):
+        """The library entries this scenario names (:class:`facility.config.resolved.Library`).
+
+        Raises
+        ------
+        facility.config.resolved.NotResolvedError
+            The scenario was built in code and not resolved
+            (:func:`facility.scenario.resolve`).
+        """
+        if self._library is None:
+            raise NotResolvedError(
+                f"scenario {self.name!r} is not resolved: load it with "
+                "facility.scenario.load_scenario, or call facility.scenario.resolve(scenario)")
+        return self._library
 
     def storages(self) -> dict[str, StorageConfig]:
         """Enabled storages by name (``rack_storage``, ``ups``, ``bess``), in that order."""

@@ -109,9 +109,9 @@ def regret_vs_optimal(results, optimal=None, run_scenario=None) -> dict:
 
     Parameters
     ----------
-    results : facility.simulate.Results
+    results : facility.run.orchestrator.Results
         The controller run.
-    optimal : facility.simulate.Results, optional
+    optimal : facility.run.orchestrator.Results, optional
         The optimal run; solved and simulated here when not given (one LP over the whole
         horizon: slow on long fine-grained horizons).
     run_scenario : callable, optional

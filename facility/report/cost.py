@@ -8,7 +8,7 @@ import html
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from facility.results import Results
+    from facility.cosim.results import Results
 
 __all__ = ["cost_section"]
 

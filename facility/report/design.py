@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from facility.metrics import verdict_text
 
 if TYPE_CHECKING:
-    from facility.results import Results
+    from facility.cosim.results import Results
 
 __all__ = ["design_units", "design_line", "design_html", "duration_text", "duration_unit", "growth_text",
            "NO_TECHNOLOGY", "technology_rows"]

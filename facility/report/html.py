@@ -12,7 +12,7 @@ from facility.report.cost import cost_section
 from facility.report.design import design_html
 
 if TYPE_CHECKING:
-    from facility.results import Results
+    from facility.cosim.results import Results
 
 __all__ = ["render_report", "compliance_rows", "electrical_rows", "fmt_number"]
 

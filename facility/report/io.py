@@ -24,7 +24,7 @@ from facility.report.outdir import MANIFEST_FILE, check_out_dir
 from facility.report.staging import TMP_MARKER, make_temp_dir, swap_into_place
 
 if TYPE_CHECKING:
-    from facility.results import Results
+    from facility.cosim.results import Results
 
 __all__ = ["atomic_dir", "atomic_file", "write_json", "write_outputs", "manifest", "git_revision"]
 

@@ -36,7 +36,7 @@ import numpy as np  # noqa: E402
 from facility.metrics import rolling_min_max, spectrum, window_steps  # noqa: E402
 
 if TYPE_CHECKING:
-    from facility.results import Results
+    from facility.cosim.results import Results
 
 __all__ = ["envelope", "write_plots", "rolling_swing_mw", "rolling_ramp_mw_per_s", "spectrum_axis_hz"]
 

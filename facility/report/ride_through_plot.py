@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 if TYPE_CHECKING:  # pragma: no cover
-    from facility.results import Results
+    from facility.cosim.results import Results
 
 __all__ = ["curve_boundary", "plot_ride_through"]
 

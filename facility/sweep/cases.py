@@ -31,7 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from facility.config.files import MAX_CSV_BYTES, read_text
-from facility.config.load import apply_overrides, parse_override, scenario_from_dict
+from facility.config.load import apply_overrides, parse_override
+from facility.scenario import scenario_from_dict
 from facility.errors import ScenarioError
 
 __all__ = ["split_values", "expand_values", "expand_cases", "case_ids", "validate_cases", "CASE_ID_COLUMN"]

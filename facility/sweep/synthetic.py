@@ -1,4 +1,4 @@
-"""A cheap stand-in for :func:`facility.simulate.run_scenario` with the same metrics layout.
+"""A cheap stand-in for :func:`facility.run.orchestrator.run_scenario` with the same metrics layout.
 
 For tests and the overhead benchmark of the sweep engine: it builds an ideal square-wave
 site power from the scenario's first job, lifts its low phase to the GPU floor, shaves the

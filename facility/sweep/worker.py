@@ -28,7 +28,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from facility.config.load import apply_overrides, scenario_from_dict
+from facility.config.load import apply_overrides
+from facility.scenario import scenario_from_dict
 from facility.config.resources import check_resources
 from facility.report.staging import apply_umask
 from facility.sweep.derive import derive
@@ -53,7 +54,8 @@ def default_case_fn(scenario, out_dir: Path | None, mode: str = "run", plots: bo
     Returns the nested ``metrics.json`` dict; ``size`` adds the ``sizing`` block
     (sizing.json content).
     """
-    from facility import simulate, sizing
+    from facility.run import orchestrator as simulate
+    from facility.sizing import pipeline as sizing
 
     if mode == "size":
         kw = {"plots": plots} if _accepts(sizing.size_scenario, "plots") else {}

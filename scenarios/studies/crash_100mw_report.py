@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from facility.config import load_scenario
+from facility.scenario import load_scenario
 
 
 def fastest_fall_mw_per_s(spec) -> float:

@@ -50,9 +50,9 @@ def _row(case: str, res, wall_s: float) -> dict:
 
 
 def main(argv=None) -> int:
-    from facility.config import load_scenario
-    from facility.simulate import run_scenario
-    from facility.sizing import size_scenario
+    from facility.scenario import load_scenario
+    from facility.run.orchestrator import run_scenario
+    from facility.sizing.pipeline import size_scenario
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", nargs="?", default="out/study_paper_100mw_grid_impact")

@@ -28,11 +28,11 @@ from pathlib import Path
 
 import numpy as np
 
-from facility.config import load_scenario
+from facility.scenario import load_scenario
 from facility.config.library import load_spec_table
 from facility.config.schema import SpecConfig
-from facility.simulate import run_scenario
-from facility.sizing import size_scenario
+from facility.run.orchestrator import run_scenario
+from facility.sizing.pipeline import size_scenario
 
 HERE = Path(__file__).resolve().parent
 SCENARIO = HERE / "paper_100mw_mix.toml"

@@ -13,11 +13,11 @@ import csv
 import sys
 from pathlib import Path
 
-from facility.config import scenario_from_dict
+from facility.scenario import scenario_from_dict
 from facility.config.events import RideThroughSpec
 from facility.config.library import load_spec_table
 from facility.electrical.ride_through import curve_worst_sags
-from facility.simulate import run_scenario
+from facility.run.orchestrator import run_scenario
 
 SITE = {
     "schema_version": 1, "name": "sag_100mw", "seed": 11,

@@ -16,7 +16,7 @@ import pytest
 import tomli_w
 
 from facility.cli import main
-from facility.config import load_scenario
+from facility.scenario import load_scenario
 from facility.config.files import check_file, read_toml
 from facility.errors import ScenarioError
 from tests.conftest import SCENARIOS
@@ -196,7 +196,7 @@ def test_run_preconditions_refused_at_validate(capsys, overrides, pattern):
 
 
 def test_resolved_low_level_above_high_level(tiny_scenario_dict):
-    from facility.config import scenario_from_dict
+    from facility.scenario import scenario_from_dict
 
     job = dict(tiny_scenario_dict["jobs"][0], p_high_frac=0.15)
     del job["p_low_frac"]

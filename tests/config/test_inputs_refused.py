@@ -22,7 +22,7 @@ import tomli_w
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from facility.config import scenario_from_dict
+from facility.scenario import scenario_from_dict
 from facility.config.schema import BessConfig, Scenario
 from facility.control.mpc_grid import choose_grid, given_step_problems
 from facility.errors import ScenarioError

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from facility.cli import main
-from facility.config import load_scenario
+from facility.scenario import load_scenario
 from facility.config.plausibility import estimate_peak_site_mw
 from facility.config.plausibility import plausibility_warnings
 
@@ -77,7 +77,7 @@ def test_a_limit_just_within_reach_does_not_warn():
 
 
 def test_run_lists_them_in_events(tmp_path):
-    from facility.simulate import run_scenario
+    from facility.run.orchestrator import run_scenario
 
     s = load_scenario(DEFAULT)
     s = s.model_copy(update={"spec": s.spec.model_copy(update={"max_window_swing_mw": 10000.0}),

@@ -6,7 +6,7 @@ import glob
 
 import pytest
 
-from facility.config import load_scenario, scenario_from_dict
+from facility.scenario import load_scenario, scenario_from_dict
 from facility.config import checks
 from facility.config.load import apply_overrides, dump_scenario_toml, parse_override, read_toml
 from facility.errors import NotSupportedError, ScenarioError

@@ -1,7 +1,7 @@
 """``validate``'s time estimate knows the optimizer's strategy, and the time-limit message says
 what helps (issue 49, point 3)."""
 
-from facility.config import load_scenario
+from facility.scenario import load_scenario
 from facility.config import resources
 from facility.config.resources import estimate_resources, lp_strategy
 from facility.optimize.certificates import fallback

@@ -5,7 +5,8 @@ import tomllib
 import pytest
 
 from facility.config.library import MODELS_DIR
-from facility.config.load import dump_scenario_toml, scenario_from_dict
+from facility.config.load import dump_scenario_toml
+from facility.scenario import scenario_from_dict
 from facility.config.technology import (FILLED_KEYS, degradation_usd_per_mwh, list_technologies,
                                         load_technology)
 from facility.errors import ScenarioError
@@ -185,7 +186,7 @@ def test_life_metrics_from_the_technology():
 
 
 def test_every_bundled_sizing_scenario_names_a_technology():
-    from facility.config import load_scenario
+    from facility.scenario import load_scenario
     from tests.conftest import SCENARIOS
     from tests.test_bundled_scenarios import SHARED_COPIES
 
@@ -238,7 +239,7 @@ def test_a_cycle_life_whose_degradation_price_is_out_of_range_is_blamed_on_cycle
     """A technology's derived degradation price (1000 c_E / (N d)) past what the key accepts
     is refused naming cycle_life, the value that gives it and the least cycle life it needs
     (found by the out-of-suite fuzz: it named only degradation_usd_per_mwh, unset by the user)."""
-    from facility.config import load_scenario
+    from facility.scenario import load_scenario
     from facility.errors import ScenarioError
 
     f = tmp_path / "s.toml"
@@ -269,7 +270,7 @@ def _annual(bess: dict, optimize: dict | None = None):
 
     import numpy as np
 
-    from facility import mix
+    from facility.sizing import mix
 
     s = scenario_from_dict({**BASE, "bess": {"enabled": True, **bess}, "optimize": optimize or {}})
     units = s.storage_units()

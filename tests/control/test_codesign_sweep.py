@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from facility.config.load import load_scenario
-from facility.simulate import run_scenario
+from facility.scenario import load_scenario
+from facility.run.orchestrator import run_scenario
 
 STUDY = Path(__file__).resolve().parents[2] / "scenarios" / "studies"
 

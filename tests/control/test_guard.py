@@ -144,8 +144,9 @@ def test_crash_ercot_30k_whole_cosim_guard_holds_what_the_filter_breaks():
     flow: the filter alone passes more than 10 MW / 5 s of the unannounced crash and restart;
     with the guard under it the PCC (after the network's losses) stays within the limit, and
     nothing is reported as a breach."""
-    from facility.config.load import apply_overrides, read_toml, scenario_from_dict
-    from facility.simulate import run_scenario
+    from facility.config.load import apply_overrides, read_toml
+    from facility.scenario import scenario_from_dict
+    from facility.run.orchestrator import run_scenario
 
     from tests.conftest import REPO
 

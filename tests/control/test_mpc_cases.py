@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from facility.config.load import load_scenario
-from facility.simulate import run_scenario
+from facility.scenario import load_scenario
+from facility.run.orchestrator import run_scenario
 
 SC = Path(__file__).resolve().parents[2] / "scenarios"
 
@@ -48,7 +48,7 @@ def _failing(res):
 
 
 #: cases whose storage is extendable: run sizes them first and grows the design for the
-#: controller (facility.sizing_control), a minute or two each: in the benchmarks' slow set
+#: controller (facility.sizing.resize), a minute or two each: in the benchmarks' slow set
 SIZED = {"sizing_rack_and_bess", "sizing_start_ramp"}
 
 

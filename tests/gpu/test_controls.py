@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from facility.config.load import scenario_from_dict
+from facility.scenario import scenario_from_dict
 from facility.config.schema import Scenario
 from facility.errors import ScenarioError
 from facility.gpu import apply_gpu_controls
@@ -191,7 +191,7 @@ def test_secondary_floor_per_gpu_model():
 
 
 def test_ramps_only_variant_floor_zero_is_accepted(square_profile):
-    # the co-design's fallback: floor 0 = no floor, ramps only (facility.simulate._ramps_only)
+    # the co-design's fallback: floor 0 = no floor, ramps only (facility.run.orchestrator._ramps_only)
     s = _scenario(gpu_smoothing={"enabled": True, "floor_frac": 0.65, "ramp_up_w_per_s": 4200.0,
                                  "secondary_floor_frac": 0.3, "activation_window_s": 1.0})
     gs = s.gpu_smoothing.model_copy(update={"floor_frac": 0.0, "secondary_floor_frac": None,

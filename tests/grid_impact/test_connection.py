@@ -187,7 +187,7 @@ def test_band_edge_outside_the_modes_is_a_scenario_error():
 
 def test_validate_names_a_band_edge_outside_the_modes(tiny_scenario_dict):
     from facility.config.checks import check_grid_impact
-    from facility.config.load import scenario_from_dict
+    from facility.scenario import scenario_from_dict
 
     d = dict(tiny_scenario_dict, grid_impact={"enabled": True, "generator_share_frac": 0.5,
                                               "torsional_band_min_hz": 30.0})
@@ -198,8 +198,8 @@ def test_validate_names_a_band_edge_outside_the_modes(tiny_scenario_dict):
 def test_default_scenario_largest_torque_bin_is_not_the_slow_load():
     """scenarios/default.toml with [grid_impact] on: the shaft's largest single-bin torque sits
     at or above 0.1 Hz (the floating shaft's sat at the horizon's slowest bins)."""
-    from facility.config import load_scenario
-    from facility.simulate import run_scenario
+    from facility.scenario import load_scenario
+    from facility.run.orchestrator import run_scenario
 
     sc = load_scenario(Path(__file__).resolve().parents[2] / "scenarios" / "default.toml",
                        overrides=["grid_impact.enabled=true", "grid_impact.generator_share_frac=0.3"])

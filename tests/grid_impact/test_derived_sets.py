@@ -123,7 +123,7 @@ def test_a_scenario_takes_a_mode_set_file_by_its_path(tmp_path):
     scenario's folder); a file that is no mode set is a clear error (exit 2)."""
     import shutil
 
-    from facility.config import load_scenario
+    from facility.scenario import load_scenario
     from facility.errors import ScenarioError
     from facility.grid_impact.library import GRID_IMPACT_DIR
     from facility.grid_impact.metrics import build_model
@@ -144,10 +144,10 @@ def test_a_scenario_takes_a_mode_set_file_by_its_path(tmp_path):
 
 
 def test_a_run_with_a_derived_set_reports_the_rest_and_the_whole_swing(tiny_scenario_dict):
-    from facility.config.load import scenario_from_dict
+    from facility.scenario import scenario_from_dict
     from facility.report.grid_replay import REPLAY_BEGIN
     from facility.report.html import render_report
-    from facility.simulate import run_scenario
+    from facility.run.orchestrator import run_scenario
 
     d = dict(tiny_scenario_dict, grid={"enabled": False}, time={"horizon_s": 6.0, "dt_s": 0.01},
              grid_impact={"enabled": True, "generator_share_frac": 0.5, "mode_set": "kundur_two_area"})

@@ -80,8 +80,8 @@ def test_unknown_model_name_is_a_scenario_error():
 
 
 def test_run_adds_the_block_and_rows_only_when_enabled(tiny_scenario_dict):
-    from facility.config.load import scenario_from_dict
-    from facility.simulate import run_scenario
+    from facility.scenario import scenario_from_dict
+    from facility.run.orchestrator import run_scenario
 
     tiny_scenario_dict["grid"] = {"enabled": False}
     tiny_scenario_dict["time"] = {"horizon_s": 6.0, "dt_s": 0.01}
@@ -97,7 +97,7 @@ def test_run_adds_the_block_and_rows_only_when_enabled(tiny_scenario_dict):
 
 def test_validate_names_unknown_models_and_warns_on_unresolved_modes(tiny_scenario_dict):
     from facility.config.checks import check_grid_impact, scenario_warnings
-    from facility.config.load import scenario_from_dict
+    from facility.scenario import scenario_from_dict
 
     d = dict(tiny_scenario_dict, grid_impact={"enabled": True, "generator_share_frac": 0.5,
                                               "shaft_model": "fbm2"})

@@ -4,12 +4,12 @@ takes more storage. A 0.8 s iteration (1.25 Hz) next to the single machine's 1.2
 import numpy as np
 import pytest
 
-from facility.config import load_scenario
+from facility.scenario import load_scenario
 from facility.grid_impact import load_mode_set
 from facility.grid_impact.lp import LpSpec, lp_spec
 from facility.grid_impact.modal import mode_response
 from facility.optimize.model.spectral import bin_limits, has_spectral_limits
-from facility.sizing import size_scenario
+from facility.sizing.pipeline import size_scenario
 
 SCENARIO = """
 schema_version = 1

@@ -9,14 +9,14 @@ import warnings
 import numpy as np
 import pytest
 
-from facility.config.load import scenario_from_dict
+from facility.scenario import scenario_from_dict
 from facility.config.schema import BessConfig, OptimizeConfig, SpecConfig
 from facility.optimize import size_storage
 from facility.optimize.driver.api import gap_reason_text
 from facility.optimize.certificates.certify import milp_lower_bound_usd
 from facility.optimize.model.formulation import plan_cost_kusd
 from facility.optimize.certificates.verify import verify_plan
-from facility.simulate import generate_trace
+from facility.run.orchestrator import generate_trace
 
 DT = 0.5
 BESS = BessConfig(enabled=True, extendable=True, max_p_rated_mw=200.0, max_e_rated_mwh=50.0,

@@ -53,7 +53,7 @@ def test_max_duration_row_lifts_power_to_e_over_d_max():
 
 
 def test_fixed_ratings_outside_duration_are_a_physics_error():
-    from facility.config.load import scenario_from_dict
+    from facility.scenario import scenario_from_dict
     from facility.errors import ScenarioError
 
     with pytest.raises(ScenarioError, match=r"min_duration_h, max_duration_h.*technology lfp_2h"):

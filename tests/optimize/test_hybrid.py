@@ -5,8 +5,8 @@ better candidate alone."""
 import numpy as np
 import pytest
 
-from facility import mix
-from facility.config.load import scenario_from_dict
+from facility.sizing import mix
+from facility.scenario import scenario_from_dict
 from facility.config.technology import load_technology
 from facility.optimize import size_storage, sizing_to_json
 from facility.workload import default_n_feeders, generate_load, site_power

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from facility import metrics
-from facility.config.load import scenario_from_dict
+from facility.scenario import scenario_from_dict
 from facility.config.schema import BessConfig, OptimizeConfig, SpecConfig
 from facility.optimize import size_storage
 from facility.optimize.certificates import bracket_jobs
@@ -25,7 +25,7 @@ from facility.optimize.strategies.interior import InteriorStats, applies, realiz
 from facility.optimize.model.pcc_grid import build_grid_model, group_for
 from facility.optimize.model.problem import Problem
 from facility.optimize.certificates.verify import verify_plan
-from facility.simulate import generate_trace
+from facility.run.orchestrator import generate_trace
 
 DT = 0.25
 HORIZON_S = 420.0

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from facility.config.load import scenario_from_dict
+from facility.scenario import scenario_from_dict
 from facility.metrics import limit_margins, margin_of, margins_text
 from facility.report.design import NO_TECHNOLOGY, design_units, duration_unit, technology_rows
 from facility.report.events import RECOVERABLE, event_text, events_summary

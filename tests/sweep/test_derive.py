@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from facility.config import scenario_from_dict
+from facility.scenario import scenario_from_dict
 from facility.sweep.derive import annuity_factor, derive, strategy_label
 
 

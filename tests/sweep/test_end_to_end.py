@@ -1,4 +1,4 @@
-"""Sweeps through the real co-simulation (``facility.simulate.run_scenario``) on a tiny scenario."""
+"""Sweeps through the real co-simulation (``facility.run.orchestrator.run_scenario``) on a tiny scenario."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def test_real_run_serial_and_dask_identical(tiny, tmp_path):
     pd.testing.assert_frame_equal(a.drop(columns=VOLATILE), b.drop(columns=VOLATILE))
     _check_against_case_metrics(a, tmp_path / "a")
     # run_scenario itself is a valid case function (keyword-only out_dir, Results returned)
-    c = run_sweep(tiny, sets, tmp_path / "c", workers=1, progress=False, case_fn="facility.simulate:run_scenario")
+    c = run_sweep(tiny, sets, tmp_path / "c", workers=1, progress=False, case_fn="facility.run.orchestrator:run_scenario")
     pd.testing.assert_frame_equal(a.drop(columns=VOLATILE), c.drop(columns=VOLATILE))
     # more storage energy never costs less
     assert a["cost.storage_capex_usd"].is_monotonic_increasing

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from facility.config import list_specs, load_scenario
+from facility.config import list_specs
+from facility.scenario import load_scenario
 from facility.sweep import expand_cases
 
 STUDIES = Path(__file__).resolve().parents[2] / "scenarios" / "studies"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from facility.config import scenario_from_dict
+from facility.scenario import scenario_from_dict
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

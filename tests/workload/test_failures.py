@@ -200,7 +200,7 @@ def test_the_declared_schedule_does_not_foresee_crashes():
 def test_lost_training_counts_as_slowdown_in_the_run():
     # one crash at 200 s, checkpoints every 120 s of 10 s from t = 0: 70 s lost (35 iterations
     # of 2 s); the job runs 0-201 s (to the end of the 1 s drop) and 380-600 s: 421 s
-    from facility.simulate import run_scenario
+    from facility.run.orchestrator import run_scenario
 
     fail = {"crash_times_s": [200.0], "crash_drop_s": 1.0, "restart_after_s": 180.0}
     s = make_scenario(_job(fail), horizon_s=600.0, dt_s=0.5)

@@ -337,8 +337,8 @@ def test_sampling_gap_and_coverage_warnings(tmp_path, capsys):
 
 
 def test_run_lists_the_sensor_warning_in_events_and_report(data_dir, tmp_path):
-    from facility.config import load_scenario
-    from facility.simulate import run_scenario
+    from facility.scenario import load_scenario
+    from facility.run.orchestrator import run_scenario
 
     scen = _toml(tmp_path, data_dir / "nvidia_smi_8xh100_jitter_stall.csv", spec=BAND, horizon_s=10.0, dt_s=0.025)
     res = run_scenario(load_scenario(scen), out_dir=tmp_path / "out", plots=False)

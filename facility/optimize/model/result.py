@@ -241,7 +241,7 @@ def sizing_to_json(result: SizingResult) -> dict:
     and, with GPU levers, ``levers`` (per job ``floor_frac``, ``cap_frac``, ``extra_s``,
     ``planned_burn_mwh`` over the horizon, GPU side), ``lever_piece``, ``n_lever_pieces``,
     ``n_lever_carried``.
-    ``facility size`` adds ``cost`` and ``mix`` (:func:`facility.mix.annual_cost`) and
+    ``facility size`` adds ``cost`` and ``mix`` (:func:`facility.sizing.mix.annual_cost`) and
     ``verification``."""
     out: dict = {n: {"p_rated_mw_opt": float(result.p_rated_mw_opt[n]),
                      "e_rated_mwh_opt": float(result.e_rated_mwh_opt[n])}

@@ -1,7 +1,7 @@
 """Warm starts between related LP solves: each solve of an LP like one solved before in the
 same block starts from that solve's optimal basis.
 
-The loss-aware sizing (:func:`facility.sizing_network.size_through_network`) solves the same LP
+The loss-aware sizing (:func:`facility.sizing.network.size_through_network`) solves the same LP
 round after round with another load (the anchor of its linearization moves by the losses'
 change): the rows, columns and costs keep their structure, only constants move, so the last
 round's optimal basis is a near-optimal start for the next (dual simplex from a basis that

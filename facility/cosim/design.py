@@ -6,15 +6,15 @@ controllers (with the GPU co-design) → time-series power flow → metrics and 
 The ``raw`` case is the same site with every mitigation switched off (no GPU controls, no
 storage action) through the same network, so losses compare.
 
-Its room: below both orchestrators. :func:`facility.simulate.run_scenario` (``facility run``)
+Its room: below both orchestrators. :func:`facility.run.orchestrator.run_scenario` (``facility run``)
 sizes an extendable storage first, then runs the design here;
 :func:`facility.sizing.size_scenario` and
-:func:`facility.sizing_control.resize_for_controller` run their verification designs here, and
+:func:`facility.sizing.resize.resize_for_controller` run their verification designs here, and
 the sizing takes its inputs with :func:`feeder_peaks`, :func:`gpu_controls_active`,
 :func:`network_caps` and :func:`with_network_caps`. This module may import the model packages
 (config, workload, gpu, storage, control, electrical, optimize, grid_impact),
-:mod:`facility.metrics`, :mod:`facility.results` and :mod:`facility.report`; never
-:mod:`facility.simulate` nor a sizing module (tests/test_layers.py fails on any import circle).
+:mod:`facility.metrics`, :mod:`facility.cosim.results` and :mod:`facility.report`; never
+:mod:`facility.run.orchestrator` nor a sizing module (tests/test_layers.py fails on any import circle).
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ import pandas as pd
 
 from facility import metrics as fm
 from facility.config.schema import Scenario
-from facility.results import Results
-from facility.run_blocks import (add_crashes, grid_event_block, grid_impact_block, grid_impact_margins,
+from facility.cosim.results import Results
+from facility.cosim.blocks import (add_crashes, grid_event_block, grid_impact_block, grid_impact_margins,
                                  numeric_tree, storage_block, timeseries_frame, training_block)
 
 __all__ = ["simulate_design", "generate_trace", "gpu_controls_active", "network_caps", "with_network_caps",
@@ -207,7 +207,7 @@ def simulate_design(scenario: Scenario, *, out_dir: str | Path | None = None, pr
 
     Nothing is sized here: every storage runs at the ratings of ``ratings`` or of its section
     (an extendable storage with neither raises :class:`~facility.errors.ScenarioError`).
-    :func:`facility.simulate.run_scenario` is the entry point that sizes an extendable storage
+    :func:`facility.run.orchestrator.run_scenario` is the entry point that sizes an extendable storage
     first.
 
     Parameters
@@ -234,7 +234,7 @@ def simulate_design(scenario: Scenario, *, out_dir: str | Path | None = None, pr
     plots : bool
         Write PNG plots with the report.
     gpu_plan : facility.gpu.planned.GpuPlan, optional
-        Per-job floor, cap and planned burn of a mix design (:func:`facility.mix.realize`),
+        Per-job floor, cap and planned burn of a mix design (:func:`facility.sizing.mix.realize`),
         applied by the GPU controls.
 
     Returns

@@ -11,9 +11,9 @@ import dataclasses
 
 import pytest
 
-from facility.config import scenario_from_dict
+from facility.scenario import scenario_from_dict
 from facility.config.technology import unit_configs
-from facility.sizing_network import at_the_storages, referred_storages
+from facility.sizing.network import at_the_storages, referred_storages
 
 SCEN = {
     "name": "fixed_hybrid", "seed": 1, "time": {"horizon_s": 10.0, "dt_s": 0.5},

@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from facility.config import scenario_from_dict
+from facility.scenario import scenario_from_dict
 from facility.control.crash import window_limits
 from facility.errors import InfeasibleError
-from facility.sizing_step import floored_design, greedy_step, staircase_step, step_floor, unannounced_steps
+from facility.sizing.step import floored_design, greedy_step, staircase_step, step_floor, unannounced_steps
 
 ETA_C, ETA_D, SOC_MIN, SOC_MAX = 0.95, 0.9, 0.1, 0.9
 
@@ -173,9 +173,9 @@ def test_a_design_is_raised_to_the_floor_never_lowered():
 def test_the_ratings_cost_is_the_annual_costs_capex_and_fixed_om():
     """The resize's bracket stops on the ratings' cost: it must be annual_cost's capex annuity
     and fixed O&M of the same ratings (a design that never charges: no other term)."""
-    from facility import mix
+    from facility.sizing import mix
     from facility.optimize import SizingResult
-    from facility.sizing_control import ratings_cost
+    from facility.sizing.resize import ratings_cost
 
     sc = scenario_from_dict({**SCENARIO, "bess": {**SCENARIO["bess"], "cost_usd_per_kw": 150.0,
                                                    "cost_usd_per_kwh": 250.0}})
@@ -207,7 +207,7 @@ def test_the_search_trades_p_and_e_and_returns_the_cheapest_compliant_design():
     when it is short (never both at once), then the expensive one is trimmed back toward where
     it last fell short; the design returned is compliant, within RESIZE_TOL_FRAC of the
     power it needs and the cheapest verified."""
-    from facility.sizing_control import RESIZE_TOL_FRAC, grown, search_design
+    from facility.sizing.resize import RESIZE_TOL_FRAC, grown, search_design
 
     inf = float("inf")
     verify, cost, calls = _synthetic(31.0, 0.5, 100.0, 10.0)
@@ -235,7 +235,7 @@ def test_the_search_trades_p_and_e_and_returns_the_cheapest_compliant_design():
 def test_a_cheap_resource_is_not_trimmed():
     """The energy of a power-priced battery: a bracket on it saves less than
     RESIZE_COST_TOL_FRAC of the cost, so no run is spent on it."""
-    from facility.sizing_control import grown, search_design
+    from facility.sizing.resize import grown, search_design
 
     inf = float("inf")
     verify, cost, calls = _synthetic(10.0, 0.5, 100.0, 1.0)

@@ -6,7 +6,7 @@ measured load, and the PCC must then keep the spec's window and ramp limits *fro
 history*: the storage takes the difference between the PCC and the load until the PCC has
 caught up. How much storage that takes does not depend on the controller's cleverness, only
 on the spec, so it is a floor of every deployable design, as the UPS ride-through floor
-(:mod:`facility.sizing_ups`) is of the UPS battery.
+(:mod:`facility.sizing.ups`) is of the UPS battery.
 
 **One window limit.** Let the limit be *at most L MW between the highest and lowest PCC
 power within any w seconds* (``max_window_swing_mw``; a per-minute ramp is the same with
@@ -58,7 +58,7 @@ at least ``(E_c + E_d) / (max_soc_frac - min_soc_frac)`` (the s* that balances t
 
 The floor is the total of the extendable storages (:func:`floored_design` raises a design to
 it): the controller's SoC recovery and the spec's normal operation come on top, which the
-verification run and the resize search (:mod:`facility.sizing_control`) judge.
+verification run and the resize search (:mod:`facility.sizing.resize`) judge.
 """
 
 from __future__ import annotations

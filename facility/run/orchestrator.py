@@ -5,10 +5,10 @@ One formulation for dispatch and sizing: a scenario with an extendable storage i
 simulated; any other scenario is a fixed design, simulated by
 :func:`facility.cosim.simulate_design` (the co-simulation chain, docs/architecture.md).
 
-This module sits above both :mod:`facility.cosim` and :mod:`facility.sizing`; nothing in the
+This module sits above both :mod:`facility.cosim.design` and :mod:`facility.sizing.pipeline`; nothing in the
 package but the CLI and the sweep workers imports it. The names that lived here before the
-co-simulation moved to :mod:`facility.cosim` are re-exported, so
-``from facility.simulate import generate_trace`` (or ``Results``, ``feeder_peaks``, ...) keeps
+co-simulation moved to :mod:`facility.cosim.design` are re-exported, so
+``from facility.run.orchestrator import generate_trace`` (or ``Results``, ``feeder_peaks``, ...) keeps
 working.
 """
 
@@ -21,9 +21,9 @@ from typing import Mapping
 import numpy as np
 
 from facility.config.schema import Scenario
-from facility.cosim import (feeder_peaks, generate_trace, gpu_controls_active, network_caps, simulate_design,
+from facility.cosim.design import (feeder_peaks, generate_trace, gpu_controls_active, network_caps, simulate_design,
                             with_network_caps)
-from facility.results import Results
+from facility.cosim.results import Results
 
 __all__ = ["Results", "run_scenario", "generate_trace", "gpu_controls_active", "network_caps",
            "with_network_caps", "feeder_peaks", "simulate_design"]
@@ -61,7 +61,7 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
         # one formulation for dispatch and sizing: an extendable storage is sized first, then
         # the simulation runs the sized design (what `facility size` does, without its files)
         log.info("%s: extendable storage -> sizing it before the simulation", scenario.name)
-        from facility.sizing import size_scenario
+        from facility.sizing.pipeline import size_scenario
 
         _, res = size_scenario(scenario, out_dir=out_dir, progress=progress, plots=plots,
                                require_compliant=False)

@@ -2,17 +2,17 @@
 site will run, re-sized until that controller keeps it compliant.
 
 :func:`size_scenario` is the orchestrator of ``facility size``, beside
-:mod:`facility.simulate` (``facility run``, which calls it for an extendable storage). Its
+:mod:`facility.run.orchestrator` (``facility run``, which calls it for an extendable storage). Its
 verification runs are co-simulations of fixed designs (:func:`facility.cosim.simulate_design`):
 
-1. **Foresight design, through the network** (:func:`facility.sizing_network.size_through_network`):
+1. **Foresight design, through the network** (:func:`facility.sizing.network.size_through_network`):
    the perfect-foresight LP on the PCC power the network makes of the load and the plan (its
    losses inside the LP by sequential LP), the least storage any controller could need.
 2. **Verification under the site's controller** (:func:`verification_controller`: the
    scenario's ``controller.kind``; ``mpc`` where it names none). With ``optimal`` the run replays
    the LP's dispatch (a perfect-foresight study, said so in the report). With a deployable
    controller the run is closed-loop; where it breaks a limit the design is grown by a
-   bracketed search (:func:`facility.sizing_control.resize_for_controller`) until it holds.
+   bracketed search (:func:`facility.sizing.resize.resize_for_controller`) until it holds.
 3. Only where a converged loss-aware plan still breaks a limit the LP holds (what the model
    leaves out) the LP is solved again with a margin (:func:`needed_margin_frac`), at most
    ``optimize.max_verify_runs`` rounds, reported as ``margin_loop`` in ``sizing.json``.
@@ -32,8 +32,8 @@ import numpy as np
 from facility import metrics as fm
 from facility.config.schema import Scenario
 from facility.errors import ScenarioError
-from facility.results import Results
-from facility.cosim import (feeder_peaks, gpu_controls_active, network_caps, simulate_design,
+from facility.cosim.results import Results
+from facility.cosim.design import (feeder_peaks, gpu_controls_active, network_caps, simulate_design,
                             with_network_caps)
 
 __all__ = ["size_scenario", "sizing_inputs", "SizingInputs", "needed_margin_frac", "verification_controller", "LP_LIMITS",
@@ -154,7 +154,7 @@ class SizingInputs:
 
 def sizing_inputs(scenario: Scenario) -> SizingInputs:
     """The load, levers and network of a scenario's sizing (``size`` and the benchmarks)."""
-    from facility import mix
+    from facility.sizing import mix
     from facility.electrical.network import build_network
     from facility.workload import default_n_feeders, generate_load, site_power
 
@@ -183,9 +183,9 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
 
     The optimizer sees the site power after the GPU-side controls that are not decisions, and
     the PCC power the network makes of it and of the plan
-    (:func:`facility.sizing_network.size_through_network`), within the network's headroom
+    (:func:`facility.sizing.network.size_through_network`), within the network's headroom
     (:func:`network_caps`); with GPU levers in ``optimize.levers`` it decides them per job
-    (:mod:`facility.mix`, :mod:`facility.optimize.model.levers`). That is the foresight design.
+    (:mod:`facility.sizing.mix`, :mod:`facility.optimize.model.levers`). That is the foresight design.
     It is verified under :func:`verification_controller` (written into the resolved scenario):
 
     * ``optimal``: the run replays the LP's dispatch and GPU plan (a perfect-foresight study).
@@ -194,18 +194,18 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
       ``optimize.max_verify_runs`` rounds;
     * a deployable controller (``mpc`` by default, ``filter``, ``moving_average``): the run is
       closed-loop, starting from the foresight design raised to the step floor (the storage
-      the largest unannounced crash or restart needs, :mod:`facility.sizing_step`); where it
-      breaks a limit the design grows (:func:`facility.sizing_control.resize_for_controller`).
+      the largest unannounced crash or restart needs, :mod:`facility.sizing.step`); where it
+      breaks a limit the design grows (:func:`facility.sizing.resize.resize_for_controller`).
 
     ``sizing.json``: per storage the delivered ``p_rated_mw_opt`` / ``e_rated_mwh_opt``;
     ``foresight`` (the LP's ratings and annual cost); ``verified_by``; ``objective_usd_per_year``
-    (the delivered design's annual cost, :func:`facility.mix.annual_cost`, the headline);
+    (the delivered design's annual cost, :func:`facility.sizing.mix.annual_cost`, the headline);
     ``cost_of_no_foresight_usd_per_year``; ``losses`` (the loss-aware LP's rounds); ``resize``
     (the controller's search); ``verify_runs``, ``limit_margin_frac``, ``limit_margin_history``,
     ``margin_loop``; ``verified``; ``cost``, ``mix``, ``verification``; ``step_floor`` (where
     a job fails unannounced under a deployable controller); with a ride-through
     curve and an extendable UPS battery, ``ups.ride_through``: the floor the spec's worst sag
-    sets on its ratings and that sag (:mod:`facility.sizing_ups`).
+    sets on its ratings and that sag (:mod:`facility.sizing.ups`).
 
     ``require_compliant`` false (``facility run`` on a scenario with extendable storage, where
     compliance is a result): the same search, and the last design returned whatever its
@@ -224,10 +224,10 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
         controller is not compliant after the search (the message names the limits and what
         was tried). The last design and its run are written to ``out_dir`` first.
     """
-    from facility import mix
+    from facility.sizing import mix
     from facility.errors import InfeasibleError
     from facility.optimize import sizing_to_json
-    from facility.sizing_network import size_through_network
+    from facility.sizing.network import size_through_network
 
     if out_dir is not None:  # refuse a target that may not be replaced before sizing
         from facility.report.outdir import check_out_dir
@@ -247,7 +247,7 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
     profile, ctl_site, inputs, p_load, net, sc, net_for = (si.profile, si.ctl_site, si.levers, si.p_load_mw,
                                                            si.net, si.scenario_caps, si.net_for)
     # the UPS battery the spec's worst ride-through sag needs: a floor of its ratings
-    from facility.sizing_ups import ups_ride_through_floor, with_ups_floor
+    from facility.sizing.ups import ups_ride_through_floor, with_ups_floor
 
     ups_floor = ups_ride_through_floor(scenario, [ctl_site], float(np.sum(net.ups_sn_mva)))
     if ups_floor is not None:
@@ -298,9 +298,9 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
     sizing["foresight"]["objective_usd_per_year"] = foresight_cost["cost"]["total_usd_per_year"]
     delivered, cost, resize = sol, foresight_cost, None
     if verifier != "optimal":
-        from facility.sizing_control import realized_sizing, resize_for_controller
+        from facility.sizing.resize import realized_sizing, resize_for_controller
 
-        from facility.sizing_step import step_floor
+        from facility.sizing.step import step_floor
 
         floor = step_floor(scenario)     # the storage the largest unannounced step needs
         if floor is not None:

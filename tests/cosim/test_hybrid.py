@@ -6,8 +6,8 @@ metrics."""
 import numpy as np
 import pytest
 
-from facility.config.load import scenario_from_dict
-from facility.simulate import run_scenario
+from facility.scenario import scenario_from_dict
+from facility.run.orchestrator import run_scenario
 from facility.storage import StorageParams, assert_storage_invariants
 
 from .invariants import check_invariants

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from facility.cli import main
-from facility.config import scenario_from_dict
+from facility.scenario import scenario_from_dict
 from facility.errors import InfeasibleError
-from facility.sizing_ups import ups_ride_through_floor, with_ups_floor
+from facility.sizing.ups import ups_ride_through_floor, with_ups_floor
 from facility.workload import default_n_feeders, generate_load, site_power
 
 # 5,000 GB200 held at 90 % TDP: P_it = 5000 x 1200 W x 0.9 x (1 + 0.25 non-GPU) = 6.75 MW
@@ -81,7 +81,7 @@ def test_half_the_floor_loses_it_load(tmp_path):
     # the same run with half the battery: the sag empties the reserve and the IT load is lost
     half = {**SCENARIO, "ups": {**SCENARIO["ups"], "extendable": False,
                                 "p_rated_mw": P_IT_MW, "e_rated_mwh": 0.5 * E_SAG_MWH / RESERVE}}
-    from facility.simulate import run_scenario
+    from facility.run.orchestrator import run_scenario
 
     res = run_scenario(scenario_from_dict(half), plots=False)
     assert res.metrics["ride_through"]["ups"]["it_lost_mwh"] > 0

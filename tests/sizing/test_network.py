@@ -1,5 +1,5 @@
-"""`facility size` through the network: the LP sees the losses (facility.sizing_network), the
-design is verified under the controller the site runs (facility.sizing_control), one annual
+"""`facility size` through the network: the LP sees the losses (facility.sizing.network), the
+design is verified under the controller the site runs (facility.sizing.resize), one annual
 objective. Hand cases first, then the cases of the issue at small horizons."""
 
 import json
@@ -9,9 +9,9 @@ import pytest
 
 from facility import metrics
 from facility.cli import main
-from facility.config import load_scenario
+from facility.scenario import load_scenario
 from facility.optimize import size_storage
-from facility.sizing import size_scenario
+from facility.sizing.pipeline import size_scenario
 
 FIXED_EFF_UPS = """
 name = "fixed_eff"
@@ -279,7 +279,7 @@ def test_the_resize_grows_what_ran_out():
     neither: the rating
     grown least so far (both when level); what ran out at its bound leaves the others to
     grow; ratings stop at their bounds."""
-    from facility.sizing_control import GROW, grown
+    from facility.sizing.resize import GROW, grown
 
     pt = {"bess": (10.0, 1.0), "rack_storage": (2.0, 0.1)}
     inf = float("inf")
@@ -311,8 +311,8 @@ def test_each_loss_round_starts_from_the_last_rounds_basis(tmp_path):
     """The rounds' HiGHS simplex solves after the first start from the previous round's optimal
     basis (same LP, another load): the same design and objective as cold starts, in fewer
     simplex iterations, and sizing.json's `losses` says how many were warm."""
-    from facility.sizing import sizing_inputs
-    from facility.sizing_network import size_through_network
+    from facility.sizing.pipeline import sizing_inputs
+    from facility.sizing.network import size_through_network
 
     f = tmp_path / "sq.toml"
     f.write_text(SQUARE.format(horizon=20, dt=0.1, p_low=0.2, start=-10,
@@ -337,7 +337,7 @@ def test_a_grown_design_stays_within_its_duration_bounds():
     """A power-saturated battery with a 1-h minimum duration (lfp_1h) grows its energy with its
     power (E = 1 h x P), a capacitor with a 2-min maximum its power with its energy; a capped
     energy brings the power down to E / d_min."""
-    from facility.sizing_control import GROW, grown, within_duration
+    from facility.sizing.resize import GROW, grown, within_duration
 
     inf = float("inf")
     pt = {"bess": (3.0, 3.0)}                                   # lfp_1h at its 1-h minimum

@@ -1,4 +1,4 @@
-"""The mix through the whole tool (facility.mix): scenario levers -> LP -> GPU plan realized by
+"""The mix through the whole tool (facility.sizing.mix): scenario levers -> LP -> GPU plan realized by
 the simulator's GPU controls, the annual cost and the verification in sizing.json."""
 
 import json
@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from facility.cli import main
-from facility.config import load_scenario
+from facility.scenario import load_scenario
 from facility.errors import ScenarioError
-from facility.mix import held_mask
-from facility.sizing import size_scenario
+from facility.sizing.mix import held_mask
+from facility.sizing.pipeline import size_scenario
 
 SCENARIO = """
 schema_version = 1

@@ -13,10 +13,10 @@ import re
 import numpy as np
 import pytest
 
-from facility.config import scenario_from_dict
+from facility.scenario import scenario_from_dict
 from facility.config.load import apply_overrides
 from facility.electrical.limits import violation_lines
-from facility.simulate import run_scenario
+from facility.run.orchestrator import run_scenario
 from tests.invariants import check_invariants
 
 TWO_FEEDERS = {

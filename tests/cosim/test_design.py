@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from facility.config import load_scenario, scenario_from_dict
+from facility.scenario import load_scenario, scenario_from_dict
 from facility.config.load import apply_overrides
-from facility.simulate import run_scenario
+from facility.run.orchestrator import run_scenario
 from tests.conftest import SCENARIOS
 from tests.invariants import check_invariants
 
@@ -93,8 +93,8 @@ def test_run_scenario_sizes_an_extendable_storage_first(monkeypatch, tmp_path):
     """The orchestrator's one decision (issue 44): without ratings an extendable storage is sized
     first and the sizing's verification run is the result; with ratings, or without an
     extendable storage, the design runs as given (facility.cosim.simulate_design)."""
-    import facility.simulate as sim
-    import facility.sizing as sizing
+    import facility.run.orchestrator as sim
+    import facility.sizing.pipeline as sizing
 
     calls = []
 
@@ -121,7 +121,7 @@ def test_run_scenario_sizes_an_extendable_storage_first(monkeypatch, tmp_path):
 
 
 def test_run_scenario_of_a_fixed_design_is_the_cosimulation():
-    from facility.cosim import simulate_design
+    from facility.cosim.design import simulate_design
 
     s = square_site(extra=["rack_storage.enabled=true", "rack_storage.p_rated_mw=10",
                            "rack_storage.e_rated_mwh=0.05", "controller.kind='moving_average'"])
@@ -133,7 +133,7 @@ def test_run_scenario_of_a_fixed_design_is_the_cosimulation():
 
 def test_the_cosimulation_does_not_size():
     """An extendable storage without ratings is refused by the fixed-design run, not sized."""
-    from facility.cosim import simulate_design
+    from facility.cosim.design import simulate_design
     from facility.errors import ScenarioError
 
     with pytest.raises(ScenarioError, match="rack_storage.p_rated_mw"):

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from facility.cli import main
-from facility.config import scenario_from_dict
+from facility.scenario import scenario_from_dict
 from facility.errors import ScenarioError
-from facility.simulate import run_scenario
+from facility.run.orchestrator import run_scenario
 from tests.invariants import check_invariants
 
 BASE = {
@@ -126,7 +126,7 @@ def test_sag_on_the_default_site_darkens_rack_storage_and_never_exports():
     IT load the UPS drops for its retransfer delay is lost; the rack storage inside those dark
     racks cannot run (it exported 3.8 MW before), the site never exports, and the energy
     overhead, judged against the raw site under the same sag, is not negative (-7 % before)."""
-    from facility.config import load_scenario
+    from facility.scenario import load_scenario
 
     from tests.conftest import REPO
 

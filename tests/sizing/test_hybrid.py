@@ -125,10 +125,10 @@ def test_a_big_ercot_hybrid_prunes_the_battery_and_costs_what_the_supercap_alone
     benchmarks/bench_sizing_hybrid.py)."""
     import warnings
 
-    from facility.config import load_scenario
+    from facility.scenario import load_scenario
     from facility.grid_impact.lp import lp_spec
     from facility.optimize import size_storage
-    from facility.sizing import sizing_inputs
+    from facility.sizing.pipeline import sizing_inputs
 
     sc = load_scenario(f"benchmarks/scenarios/{case}.toml")
     si = sizing_inputs(sc)

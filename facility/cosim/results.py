@@ -1,9 +1,9 @@
 """What a run returns: :class:`Results`, the one object the writers (:mod:`facility.report`)
 and the sweeps read.
 
-It lives below both the co-simulation (:mod:`facility.cosim`, which builds it and calls the
+It lives below both the co-simulation (:mod:`facility.cosim.design`, which builds it and calls the
 writers) and the writers (which only read it), so neither imports the other for it.
-``from facility.simulate import Results`` keeps working (re-exported).
+``from facility.run.orchestrator import Results`` keeps working (re-exported).
 """
 
 from __future__ import annotations

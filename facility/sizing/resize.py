@@ -9,7 +9,7 @@ that breaks a limit, grows the extendable storages' ratings by a bracketed searc
 
 1. the first design: the foresight design raised to the step floor (the storage the largest
    unannounced crash or restart needs whatever the controller,
-   :func:`facility.sizing_step.step_floor`); compliant: done;
+   :func:`facility.sizing.step.step_floor`); compliant: done;
 2. what ran out grows by :data:`GROW` (:func:`grown`: P̂ of a storage the controller found
    at its power limit, Ê of one it found at a SoC bound, the one grown least so far where it
    found both (one resource at a time, never both together), the rating grown least so far
@@ -25,7 +25,7 @@ that breaks a limit, grows the extendable storages' ratings by a bracketed searc
    grown before the energy caught up comes back down.
 
 The design returned is the cheapest compliant one found (annual cost of its ratings and of
-the dispatch its verification ran, :func:`facility.mix.annual_cost`). The search assumes more
+the dispatch its verification ran, :func:`facility.sizing.mix.annual_cost`). The search assumes more
 storage does not make the controller worse (monotone along the path); every design it returns
 has been verified by a full co-simulation with that controller, so the answer never rests on
 the assumption. Growing only what ran out keeps a controller that lacks power from buying
@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from facility.sizing_step import floored_design, within_duration
+from facility.sizing.step import floored_design, within_duration
 
 __all__ = ["ControllerResizing", "resize_for_controller", "search_design", "grown", "saturated_from_timeseries", "ratings_cost",
            "RESIZE_COST_TOL_FRAC", "GROW", "RESIZE_TOL_FRAC", "MAX_SCALE",
@@ -83,7 +83,7 @@ class ControllerResizing:
     compliant : bool
         Whether ``results`` is compliant.
     gpu_plan : GpuPlan or None
-        The static GPU levers every run realized (:func:`facility.mix.realize`, closed loop).
+        The static GPU levers every run realized (:func:`facility.sizing.mix.realize`, closed loop).
     """
 
     results: object
@@ -109,7 +109,7 @@ def _base_ratings(scenario, sol) -> dict:
     """Foresight ratings of the extendable storage units (a hybrid section's by unit), with a
     floor where one of the two is 0 (within the unit's duration bounds)."""
     from facility.config.technology import section_of
-    from facility.mix import UNIT_ZERO_FRAC
+    from facility.sizing.mix import UNIT_ZERO_FRAC
 
     out = {}
     for n, cfg in scenario.storage_units().items():
@@ -267,13 +267,13 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
     scenario : Scenario
         With ``controller.kind`` the controller that verifies (not ``optimal``).
     sol : SizingResult
-        The foresight design (:func:`facility.sizing_network.size_through_network`).
+        The foresight design (:func:`facility.sizing.network.size_through_network`).
     max_runs : int, optional
         Verification runs at most (default ``optimize.max_resize_runs``; 1 = the first
         design only).
     floor : dict, optional
-        The step floor (:func:`facility.sizing_step.step_floor`): the search starts from the
-        foresight design raised to it (:func:`facility.sizing_step.floored_design`).
+        The step floor (:func:`facility.sizing.step.step_floor`): the search starts from the
+        foresight design raised to it (:func:`facility.sizing.step.floored_design`).
 
     Returns
     -------
@@ -281,9 +281,9 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
         ``compliant`` false when no design up to the ``max_*`` bounds (or :data:`MAX_SCALE`
         × the foresight ratings) was compliant, or the runs ran out before one was.
     """
-    from facility import mix
+    from facility.sizing import mix
     from facility.config.technology import section_of
-    from facility.cosim import simulate_design
+    from facility.cosim.design import simulate_design
     from facility.metrics import limit_rows
     from facility.report.design import growth_text
 
@@ -444,7 +444,7 @@ def search_design(start: dict, verify, grow, cost_of, n_runs: int, fit=None) -> 
 
 def ratings_cost(scenario, point: dict) -> float:
     """Annual cost of a design's ratings alone: capex annuity and fixed O&M
-    (:func:`facility.mix.annual_cost` without the dispatch's terms). [USD/yr]"""
+    (:func:`facility.sizing.mix.annual_cost` without the dispatch's terms). [USD/yr]"""
     from facility.config.technology import annuity_lifetime_years, capital_recovery_factor, unit_configs
 
     opt = scenario.optimize
@@ -459,7 +459,7 @@ def ratings_cost(scenario, point: dict) -> float:
 
 def _design_cost(scenario, sol, point: dict, res) -> float:
     """Annual cost of a verified design: its ratings and the dispatch its run made. [USD/yr]"""
-    from facility import mix
+    from facility.sizing import mix
 
     rs = ControllerResizing(results=res, scale=1.0, ratings=point)
     return float(mix.annual_cost(scenario, realized_sizing(scenario, sol, rs))["cost"]["total_usd_per_year"])

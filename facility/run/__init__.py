@@ -1,0 +1,6 @@
+"""The orchestrator of ``facility run``: :func:`run_scenario` sizes an extendable storage first
+(:mod:`facility.sizing`) and co-simulates the design (:mod:`facility.cosim`)."""
+
+from facility.run.orchestrator import run_scenario
+
+__all__ = ["run_scenario"]
