@@ -23,11 +23,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Mapping
 
+from facility.config.library import load_gpu
+from facility.errors import ScenarioError
+
 if TYPE_CHECKING:
     from facility.config.library import GpuModel
     from facility.config.technology import StorageTechnology
 
-__all__ = ["Library", "NotResolvedError"]
+__all__ = ["Library", "NotResolvedError", "job_gpu", "job_gpus"]
 
 
 class NotResolvedError(RuntimeError):
@@ -62,11 +65,17 @@ class Library:
         ``grid_impact`` is off).
     mode_set : facility.grid_impact.modes.ModeSet or None
         ``grid_impact.mode_set`` (None when ``grid_impact`` is off).
+    unresolved : mapping of str to str
+        Why an entry the scenario names could not be loaded, by entry (``trafo``, ``ups``,
+        ...; that entry is None): filled only on the library :func:`facility.scenario.resolve`
+        hands the domain checks, which report these messages where the check of that entry
+        stands. A resolved scenario's is empty.
     """
 
     gpus: Mapping[str, "GpuModel"] = field(default_factory=dict)
     technologies: Mapping[str, "StorageTechnology"] = field(default_factory=dict)
     domain: Mapping[str, Any] | None = None
+    unresolved: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def domains(self) -> bool:
@@ -101,10 +110,37 @@ class Library:
             raise NotResolvedError(f"storage technology {ref!r} was not resolved with this "
                                    "scenario (resolve the scenario again)") from None
 
-    def with_domains(self, **entries) -> "Library":
+    def with_domains(self, unresolved: Mapping[str, str] | None = None, **entries) -> "Library":
         """A copy with the domain entries filled (``trafo``, ``lv_trafo``, ``ups``, ``shaft``,
-        ``mode_set``) and ``domains`` true."""
-        unknown = set(entries) - set(_DOMAIN_FIELDS)
+        ``mode_set``) and ``domains`` true; ``unresolved``: why an entry could not be loaded."""
+        unknown = (set(entries) | set(unresolved or {})) - set(_DOMAIN_FIELDS)
         if unknown:
             raise TypeError(f"not a domain entry of Library: {sorted(unknown)}")
-        return replace(self, domain={f: entries.get(f) for f in _DOMAIN_FIELDS})
+        return replace(self, domain={f: entries.get(f) for f in _DOMAIN_FIELDS},
+                       unresolved=dict(unresolved or {}))
+
+
+def job_gpu(scenario, i: int) -> "GpuModel":
+    """The GPU model of ``scenario.jobs[i]``: its library's entry where the scenario has one,
+    else read from the GPU library (a scenario built in code, not resolved yet).
+
+    Raises
+    ------
+    ScenarioError
+        An unknown or malformed GPU model; the message names ``jobs.<i>.gpu``.
+    """
+    job = scenario.jobs[i]
+    lib = scenario._library
+    if lib is not None and job.gpu in lib.gpus:
+        return lib.gpus[job.gpu]
+    return load_gpu(job.gpu, key=f"jobs.{i}.gpu")
+
+
+def job_gpus(scenario):
+    """``(index, job, GpuModel)`` of every job whose GPU model exists (:func:`job_gpu`; the
+    unknown ones are reported by :func:`facility.config.checks.check_jobs`)."""
+    for i, job in enumerate(scenario.jobs):
+        try:
+            yield i, job, job_gpu(scenario, i)
+        except ScenarioError:
+            continue
