@@ -24,13 +24,18 @@ from facility.errors import ScenarioError
 from facility.grid_impact.library import load_mode_set, load_shaft
 from facility.scenario.checks import check_all
 
-__all__ = ["resolve", "load_scenario", "scenario_from_dict", "domain_entries"]
+__all__ = ["resolve", "load_scenario", "scenario_from_dict", "loaded_library"]
 
 
-def domain_entries(scenario: Scenario, lib: Library) -> Library:
-    """``lib`` with the domain entries ``scenario`` names, each loaded once; one that cannot be
-    loaded is None, the message of its :class:`ScenarioError` in ``unresolved`` (the checks
-    report it where they check that entry)."""
+def loaded_library(scenario: Scenario) -> Library:
+    """The library the checks take: the scenario's configuration entries (the ones its loader
+    attached, or read now: :func:`facility.config.load.config_library`) and the domain entries
+    it names, each loaded once. One that cannot be loaded is left out (None), the message of
+    its :class:`ScenarioError` in ``unresolved`` (the checks report it where they check that
+    entry); so is a GPU model (:func:`facility.config.checks.check_jobs` reports it)."""
+    lib = scenario._library
+    if lib is None:
+        lib = config_library(scenario, strict=False)
     g, gi = scenario.grid, scenario.grid_impact
     loaders = {
         # called as the layers call them (an lru_cache tells f(x) from f(x, key=...))
@@ -79,12 +84,9 @@ def resolve(scenario: Scenario, source: str = "<scenario>", check: bool = True) 
         One error listing every problem the checks found; without the checks, the first entry
         that cannot be loaded.
     """
-    lib = scenario._library
-    if lib is not None and lib.domains:
+    if scenario._library is not None and scenario._library.domains:
         return scenario
-    if lib is None:
-        lib = config_library(scenario, strict=False)
-    lib = domain_entries(scenario, lib)
+    lib = loaded_library(scenario)
     if check:
         check_all(scenario, lib, source)
     for msg in lib.unresolved.values():
