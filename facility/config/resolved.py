@@ -5,13 +5,20 @@ A scenario names library entries (``jobs[i].gpu``, ``<storage>.technology`` or
 ``grid_impact.shaft_model`` and ``.mode_set``). They are resolved in two steps, each once per
 scenario:
 
-1. :func:`facility.config.load.scenario_from_dict` reads the entries of the libraries the
-   configuration owns (GPU models, storage technologies; the utility spec is merged into the
-   ``spec`` section) and attaches a :class:`Library` to the scenario
-   (:attr:`facility.config.schema.Scenario.library`);
-2. :func:`facility.scenario.resolve` runs the checks that need a domain and fills the domain
-   entries (transformer and UPS types from :mod:`facility.electrical`, the shaft and mode set
-   from :mod:`facility.grid_impact`).
+1. :func:`facility.config.load.parse_scenario` (under :func:`~facility.config.load.scenario_from_dict`)
+   reads the entries of the libraries the configuration owns (GPU models, storage
+   technologies: those :func:`~facility.config.technology.apply_technologies` read while
+   filling the sections' defaults; the utility spec is merged into the ``spec`` section) and
+   attaches a :class:`Library` to the scenario (:attr:`facility.config.schema.Scenario.library`)
+   *before* the checks, which take the models from it (:func:`job_gpu`);
+2. :func:`facility.scenario.resolve` loads the domain entries (transformer and UPS types from
+   :mod:`facility.electrical`, the shaft and mode set from :mod:`facility.grid_impact`), runs
+   every check on them (the configuration's, then each domain's ``checks`` module) and
+   attaches them.
+
+The configuration's loaders (GPU models, technologies) cache by reference, not by the key that asks
+(:func:`facility.config.library.cached_by_reference`),
+so a file is read once even where a check names another key in its messages.
 
 Below :mod:`facility.config` and :mod:`facility.scenario`, nothing looks a library entry up by
 name: the layers take ``scenario.library``. ``Scenario.model_copy`` keeps it (a private
