@@ -89,9 +89,10 @@ def resolve(scenario: Scenario, source: str = "<scenario>", check: bool = True) 
     lib = loaded_library(scenario)
     if check:
         check_all(scenario, lib, source)
+    lib = require_library(scenario, lib, source)   # the configuration's entries first, as loaded
     for msg in lib.unresolved.values():
         raise ScenarioError(f"{source}: {msg}")
-    scenario._library = require_library(scenario, lib, source)
+    scenario._library = lib
     return scenario
 
 
