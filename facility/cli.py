@@ -65,7 +65,7 @@ def _load(args):
     """Load and validate the scenario, then check its resource estimate against the budget
     (``--max-memory-gib``); returns ``(scenario, estimate)``."""
     from facility.scenario import load_scenario
-    from facility.config.resources import check_resources
+    from facility.scenario.resources import check_resources
 
     s = load_scenario(args.scenario, args.overrides)
     from facility.config.plausibility import implausible_errors
@@ -75,7 +75,7 @@ def _load(args):
         raise ScenarioError("\n".join(f"{args.scenario}: {b}" for b in bad))
     est = check_resources(s, getattr(args, "max_memory_gib", None), source=str(args.scenario))
     if args.command in ("run", "size"):
-        from facility.config.resources import check_disk_space
+        from facility.scenario.resources import check_disk_space
 
         check_disk_space(est, args.out)
     return s, est
@@ -150,7 +150,7 @@ def _cmd_validate(args) -> int:
           f"{n:,} steps of {s.time.dt_s:g} s; storage: {', '.join(s.storages()) or 'none'}; "
           f"controller: {s.controller.kind}; limits: {', '.join(limits) or 'none'}")
     print(f"   {est.summary()}")
-    from facility.config.checks import scenario_warnings, trace_summaries
+    from facility.scenario.checks import scenario_warnings, trace_summaries
 
     for line in trace_summaries(s):
         print(f"  {line}")

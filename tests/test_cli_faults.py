@@ -339,7 +339,7 @@ enabled = false
 
 
 def test_expected_crashes_by_hand(tmp_path):
-    from facility.config.resources import EVENTS_JSON_PER_CRASH_B, estimate_resources, expected_crashes
+    from facility.scenario.resources import EVENTS_JSON_PER_CRASH_B, estimate_resources, expected_crashes
 
     # 0.01 per GPU-hour on 10^7 GPUs: 10^5 per hour; 12 h without down time: 1.2e6
     s = load_scenario(_crash_scenario(tmp_path, 12 * 3600))
@@ -381,7 +381,7 @@ def test_a_day_of_crashes_under_a_4_gb_ulimit_is_refused_by_validate(tmp_path):
 def test_machine_memory_reads_the_process_limits(monkeypatch):
     import resource
 
-    from facility.config.resources import machine_memory_gib
+    from facility.scenario.resources import machine_memory_gib
 
     real = resource.getrlimit
     monkeypatch.setattr(resource, "getrlimit", lambda r: (2 * 2**30, resource.RLIM_INFINITY)
@@ -396,7 +396,7 @@ def test_validate_reports_the_crashes_and_events_json(tmp_path, capsys):
 
 
 def test_an_events_json_larger_than_the_free_space_is_refused_before_the_run(tmp_path, capsys, monkeypatch):
-    import facility.config.resources as res
+    import facility.scenario.resources as res
     import facility.run.orchestrator as sim
 
     monkeypatch.setattr(res, "_free_bytes", lambda path: 5_000_000)

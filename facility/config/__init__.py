@@ -1,4 +1,12 @@
-"""Scenario configuration: schema (pydantic), libraries (``models/``), loading and checks."""
+"""Scenario configuration: schema (pydantic), its own libraries (``models/``: GPU models,
+utility specs, storage technologies), loading and the checks that need only these.
+
+The ground of the package: it imports no other facility package but :mod:`facility.errors`.
+:func:`load_scenario` and :func:`scenario_from_dict` here check a scenario against the schema
+and the configuration's checks only; the layers take :mod:`facility.scenario`'s, which add
+every domain's checks (trace files, grid types, grid events, grid impact, the load generator's
+and the controller's preconditions) and the domain library entries (``scenario.library``).
+"""
 
 from facility.config.checks import check_scenario
 from facility.config.plausibility import estimate_peak_site_mw

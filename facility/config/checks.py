@@ -1,7 +1,14 @@
-"""Second validation layer: cross-field physics checks on a schema-valid :class:`Scenario`.
+"""Second validation layer: the cross-field physics checks that need only the schema (and the
+configuration's own libraries: GPU models, utility specs, storage technologies).
 
 Each ``check_*`` function returns a list of problems (strings naming key, unit and range);
-:func:`check_scenario` runs them all and raises one :class:`ScenarioError` listing every problem.
+:func:`check_scenario` runs them with the configuration's preconditions
+(:mod:`facility.config.preconditions`) and raises one :class:`ScenarioError` listing every
+problem. The checks that need a domain (trace files, transformer and UPS types, grid events,
+the grid-impact models, the load generator's timing, the controller's grid) live in that
+domain's ``checks`` module; :func:`facility.scenario.resolve` runs them all, these first.
+
+May import: :mod:`facility.config` and :mod:`facility.errors` only.
 """
 
 from __future__ import annotations
@@ -12,10 +19,9 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from facility.config import files
-from facility.config.checks_grid import (check_grid, check_grid_events, check_grid_impact,
-                                         grid_impact_warnings)
 from facility.config.checks_storage import check_duration, check_storage, duration_violation
-from facility.config.library import load_gpu
+from facility.config.preconditions import check_monitor, check_sizes, check_storage_run
+from facility.config.resolved import job_gpu, job_gpus
 from facility.errors import NotSupportedError, ScenarioError
 
 if TYPE_CHECKING:
@@ -24,20 +30,18 @@ if TYPE_CHECKING:
 __all__ = [
     "NOT_SUPPORTED",
     "MAX_STEPS",
+    "CHECKS",
     "check_scenario",
+    "check_supported",
+    "config_problems",
     "check_time",
     "check_jobs",
-    "check_trace_file",
-    "scenario_warnings",
-    "trace_summaries",
+    "check_failures",
     "check_storage",
     "check_spec",
-    "check_grid_events",
     "check_gpu_controls",
     "check_controller",
-    "check_grid",
-    "check_grid_impact",
-    "grid_impact_warnings",
+    "check_grid_voltages",
     "check_duration",
     "duration_violation",
 ]
@@ -68,12 +72,13 @@ def check_time(s: "Scenario") -> list[str]:
 
 
 def check_jobs(s: "Scenario") -> list[str]:
-    """GPU names, start/stop order, checkpoint timing, power levels and trace files."""
+    """GPU names, start/stop order, checkpoint timing, power levels, failures and the trace
+    files' presence (their content: :func:`facility.workload.checks.check_trace_files`)."""
     out = []
     for i, job in enumerate(s.jobs):
         key = f"jobs.{i}"
         try:
-            gpu = load_gpu(job.gpu, key=f"{key}.gpu")
+            gpu = job_gpu(s, i)
         except ScenarioError as exc:
             out.append(str(exc))
             continue
@@ -111,8 +116,6 @@ def check_jobs(s: "Scenario") -> list[str]:
                                           f"memory per byte of trace)")
                 except ScenarioError as exc:
                     out.append(str(exc))
-                else:
-                    out.extend(check_trace_file(job, key))
         elif job.trace_file:
             out.append(f"{key}.trace_file is only used with workload = 'trace' (workload = {job.workload!r})")
     return out
@@ -145,60 +148,6 @@ def check_failures(job, key: str) -> list[str]:
                        f"previous crash ({times[i - 1]:g} s + restart_after_s = "
                        f"{times[i - 1] + f.restart_after_s:g} s); allowed: ascending, spaced by "
                        "more than restart_after_s")
-    return out
-
-
-def check_trace_file(job, key: str) -> list[str]:
-    """Open and check a trace job's file exactly as the replay reads it (format, units, GPU rows,
-    scale vs TDP and idle power, sensor): the same messages as ``run``."""
-    from facility.workload.trace_checks import job_trace  # numpy/pandas/scipy only
-
-    try:
-        job_trace(job, key)
-    except ScenarioError as exc:
-        return [str(exc)]
-    return []
-
-
-def scenario_warnings(s: "Scenario") -> list[str]:
-    """What the scenario's inputs cannot show (no error): a trace averaged by its sensor under
-    limits above ~0.5 Hz, sampling slower than the band limits, poll gaps, a trace shorter than
-    the job; and numbers that cannot be what the user meant
-    (:mod:`facility.config.plausibility`); storage units whose costs are in different dollar
-    years (compared as given, :func:`facility.config.technology.cost_year_note`). Each names its
-    key. ``run`` logs the plausibility warnings and lists them in events and report.html (the
-    report's Design table shows the cost years).
-    """
-    from facility.workload.trace_checks import inspect_job_trace
-
-    out = []
-    for i, job in enumerate(s.jobs):
-        if job.workload == "trace" and job.trace_file:
-            try:
-                _, found = inspect_job_trace(job, f"jobs.{i}", s)
-            except ScenarioError:
-                continue   # reported by check_jobs
-            out.extend(found)
-    from facility.config.plausibility import plausibility_warnings
-    from facility.config.technology import cost_year_note
-
-    years = cost_year_note({u: getattr(c, "cost_year", None) for u, c in s.storage_units().items()})
-    if years:
-        out.append(f"storage: {years}")
-    return out + plausibility_warnings(s) + grid_impact_warnings(s)
-
-
-def trace_summaries(s: "Scenario") -> list[str]:
-    """One line per trace job: what its file holds (GPUs, polls, interval, sensor)."""
-    from facility.workload.trace_checks import job_trace
-
-    out = []
-    for i, job in enumerate(s.jobs):
-        if job.workload == "trace" and job.trace_file:
-            try:
-                out.append(f"jobs.{i}.trace_file: {job_trace(job, f'jobs.{i}').info.summary()}")
-            except ScenarioError:
-                continue
     return out
 
 
@@ -245,22 +194,12 @@ def check_spec(s: "Scenario") -> list[str]:
     return out
 
 
-def _job_gpus(s: "Scenario"):
-    """``(index, job, GpuModel)`` of every job whose GPU model exists (unknown ones are
-    reported by :func:`check_jobs`)."""
-    for i, job in enumerate(s.jobs):
-        try:
-            yield i, job, load_gpu(job.gpu)
-        except ScenarioError:
-            continue
-
-
 def check_gpu_controls(s: "Scenario") -> list[str]:
     """GPU smoothing floor inside each GPU's programmable range; firefly target above trigger."""
     out = []
     gs = s.gpu_smoothing
     if gs.enabled:
-        for i, job, gpu in _job_gpus(s):
+        for i, job, gpu in job_gpus(s):
             if not gpu.supports_power_smoothing:
                 log.warning(
                     "jobs.%d.gpu = %r has no hardware power smoothing: gpu_smoothing is not applied to job %r",
@@ -290,7 +229,7 @@ def check_gpu_controls(s: "Scenario") -> list[str]:
                 f"power_cap.cap_frac = {s.power_cap.cap_frac:g}; allowed: floor_frac ≤ cap_frac"
             )
     if "floor" in s.optimize.levers:
-        for i, job, gpu in _job_gpus(s):
+        for i, job, gpu in job_gpus(s):
             if not gpu.supports_power_smoothing or gpu.max_floor_frac <= 0:
                 log.warning(
                     "optimize.levers names 'floor', but jobs.%d.gpu = %r has no hardware power "
@@ -299,7 +238,7 @@ def check_gpu_controls(s: "Scenario") -> list[str]:
                 )
     pc = s.power_cap
     if pc.enabled:
-        for i, job, gpu in _job_gpus(s):
+        for i, job, gpu in job_gpus(s):
             if pc.cap_frac * gpu.tdp_w <= gpu.idle_w:
                 out.append(
                     f"power_cap.cap_frac = {pc.cap_frac:g} [frac of TDP] is at or below the idle "
@@ -329,32 +268,52 @@ def check_controller(s: "Scenario") -> list[str]:
     return []
 
 
-def _preconditions() -> tuple:
-    from facility.config import preconditions as pc
+def check_grid_voltages(s: "Scenario") -> list[str]:
+    """The network's voltage levels descend: HV above MV above LV (the rest of ``[grid]``:
+    :func:`facility.electrical.checks.check_grid`)."""
+    g = s.grid
+    out = []
+    if g.mv_kv >= g.vn_kv:
+        out.append(f"grid.mv_kv = {g.mv_kv:g} kV must be below grid.vn_kv = {g.vn_kv:g} kV")
+    if g.lv_kv >= g.mv_kv:
+        out.append(f"grid.lv_kv = {g.lv_kv:g} kV must be below grid.mv_kv = {g.mv_kv:g} kV")
+    return out
 
-    return (pc.check_job_timing, pc.check_storage_run, pc.check_controller_run, pc.check_monitor,
-            pc.check_sizes)
+
+#: The configuration's consistency checks, in the order their problems are listed.
+CHECKS = (check_time, check_jobs, check_storage, check_spec, check_gpu_controls, check_controller,
+          check_grid_voltages)
 
 
-_CHECKS = (check_time, check_jobs, check_storage, check_spec, check_gpu_controls,
-           check_controller, check_grid, check_grid_events, check_grid_impact)
+def check_supported(scenario: "Scenario", source: str = "<scenario>") -> None:
+    """Raise :class:`NotSupportedError` when a section of :data:`NOT_SUPPORTED` is on."""
+    for section, active in NOT_SUPPORTED.items():
+        if active(scenario):
+            raise NotSupportedError(f"{source}: not supported yet: {section}")
+
+
+def config_problems(scenario: "Scenario") -> list[str]:
+    """The problems of every check of :data:`CHECKS`, in order."""
+    return [p for check in CHECKS for p in check(scenario)]
 
 
 def check_scenario(scenario: "Scenario", source: str = "<scenario>") -> None:
-    """Run every physics check; raise one :class:`ScenarioError` listing all problems.
+    """Run the configuration's checks, and on a scenario consistent as written its
+    preconditions (:func:`~facility.config.preconditions.check_storage_run`,
+    :func:`~facility.config.preconditions.check_monitor`,
+    :func:`~facility.config.preconditions.check_sizes`); raise one :class:`ScenarioError`
+    listing all problems. The domains' checks: :func:`facility.scenario.resolve`.
 
     Raises
     ------
     NotSupportedError
         A section whose behaviour is not implemented yet is switched on.
     ScenarioError
-        Any physics check failed.
+        Any check failed.
     """
-    for section, active in NOT_SUPPORTED.items():
-        if active(scenario):
-            raise NotSupportedError(f"{source}: not supported yet: {section}")
-    problems = [p for check in _CHECKS for p in check(scenario)]
+    check_supported(scenario, source)
+    problems = config_problems(scenario)
     if not problems:  # the run's preconditions, on a scenario that is consistent as written
-        problems = [p for check in _preconditions() for p in check(scenario)]
+        problems = [p for check in (check_storage_run, check_monitor, check_sizes) for p in check(scenario)]
     if problems:
         raise ScenarioError("\n".join(f"{source}: {p}" for p in problems))

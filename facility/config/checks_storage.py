@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from facility.config.technology import unit_configs, unit_technology_names
+
 if TYPE_CHECKING:
     from facility.config.schema import Scenario
 
@@ -99,8 +101,6 @@ def check_duration(name: str, st) -> list[str]:
 def _check_hybrid(name: str, st) -> list[str]:
     """A hybrid section: candidates for the optimizer (extendable), or fixed units with a power
     and an energy rating for every technology, each unit within its duration bounds."""
-    from facility.config.technology import unit_configs, unit_technology_names
-
     techs = unit_technology_names(st) if st.technologies else []
     given = {"unit_p_rated_mw": st.unit_p_rated_mw, "unit_e_rated_mwh": st.unit_e_rated_mwh}
     if not techs:

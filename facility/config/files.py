@@ -69,7 +69,7 @@ MAX_TOML_BYTES = 16 * 2**20
 MAX_CSV_BYTES = 256 * 2**20
 #: Largest trace file (``jobs.<i>.trace_file``) accepted. [bytes] Parsing holds about 10 bytes
 #: of memory per byte of the file (measured: a 46 MB 8-GPU nvidia-smi log, peak RSS +465 MB;
-#: :mod:`facility.config.resources`), so 256 MiB of trace need ~2.6 GiB on top of the run.
+#: :mod:`facility.scenario.resources`), so 256 MiB of trace need ~2.6 GiB on top of the run.
 MAX_TRACE_BYTES = 256 * 2**20
 #: Deepest nesting of tables/arrays accepted in a scenario (the schema needs 4:
 #: ``spec.bands.<i>.max_hz``).

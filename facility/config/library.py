@@ -7,16 +7,18 @@ hold utility limits in the keys of :class:`facility.config.schema.SpecConfig`.
 from __future__ import annotations
 
 import functools
+import inspect
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from facility.config import files
+from facility.config.messages import format_validation_error
 from facility.config.schema_base import F, StrictModel
 from facility.errors import ScenarioError
 
 __all__ = ["MODELS_DIR", "GpuModel", "list_gpus", "list_specs", "load_gpu", "load_spec_table",
-           "library_file", "read_library", "spec_limits_text"]
+           "library_file", "read_library", "spec_limits_text", "cached_by_reference"]
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 
@@ -102,7 +104,39 @@ def _label(sub: str, name: str) -> str:
     return name if files.is_explicit_path(name) else f"models/{sub}/{name}.toml"
 
 
-@functools.lru_cache(maxsize=64)
+def cached_by_reference(fn=None, *, maxsize: int = 64):
+    """Cache a library loader ``fn(name, key=..., ...)`` by its arguments other than ``key``.
+
+    ``key`` names the reference in the messages of a failure, and a failure is not cached: so a
+    library file is read once, whichever scenario key asks for it first (an
+    :func:`functools.lru_cache` over ``(name, key)`` read it again for every other key). The
+    oldest entry goes past ``maxsize``. ``loader.cache_clear()`` empties the cache.
+    """
+    if fn is None:
+        return functools.partial(cached_by_reference, maxsize=maxsize)
+    sig = inspect.signature(fn)
+    cache: dict = {}
+
+    @functools.wraps(fn)
+    def load(*args, **kwargs):
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        ref = tuple(v for k, v in bound.arguments.items() if k != "key")
+        try:
+            return cache[ref]
+        except KeyError:
+            pass
+        out = fn(*args, **kwargs)
+        if len(cache) >= maxsize:
+            cache.pop(next(iter(cache)))
+        cache[ref] = out
+        return out
+
+    load.cache_clear = cache.clear
+    return load
+
+
+@cached_by_reference
 def load_gpu(name: str, key: str = "gpu") -> GpuModel:
     """Load a GPU model by name.
 
@@ -130,8 +164,6 @@ def load_gpu(name: str, key: str = "gpu") -> GpuModel:
 
 
 def _malformed(exc: ValidationError, sub: str, name: str, key: str, model) -> str:
-    from facility.config.messages import format_validation_error
-
     return (f"{key} = {files.shown(name)}: {_label(sub, name)} is not a valid {model.__name__} "
             f"table:\n" + format_validation_error(exc, _label(sub, name), model))
 

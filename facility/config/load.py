@@ -1,10 +1,20 @@
-"""Reading scenario files, applying ``--set`` overrides, and turning errors into clear messages."""
+"""Reading scenario files, applying ``--set`` overrides, and turning errors into clear messages.
+
+:func:`load_scenario` and :func:`scenario_from_dict` give a scenario checked against the
+schema and the configuration's own checks (:func:`facility.config.checks.check_scenario`), its
+configuration library attached (:func:`config_library`). The layers take
+:func:`facility.scenario.load_scenario`'s, which adds every domain's checks and library entries
+(it builds on :func:`scenario_input` and :func:`parse_scenario`).
+
+May import: :mod:`facility.config` and :mod:`facility.errors` only.
+"""
 
 from __future__ import annotations
 
 import copy
 import os
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -13,16 +23,20 @@ from pydantic import ValidationError
 
 from facility.config import files
 from facility.config.checks import check_scenario
-from facility.config.library import load_gpu, load_spec_table
+from facility.config.library import GpuModel, load_gpu, load_spec_table
 from facility.config.messages import format_validation_error
 from facility.config.schema import STORAGE_NAMES, Scenario
 from facility.config.resolved import Library
-from facility.config.technology import apply_technologies, load_technology
+from facility.config.technology import StorageTechnology, apply_technologies, load_technology
 from facility.errors import ScenarioError
 
 __all__ = [
     "load_scenario",
     "scenario_from_dict",
+    "scenario_input",
+    "parse_scenario",
+    "config_library",
+    "require_library",
     "read_toml",
     "apply_overrides",
     "parse_override",
@@ -162,24 +176,91 @@ def override_keys(data: dict, overrides: Iterable[str] | None) -> list[tuple[str
     return out
 
 
-def config_library(scenario: Scenario) -> Library:
+def config_library(scenario: Scenario, technologies: dict[str, StorageTechnology] | None = None,
+                   strict: bool = True) -> Library:
     """The entries of the configuration's own libraries a scenario names: its jobs' GPU models
-    and its storage technologies, each read once (:mod:`facility.config.resolved`)."""
-    gpus = {}
+    and its storage technologies, each read once (:mod:`facility.config.resolved`).
+
+    Parameters
+    ----------
+    scenario : Scenario
+    technologies : dict, optional
+        Technologies already read, by reference (what :func:`apply_technologies` returned).
+    strict : bool
+        Raise on a GPU model that cannot be read; else leave it out (the checks report it:
+        :func:`facility.config.checks.check_jobs`).
+    """
+    gpus: dict[str, GpuModel] = {}
     for i, job in enumerate(scenario.jobs):
         if job.gpu not in gpus:
-            gpus[job.gpu] = load_gpu(job.gpu, key=f"jobs[{i}].gpu")
-    techs = {}
+            try:
+                gpus[job.gpu] = load_gpu(job.gpu, key=f"jobs[{i}].gpu")
+            except ScenarioError:
+                if strict:
+                    raise
+    techs: dict[str, StorageTechnology] = {}
+    known = technologies or {}
     for sec, cfg in ((n, getattr(scenario, n)) for n in STORAGE_NAMES):
         for ref in ([cfg.technology] if cfg.technology else []) + list(cfg.technologies or []):
             if ref not in techs:
-                techs[ref] = load_technology(ref, key=f"{sec}.technology")
+                techs[ref] = known[ref] if ref in known else load_technology(ref, key=f"{sec}.technology")
     return Library(gpus=gpus, technologies=techs)
+
+
+def require_library(scenario: Scenario, lib: Library | None, source: str = "<scenario>") -> Library:
+    """``lib`` (the scenario's library, or None) with every configuration entry the scenario
+    names, or the :class:`ScenarioError` of the first that cannot be read (prefixed with
+    ``source``)."""
+    if lib is not None and all(job.gpu in lib.gpus for job in scenario.jobs):
+        return lib
+    try:
+        full = config_library(scenario, technologies=dict(lib.technologies) if lib else None)
+    except ScenarioError as exc:
+        raise ScenarioError(f"{source}: {exc}") from None
+    return full if lib is None else replace(lib, gpus=full.gpus)
+
+
+def parse_scenario(data: dict, source: str = "<scenario>", base_dir: Path | None = None,
+                   overrides: list[tuple[str, str]] | None = None) -> Scenario:
+    """A raw scenario dict validated against the schema (no physics checks), its configuration
+    library attached, leaving out a GPU model that cannot be read (the checks report it; see
+    :func:`scenario_from_dict` for the parameters)."""
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{source}: a scenario is a table of keys, got {type(data).__name__}")
+    try:
+        files.check_depth(data, source=source)
+        if base_dir is not None:
+            data = _absolute_paths(data, Path(base_dir))
+        data = _resolve_spec(data, source)
+        data, provenance, techs = apply_technologies(data, source)
+        try:
+            scenario = Scenario(**data)
+        except ValidationError as exc:
+            raise ScenarioError(format_validation_error(exc, source, Scenario, overrides=overrides)) from None
+        except TypeError as exc:
+            raise ScenarioError(f"{source}: {exc}") from None
+        for sec, notes in provenance.items():
+            getattr(scenario, sec)._defaults_from = notes
+        try:
+            scenario._library = config_library(scenario, technologies=techs, strict=False)
+        except ScenarioError as exc:
+            raise ScenarioError(f"{source}: {exc}") from None
+    except RecursionError:
+        raise _too_deep(source) from None
+    return scenario
+
+
+def _too_deep(source: str) -> ScenarioError:
+    return ScenarioError(f"{source}: the scenario is nested too deeply to validate; a scenario "
+                         "needs at most 4 levels of tables and arrays")
 
 
 def scenario_from_dict(data: dict, source: str = "<scenario>", base_dir: Path | None = None,
                        check: bool = True, overrides: list[tuple[str, str]] | None = None) -> Scenario:
-    """Validate a raw scenario dict (schema, then physics checks).
+    """Validate a raw scenario dict (schema, then the configuration's physics checks).
+
+    The layers take :func:`facility.scenario.scenario_from_dict`'s (every domain's checks
+    too, and the domain library entries).
 
     Parameters
     ----------
@@ -195,31 +276,13 @@ def scenario_from_dict(data: dict, source: str = "<scenario>", base_dir: Path | 
         The ``--set`` items applied to ``data`` (:func:`override_keys`): a schema error at a
         key they set names the item.
     """
-    if not isinstance(data, dict):
-        raise ScenarioError(f"{source}: a scenario is a table of keys, got {type(data).__name__}")
+    scenario = parse_scenario(data, source=source, base_dir=base_dir, overrides=overrides)
     try:
-        files.check_depth(data, source=source)
-        if base_dir is not None:
-            data = _absolute_paths(data, Path(base_dir))
-        data = _resolve_spec(data, source)
-        data, provenance = apply_technologies(data, source)
-        try:
-            scenario = Scenario(**data)
-        except ValidationError as exc:
-            raise ScenarioError(format_validation_error(exc, source, Scenario, overrides=overrides)) from None
-        except TypeError as exc:
-            raise ScenarioError(f"{source}: {exc}") from None
-        for sec, notes in provenance.items():
-            getattr(scenario, sec)._defaults_from = notes
         if check:
             check_scenario(scenario, source)
-        try:
-            scenario._library = config_library(scenario)
-        except ScenarioError as exc:
-            raise ScenarioError(f"{source}: {exc}") from None
+        scenario._library = require_library(scenario, scenario._library, source)
     except RecursionError:
-        raise ScenarioError(f"{source}: the scenario is nested too deeply to validate; a scenario "
-                            "needs at most 4 levels of tables and arrays") from None
+        raise _too_deep(source) from None
     return scenario
 
 
@@ -282,8 +345,26 @@ def _absolute_paths(data: dict, base_dir: Path) -> dict:
     return data
 
 
+def scenario_input(path: str | Path, overrides: Iterable[str] | None = None) -> tuple[dict, dict]:
+    """A scenario file read and overridden: ``(data, options)``, ``options`` the keywords
+    (``source``, ``base_dir``, ``overrides``) of :func:`parse_scenario` and
+    :func:`scenario_from_dict`.
+
+    Raises
+    ------
+    ScenarioError
+        Missing file, bad TOML, a bad ``--set`` item.
+    """
+    text = files.check_path_text(path, hint="; give the path of a scenario TOML file")
+    raw = read_toml(text)
+    data = apply_overrides(raw, overrides)
+    base_dir = Path(os.path.abspath(os.path.dirname(text) or "."))
+    return data, {"source": str(path), "base_dir": base_dir, "overrides": override_keys(raw, overrides)}
+
+
 def load_scenario(path: str | Path, overrides: Iterable[str] | None = None, check: bool = True) -> Scenario:
-    """Load, override and validate a scenario file.
+    """Load, override and validate a scenario file (the configuration's checks; the layers take
+    :func:`facility.scenario.load_scenario`'s).
 
     Parameters
     ----------
@@ -300,12 +381,8 @@ def load_scenario(path: str | Path, overrides: Iterable[str] | None = None, chec
         Missing file, bad TOML, schema or physics error; the message names the file, the key
         path, the unit and the allowed range.
     """
-    text = files.check_path_text(path, hint="; give the path of a scenario TOML file")
-    raw = read_toml(text)
-    data = apply_overrides(raw, overrides)
-    base_dir = Path(os.path.abspath(os.path.dirname(text) or "."))
-    return scenario_from_dict(data, source=str(path), base_dir=base_dir, check=check,
-                              overrides=override_keys(raw, overrides))
+    data, options = scenario_input(path, overrides)
+    return scenario_from_dict(data, check=check, **options)
 
 
 def _drop_none(obj: Any) -> Any:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from facility.config.library import load_gpu
+from facility.config.resolved import job_gpu
 
 if TYPE_CHECKING:
     from facility.config.schema import Scenario
@@ -55,8 +55,8 @@ def estimate_peak_site_mw(scenario: "Scenario") -> float:
     + base_load_mw
     """
     total_w = 0.0
-    for job in scenario.jobs:
-        gpu = load_gpu(job.gpu)
+    for i, job in enumerate(scenario.jobs):
+        gpu = job_gpu(scenario, i)
         total_w += job.n_gpus * gpu.tdp_w * max(job.p_high_frac, 1.0)
     site = scenario.site
     return total_w / 1e6 * (1.0 + site.non_gpu_frac) * site.pue + site.base_load_mw

@@ -21,6 +21,7 @@ from facility.config.grid_impact import GridImpactConfig
 from facility.config.operation import ControllerConfig, MonitorConfig, OptimizeConfig
 from facility.config.resolved import NotResolvedError
 from facility.config.schema_base import F, StrictModel
+from facility.config.technology import unit_configs
 
 __all__ = [
     "F",
@@ -576,6 +577,4 @@ class Scenario(StrictModel):
         """Enabled storage units: one per section, or for a hybrid section (``technologies``)
         one per technology, ``<section>.<technology>``
         (:func:`facility.config.technology.unit_configs`), in section order."""
-        from facility.config.technology import unit_configs
-
         return {u: c for n, cfg in self.storages().items() for u, c in unit_configs(n, cfg).items()}

@@ -16,7 +16,6 @@ extendable unit per candidate (:func:`unit_configs`), named ``<storage>.<technol
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 from pathlib import Path
@@ -25,7 +24,8 @@ from typing import Literal
 from pydantic import ValidationError, model_validator
 
 from facility.config import files
-from facility.config.library import MODELS_DIR, read_library
+from facility.config.library import MODELS_DIR, cached_by_reference, read_library
+from facility.config.messages import format_validation_error
 from facility.config.schema_base import F, StrictModel
 from facility.errors import ScenarioError
 
@@ -123,8 +123,8 @@ def technology_label(name: str) -> str:
 def load_technology(name: str, key: str = "technology") -> StorageTechnology:
     """Load a storage technology by name (file stem in ``models/storage/``) or ``.toml`` path.
 
-    Cached per file and its modification time and size: a file of one's own that changed is
-    read again.
+    Cached per file and its modification time and size (not per ``key``, which only names the
+    reference in a failure's message): a file of one's own that changed is read again.
 
     The ``[marks]`` table of the file marks each figure ``verified`` or ``unverified``
     (:meth:`StorageTechnology.mark`); it is data about the file, not a key a storage section
@@ -146,7 +146,7 @@ def load_technology(name: str, key: str = "technology") -> StorageTechnology:
     return _load_technology(name, key, stamp)
 
 
-@functools.lru_cache(maxsize=64)
+@cached_by_reference
 def _load_technology(name: str, key: str, stamp) -> StorageTechnology:
     data, label = read_library("storage", name, "storage technology", key)
     if files.is_explicit_path(name):
@@ -154,8 +154,6 @@ def _load_technology(name: str, key: str, stamp) -> StorageTechnology:
     try:
         tech = StorageTechnology(**data)
     except ValidationError as exc:
-        from facility.config.messages import format_validation_error
-
         raise ScenarioError(f"{key} = {files.shown(name)}: {label} is not a valid StorageTechnology "
                             f"table:\n" + format_validation_error(exc, label, StorageTechnology)) from None
     except TypeError as exc:
@@ -225,7 +223,8 @@ def _fill(section: dict, tech: StorageTechnology, label: str, where: str = "stor
     return out, notes
 
 
-def apply_technologies(data: dict, source: str) -> tuple[dict, dict[str, dict[str, str]]]:
+def apply_technologies(data: dict, source: str) -> tuple[dict, dict[str, dict[str, str]],
+                                                         dict[str, StorageTechnology]]:
     """Fill each storage section's defaults from its ``technology``.
 
     Parameters
@@ -237,8 +236,11 @@ def apply_technologies(data: dict, source: str) -> tuple[dict, dict[str, dict[st
 
     Returns
     -------
-    (dict, dict)
-        The scenario with the filled keys, and per section ``{key: where it came from}``.
+    (dict, dict, dict)
+        The scenario with the filled keys, per section ``{key: where it came from}``, and the
+        technologies read, by their reference (``technology`` / ``technologies`` string): the
+        scenario's :class:`~facility.config.resolved.Library` takes them, so each file is read
+        once.
 
     Raises
     ------
@@ -246,7 +248,7 @@ def apply_technologies(data: dict, source: str) -> tuple[dict, dict[str, dict[st
         An unknown technology, a malformed file, or a section that sets both ``technology``
         and ``technologies``.
     """
-    out, provenance = dict(data), {}
+    out, provenance, loaded = dict(data), {}, {}
     for sec in STORAGE_SECTIONS:
         section = data.get(sec)
         if not isinstance(section, dict):
@@ -264,7 +266,8 @@ def apply_technologies(data: dict, source: str) -> tuple[dict, dict[str, dict[st
                 raise ScenarioError(f"{source}: {sec}.technologies lists a technology twice: {techs!r}")
             seen: dict[str, str] = {}
             for t in techs:  # an unknown name fails here, with the list of names
-                name = load_technology(t, key=f"{source}: {sec}.technologies").name
+                loaded[t] = load_technology(t, key=f"{source}: {sec}.technologies")
+                name = loaded[t].name
                 if name in seen:   # one unit key <section>.<name> for two files: refused
                     raise ScenarioError(
                         f"{source}: {sec}.technologies lists two technologies named {name!r}: "
@@ -277,9 +280,9 @@ def apply_technologies(data: dict, source: str) -> tuple[dict, dict[str, dict[st
             continue
         if not isinstance(tech, str):
             raise ScenarioError(f"{source}: {sec}.technology = {tech!r}: a technology name or a .toml path")
-        t = load_technology(tech, key=f"{source}: {sec}.technology")
+        t = loaded[tech] = load_technology(tech, key=f"{source}: {sec}.technology")
         out[sec], provenance[sec] = _fill(section, t, technology_label(tech), f"{source}: {sec}")
-    return out, provenance
+    return out, provenance, loaded
 
 
 def unit_configs(name: str, cfg) -> dict:

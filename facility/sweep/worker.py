@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from facility.config.load import apply_overrides
 from facility.scenario import scenario_from_dict
-from facility.config.resources import check_resources
+from facility.scenario.resources import check_resources
 from facility.report.staging import apply_umask
 from facility.sweep.derive import derive
 from facility.sweep.lifeline import sweep_gone

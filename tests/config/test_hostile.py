@@ -237,7 +237,7 @@ def test_memory_budget_refused_at_validate_with_the_estimate(capsys, tmp_path):
 
 
 def test_estimate_scales_with_steps_groups_storages_feeders():
-    from facility.config.resources import default_max_memory_gib, estimate_resources
+    from facility.scenario.resources import default_max_memory_gib, estimate_resources
 
     base = estimate_resources(load_scenario(DEFAULT))
     longer = estimate_resources(load_scenario(DEFAULT, ["time.horizon_s=1200"]))
@@ -301,7 +301,7 @@ def _trace_scenario(tmp_path, n_polls):
 
 def test_estimate_counts_trace_files_and_their_size_is_limited(tmp_path, capsys, monkeypatch):
     from facility.config import files
-    from facility.config.resources import PER_TRACE_BYTE_B, estimate_resources
+    from facility.scenario.resources import PER_TRACE_BYTE_B, estimate_resources
 
     scen = _trace_scenario(tmp_path, 600)
     size = (tmp_path / "smi.csv").stat().st_size

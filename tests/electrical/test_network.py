@@ -4,7 +4,8 @@ import numpy as np
 import pandapower as pp
 import pytest
 
-from facility.config.checks import check_grid
+from facility.electrical.checks import check_grid as _check_grid
+from facility.scenario.resolve import loaded_library
 from facility.electrical.network import build_network, export_network
 from facility.errors import ScenarioError
 
@@ -40,6 +41,11 @@ def test_types_supply_ratings():
     # 1.25 x 10 MW / 3 MVA -> 5 parallel units; 1.25 x 2 / 3 -> 1
     assert net.lv_trafo_sn_mva == pytest.approx([15.0, 3.0])
     assert list(net.net.trafo.parallel.iloc[1:3]) == [5, 1]
+
+
+def check_grid(s):
+    """The grid's checks on the entries the scenario names, loaded as resolve loads them."""
+    return _check_grid(s, loaded_library(s))
 
 
 def test_type_conflict_and_unknown_type():
@@ -140,9 +146,12 @@ def test_validation_does_not_import_pandapower():
     code = (
         "import sys\n"
         "from facility.config.schema import Scenario\n"
-        "from facility.config.checks import check_grid\n"
+        "from facility.electrical.checks import check_grid\n"
+        "from facility.scenario import resolve\n"
+        "from facility.scenario.resolve import loaded_library\n"
         "s = Scenario(jobs=[{'n_gpus': 10}], grid={'trafo_type': 'sub_230_34p5_100mva', 'ups_type': 'none'})\n"
-        "assert check_grid(s) == [], check_grid(s)\n"
+        "assert check_grid(s, loaded_library(s)) == [], check_grid(s, loaded_library(s))\n"
+        "resolve(s)\n"
         "assert 'pandapower' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -186,12 +186,13 @@ def test_band_edge_outside_the_modes_is_a_scenario_error():
 
 
 def test_validate_names_a_band_edge_outside_the_modes(tiny_scenario_dict):
-    from facility.config.checks import check_grid_impact
+    from facility.grid_impact.checks import check_grid_impact
     from facility.scenario import scenario_from_dict
 
     d = dict(tiny_scenario_dict, grid_impact={"enabled": True, "generator_share_frac": 0.5,
                                               "torsional_band_min_hz": 30.0})
-    probs = check_grid_impact(scenario_from_dict(d, check=False))
+    sc = scenario_from_dict(d, check=False)
+    probs = check_grid_impact(sc, sc.library)
     assert len(probs) == 1 and "torsional_band_min_hz = 30 Hz" in probs[0] and "15.8 Hz" in probs[0]
 
 

@@ -31,15 +31,32 @@ gpu_smoothing_floor, 30 min: 0.78 / 0.75 GiB; combined_multi_job (MPC, 3 storage
 :func:`check_resources` refuses a scenario whose estimate exceeds a memory budget (the CLI's
 ``--max-memory-gib``, default :func:`default_max_memory_gib`) with the estimate, its largest
 parts and the keys that shrink it, instead of an out-of-memory kill mid-run.
+
+The estimate takes a resolved scenario (its GPU models from ``scenario.library``).
+
+May import: :mod:`facility.config`, :mod:`facility.errors` and :mod:`facility.workload` (the
+rack groups, feeders and trace replay grids the run will allocate).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from facility.config.preconditions import lp_size, n_steps
 from facility.errors import ResourceError, ScenarioError
+from facility.workload.checks import total_groups
+from facility.workload.groups import default_n_feeders
+from facility.workload.trace_checks import job_trace
+from facility.workload.trace_grid import REPLAY_ARRAYS, replay_points
+
+try:
+    import resource
+except ImportError:   # not on Windows: no rlimits there
+    resource = None
 
 if TYPE_CHECKING:
     from facility.config.schema import Scenario
@@ -177,8 +194,6 @@ def lp_strategy(s: "Scenario") -> str:
     outside its band), ``"levers"`` (GPU levers as decisions), ``"mpc"`` (a dispatch under the
     MPC), ``""`` (no LP). An exact reduction (a repeating load: coarser grid, periodic steady
     state) is found on the load itself and only makes the run faster."""
-    from facility.config.preconditions import n_steps
-
     units = s.storage_units()
     sizing = any(st.extendable for st in units.values())
     if not units or not (sizing or s.controller.kind in ("optimal", "mpc")):
@@ -210,11 +225,8 @@ def estimate_resources(s: "Scenario") -> ResourceEstimate:
 
     Nothing is allocated: the sizes come from the scenario (see the module docstring).
     """
-    from facility.config.preconditions import lp_size, n_steps, total_groups
-    from facility.workload.groups import default_n_feeders
-
     T = n_steps(s)
-    G = total_groups(s)
+    G = total_groups(s, s.library)
     S = len(s.storage_units())
     F = default_n_feeders(s) if s.grid.enabled else 1
     gpu_on = s.gpu_smoothing.enabled or s.firefly.enabled or s.power_cap.enabled
@@ -231,7 +243,7 @@ def estimate_resources(s: "Scenario") -> ResourceEstimate:
         "GPU controls": float(G) * T * PER_CONTROL_CELL_B * passes,
         "LP": n_lp * PER_LP_VARIABLE_B,
         "trace files": trace_b * PER_TRACE_BYTE_B,
-        "trace replay": replay * 8.0 * _replay_arrays(),
+        "trace replay": replay * 8.0 * REPLAY_ARRAYS,
         "crashes": crashes * PER_CRASH_B,
     }
     mem = sum(parts.values())
@@ -245,18 +257,9 @@ def estimate_resources(s: "Scenario") -> ResourceEstimate:
                             strategy=lp_strategy(s))
 
 
-def _replay_arrays() -> int:
-    from facility.workload.trace_grid import REPLAY_ARRAYS
-
-    return REPLAY_ARRAYS
-
-
 def trace_replay_points(s: "Scenario") -> int:
     """Points of the uniform grids the trace jobs are replayed on (each file once; a trace that
     cannot be read counts 0: the checks report it). [-]"""
-    from facility.workload.trace_grid import replay_points
-    from facility.workload.trace_checks import job_trace
-
     seen = {}
     for i, job in enumerate(s.jobs):
         if job.workload != "trace" or not job.trace_file:
@@ -314,8 +317,6 @@ def _lp_time_s(s: "Scenario", n_lp: int) -> float:
     alone, then at most the hybrid LP), the full LP's simplex faster than linear past
     :data:`_SIMPLEX_LINEAR_STEPS`, or the MPC's re-plans (one small LP every
     ``controller.replan_s``; measured ~50 us per variable). [s]"""
-    from facility.config.preconditions import n_steps
-
     strategy = lp_strategy(s)
     if strategy == "mpc":
         n_replan = max(1, int(s.time.horizon_s / s.controller.replan_s))
@@ -351,15 +352,14 @@ def machine_memory_gib() -> float | None:
         if text.isdigit() and int(text) < 2 ** 60:
             limits.append(int(text))
     try:
-        import resource
-
-        for r in (resource.RLIMIT_AS, getattr(resource, "RLIMIT_DATA", None)):
+        rlimits = (resource.RLIMIT_AS, getattr(resource, "RLIMIT_DATA", None)) if resource else ()
+        for r in rlimits:
             if r is None:
                 continue
             soft = resource.getrlimit(r)[0]
             if soft != resource.RLIM_INFINITY and soft > 0:
                 limits.append(int(soft))
-    except (ImportError, ValueError, OSError):
+    except (ValueError, OSError):
         pass
     return min(limits) / _GIB if limits else None
 
@@ -464,8 +464,10 @@ def check_disk_space(est: ResourceEstimate, out, flag: str = "--out") -> None:
 def _free_bytes(path) -> int | None:
     """Free space for an unprivileged writer on the file system of ``path`` (its first existing
     ancestor, ``~`` expanded). [bytes] (None when unknown)"""
-    from pathlib import Path
-
-    from facility.report.staging import free_bytes
-
-    return free_bytes(Path(path).expanduser().absolute())
+    p = Path(path).expanduser().absolute()
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    try:
+        return int(shutil.disk_usage(p).free)
+    except OSError:
+        return None

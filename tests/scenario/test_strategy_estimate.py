@@ -2,8 +2,8 @@
 what helps (issue 49, point 3)."""
 
 from facility.scenario import load_scenario
-from facility.config import resources
-from facility.config.resources import estimate_resources, lp_strategy
+from facility.scenario import resources
+from facility.scenario.resources import estimate_resources, lp_strategy
 from facility.optimize.certificates import fallback
 from facility.optimize.strategies import interior
 
