@@ -154,7 +154,7 @@ def check_trace_file(job, key: str) -> list[str]:
     from facility.workload.trace_checks import job_trace  # numpy/pandas/scipy only
 
     try:
-        job_trace(job, key)
+        job_trace(job, key, load_gpu(job.gpu, key=f"{key}.gpu"))
     except ScenarioError as exc:
         return [str(exc)]
     return []
@@ -196,7 +196,7 @@ def trace_summaries(s: "Scenario") -> list[str]:
     for i, job in enumerate(s.jobs):
         if job.workload == "trace" and job.trace_file:
             try:
-                out.append(f"jobs.{i}.trace_file: {job_trace(job, f'jobs.{i}').info.summary()}")
+                out.append(f"jobs.{i}.trace_file: {job_trace(job, f'jobs.{i}', load_gpu(job.gpu, key=f'jobs.{i}.gpu')).info.summary()}")
             except ScenarioError:
                 continue
     return out

@@ -97,10 +97,11 @@ def check_grid_events(s: "Scenario") -> list[str]:
                    "model runs one UPS battery; set ups.technology to one technology, or drop the "
                    "grid_events")
     if s.grid_events:
-        from facility.electrical.grid_events import ups_sag_settings
+        from facility.electrical.library import load_ups_type
+        from facility.electrical.sags import UpsSagSettings
 
         try:
-            st = ups_sag_settings(s)
+            st = UpsSagSettings.resolve(s.ups, load_ups_type(s.grid.ups_type))
         except ScenarioError:
             return out  # check_grid names the UPS type
         if st.retransfer_vm_pu < st.transfer_vm_pu:

@@ -255,6 +255,7 @@ def trace_replay_points(s: "Scenario") -> int:
     """Points of the uniform grids the trace jobs are replayed on (each file once; a trace that
     cannot be read counts 0: the checks report it). [-]"""
     from facility.workload.trace_grid import replay_points
+    from facility.config.library import load_gpu
     from facility.workload.trace_checks import job_trace
 
     seen = {}
@@ -262,7 +263,7 @@ def trace_replay_points(s: "Scenario") -> int:
         if job.workload != "trace" or not job.trace_file:
             continue
         try:
-            tr = job_trace(job, f"jobs.{i}")
+            tr = job_trace(job, f"jobs.{i}", load_gpu(job.gpu, key=f"jobs.{i}.gpu"))
         except (ScenarioError, OSError, ValueError):
             continue
         seen[tr.info.path] = replay_points(float(tr.t_s[-1]), tr.info.median_interval_s)

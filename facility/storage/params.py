@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from facility.config.checks_storage import duration_violation
 from facility.errors import ScenarioError
 
 __all__ = ["StorageParams"]
@@ -127,8 +128,6 @@ class StorageParams:
             raise ScenarioError(
                 f"{name}.{miss} is not set: give it in the scenario or size the storage first "
                 f"(extendable = {cfg.extendable})")
-        from facility.config.checks import duration_violation
-
         why = duration_violation(name, cfg, float(p), float(e))
         if why:  # a design outside its technology's bounds is never run silently
             raise ScenarioError(why)
