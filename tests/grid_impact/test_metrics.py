@@ -6,13 +6,18 @@ import pytest
 from pydantic import ValidationError
 
 from facility.config.grid_impact import GridImpactConfig
-from facility.grid_impact import bin_caps_mw, bin_metrics, build_model, grid_impact_metrics
+from facility.grid_impact import bin_caps_mw, bin_metrics, build_model, grid_impact_metrics, load_mode_set, load_shaft
 from facility.grid_impact.modal import mode_response
+
+
+def _build(cfg):
+    """The model of a section built in code (its shaft and mode set looked up by name)."""
+    return build_model(cfg, load_shaft(cfg.shaft_model, cfg.mech_damping_ratio), load_mode_set(cfg.mode_set))
 
 
 @pytest.fixture(scope="module")
 def model():
-    return build_model(GridImpactConfig(enabled=True, generator_share_frac=0.4, mode_set="smib_example",
+    return _build(GridImpactConfig(enabled=True, generator_share_frac=0.4, mode_set="smib_example",
                                         mech_damping_ratio=0.01))
 
 
@@ -76,7 +81,7 @@ def test_unknown_model_name_is_a_scenario_error():
     from facility.errors import ScenarioError
 
     with pytest.raises(ScenarioError, match="ieee_fbm"):
-        build_model(GridImpactConfig(enabled=True, generator_share_frac=0.5, shaft_model="fbm2"))
+        _build(GridImpactConfig(enabled=True, generator_share_frac=0.5, shaft_model="fbm2"))
 
 
 def test_run_adds_the_block_and_rows_only_when_enabled(tiny_scenario_dict):
@@ -108,7 +113,7 @@ def test_validate_names_unknown_models_and_warns_on_unresolved_modes(tiny_scenar
     w = [x for x in scenario_warnings(sc) if x.startswith("grid_impact")]
     # the connected shaft's modes 3-5 lie above 25 Hz (each within 0.2 % of the FBM's published
     # 25.55, 32.28, 47.46 Hz)
-    above = build_model(sc.grid_impact).shaft.torsional_modes_hz()[2:]
+    above = build_model(sc.grid_impact, sc.library.shaft, sc.library.mode_set).shaft.torsional_modes_hz()[2:]
     np.testing.assert_allclose(above, [25.55, 32.28, 47.46], rtol=2e-3)
     assert len(w) == 1 and ", ".join(f"{f:.2f}" for f in above) + " Hz" in w[0]
     d["time"] = {"horizon_s": 20.0, "dt_s": 0.01}
