@@ -196,7 +196,8 @@ def trace_summaries(s: "Scenario") -> list[str]:
     for i, job in enumerate(s.jobs):
         if job.workload == "trace" and job.trace_file:
             try:
-                out.append(f"jobs.{i}.trace_file: {job_trace(job, f'jobs.{i}', load_gpu(job.gpu, key=f'jobs.{i}.gpu')).info.summary()}")
+                gpu = load_gpu(job.gpu, key=f"jobs.{i}.gpu")
+                out.append(f"jobs.{i}.trace_file: {job_trace(job, f'jobs.{i}', gpu).info.summary()}")
             except ScenarioError:
                 continue
     return out
