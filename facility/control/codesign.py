@@ -141,15 +141,14 @@ def gpu_ramp_mw_per_s(scenario) -> tuple[float, float]:
     Sum over jobs on GPUs with hardware smoothing of ``n_gpus * ramp_w_per_s``, scaled to the
     site by ``(1 + non_gpu_frac) * pue``; inf when smoothing is off or when any part of the
     engaged load can change without a programmed ramp (firefly, GPUs without smoothing).
+    ``scenario`` is resolved (its GPU models on ``library``).
     """
-    from facility.config.library import load_gpu
-
     gs = scenario.gpu_smoothing
     if not gs.enabled or scenario.firefly.enabled:
         return float("inf"), float("inf")
     n = 0.0
     for j in scenario.jobs:
-        if not load_gpu(j.gpu).supports_power_smoothing:
+        if not scenario.library.gpu(j.gpu).supports_power_smoothing:
             return float("inf"), float("inf")
         n += j.n_gpus
     k = n * (1.0 + scenario.site.non_gpu_frac) * scenario.site.pue / 1e6

@@ -25,6 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from facility.metrics import window_steps
+from facility.workload.archetypes import resolve_job_params
+
 __all__ = ["crash_reserve_mwh", "crash_drop_mw", "descent", "step_level", "window_limits", "STEP_FRAC"]
 
 #: A step in the measured load: the mean of its last period leaves the range of the earlier
@@ -57,16 +60,13 @@ def crash_drop_mw(scenario) -> float:
     ``[jobs.failures]`` makes: its iteration-mean GPU power above idle,
     ``n_gpus (compute_frac p_high + (1 - compute_frac) p_low - idle) (1 + non_gpu_frac) pue``;
     0 without failures. What the site knows of its jobs (their sizes, that they can fail),
-    not when they fail. [MW]"""
-    from facility.config.library import load_gpu
-    from facility.workload.archetypes import resolve_job_params
-
+    not when they fail; ``scenario`` is resolved (its GPU models on ``library``). [MW]"""
     out = 0.0
     site = scenario.site
     for job in scenario.jobs:
         if job.failures is None or job.workload == "trace":
             continue
-        p = resolve_job_params(job, load_gpu(job.gpu))
+        p = resolve_job_params(job, scenario.library.gpu(job.gpu))
         mean_w = p.tdp_w * (p.compute_frac * p.p_high_frac + (1.0 - p.compute_frac) * p.p_low_frac)
         dp = p.n_gpus * max(mean_w - p.idle_w, 0.0) * (1.0 + site.non_gpu_frac) * site.pue / 1e6
         out = max(out, dp)
@@ -79,8 +79,6 @@ def window_limits(spec, dt_s: float) -> list[tuple[int, float, float]]:
     below / above any earlier sample (``max_ramp_mw_per_min``: 60 s and R both ways;
     ``max_window_swing_mw``: ``window_s`` and X; the per-second ramps over ``ramp_window_s``
     as ``rate * ramp_window_s``). [steps], [MW]"""
-    from facility.metrics import window_steps
-
     out = []
     if spec.max_ramp_mw_per_min is not None:
         out.append((window_steps(60.0, dt_s), spec.max_ramp_mw_per_min, spec.max_ramp_mw_per_min))

@@ -16,19 +16,14 @@ import warnings
 import numpy as np
 
 from facility.errors import InfeasibleError
+from facility.optimize import solve_dispatch
+from facility.optimize.solvers.solve import without_diagnosis
 
 __all__ = ["mpc_spec", "mpc_margin_frac", "allowed_rate_mw_per_s", "variation_cost_usd_per_mw",
            "plan_once", "DEFAULT_MARGIN_FRAC"]
 
 
-def _default_solve_dispatch(*args, **kw):
-    """Indirection to :func:`facility.optimize.solve_dispatch` (imported when first needed)."""
-    from facility.optimize import solve_dispatch
-
-    return solve_dispatch(*args, **kw)
-
-
-_solve_dispatch = _default_solve_dispatch      # tests monkeypatch this
+_solve_dispatch = solve_dispatch      # tests monkeypatch this
 
 _LINEAR_LIMITS = ("max_ramp_up_mw_per_s", "max_ramp_down_mw_per_s", "max_ramp_mw_per_min",
                   "max_window_swing_mw", "max_dynamic_range_mw")
@@ -139,8 +134,6 @@ def plan_once(forecast_mw: np.ndarray, mpc_dt_s: float, attempts: list, spec, op
           "pcc_variation_cost_usd_per_mw": variation_cost, "pcc_variation_lag_steps": int(variation_lag)}
     if p_pcc_history_mw is not None and p_pcc_history_mw.size:
         kw["p_pcc_history_mw"] = p_pcc_history_mw
-    from facility.optimize.solvers.solve import without_diagnosis
-
     res = None
     with warnings.catch_warnings():
         # a plan whose complementarity repair fails keeps a few steps of simultaneous charge

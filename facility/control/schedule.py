@@ -24,6 +24,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.ndimage import uniform_filter1d
 
+from facility.config.library import GpuModel
+from facility.gpu import apply_gpu_controls
+from facility.workload import default_n_feeders, generate_load, site_power, time_grid
+from facility.workload.archetypes import resolve_job_params
+
 __all__ = ["SiteSchedule", "site_schedule"]
 
 
@@ -54,7 +59,7 @@ def site_schedule(scenario, *, gpu_controls: bool = True) -> SiteSchedule | None
     Parameters
     ----------
     scenario : facility.config.schema.Scenario
-        The scenario as the site runs it (pass the storage-first variant under the co-design:
+        The resolved scenario as the site runs it (pass the storage-first variant under the co-design:
         the level the site draws while GPU controls are not engaged).
     gpu_controls : bool
         Apply the scenario's GPU-side controls to the nominal waves.
@@ -64,15 +69,13 @@ def site_schedule(scenario, *, gpu_controls: bool = True) -> SiteSchedule | None
     SiteSchedule or None
         None when no job has a declared schedule (only trace jobs).
     """
-    from facility.workload import default_n_feeders, generate_load, site_power, time_grid
-
     dt = float(scenario.time.dt_s)
     jobs = [j for j in scenario.jobs if j.workload != "trace"]
     if not jobs:
         return None
     # one longest period of margin on both sides, so the period means have whole periods at
     # the ends of the horizon (the job is already running at t = 0 if it started before)
-    pad_n = int(np.ceil(max(_period_s(j) for j in jobs) / dt))
+    pad_n = int(np.ceil(max(_period_s(j, scenario.library.gpu(j.gpu)) for j in jobs) / dt))
     pad = pad_n * dt
     jobs = [j.model_copy(update=dict(_NOMINAL, start_s=j.start_s + pad,
                                      stop_s=None if j.stop_s is None else j.stop_s + pad))
@@ -83,8 +86,6 @@ def site_schedule(scenario, *, gpu_controls: bool = True) -> SiteSchedule | None
     p = profile.p_gpu_w
     if gpu_controls and (nominal.gpu_smoothing.enabled or nominal.firefly.enabled
                          or nominal.power_cap.enabled):
-        from facility.gpu import apply_gpu_controls
-
         p = apply_gpu_controls(profile, nominal).p_gpu_w
     level = np.empty_like(p)
     metas = profile.meta["jobs"]
@@ -100,9 +101,6 @@ def site_schedule(scenario, *, gpu_controls: bool = True) -> SiteSchedule | None
         p_nominal_mw=np.ascontiguousarray(site_power(profile, p, nominal.site, nf).p_site_mw[cut]))
 
 
-def _period_s(job) -> float:
-    """Iteration period of a job as the generator resolves it. [s]"""
-    from facility.config.library import load_gpu
-    from facility.workload.archetypes import resolve_job_params
-
-    return float(resolve_job_params(job, load_gpu(job.gpu)).period_s)
+def _period_s(job, gpu: GpuModel) -> float:
+    """Iteration period of a job (its GPU model ``gpu``) as the generator resolves it. [s]"""
+    return float(resolve_job_params(job, gpu).period_s)

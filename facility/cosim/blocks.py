@@ -58,7 +58,7 @@ def grid_impact_block(metrics: dict, scenario, p_pcc_mw, p_raw_pcc_mw, dt: float
     from facility.grid_impact.metrics import build_model, grid_impact_compliance, grid_impact_metrics
 
     cfg = scenario.grid_impact
-    model = build_model(cfg)
+    model = build_model(cfg, scenario.library.shaft, scenario.library.mode_set)
     block = grid_impact_metrics(p_pcc_mw, dt, model)
     raw = grid_impact_metrics(p_raw_pcc_mw, dt, model)
     block["raw"] = {k: raw[k] for k in ("shaft_bin_peak_torque_pu", "mode_bin_peak_mw", "max_damage_per_year",

@@ -30,6 +30,7 @@ import pandas as pd
 from facility import metrics as fm
 from facility.config.schema import Scenario
 from facility.cosim.results import Results
+from facility.scenario import resolve
 from facility.cosim.blocks import (add_crashes, grid_event_block, grid_impact_block, grid_impact_margins,
                                  numeric_tree, storage_block, timeseries_frame, training_block)
 
@@ -241,6 +242,7 @@ def simulate_design(scenario: Scenario, *, out_dir: str | Path | None = None, pr
     -------
     Results
     """
+    scenario = resolve(scenario)
     from tqdm.auto import tqdm
 
     from facility.workload import default_n_feeders, generate_load, site_power

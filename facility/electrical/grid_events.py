@@ -21,10 +21,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
+from facility.config import files
 from facility.electrical.sags import (UpsSagSettings, battery_support, cooling_response, sag_voltage_pu,
                                       ups_grid_share, ups_need_mw)
 from facility.errors import ScenarioError
+from facility.workload.trace_format import CELL_TIME_UNITS, first_bad_cell, split_cell_units
 
 __all__ = ["GridEventResult", "apply_grid_events", "read_voltage_trace", "ups_sag_settings"]
 
@@ -84,11 +87,6 @@ def _cells(col, name: str, unit: str, units: dict, key: str, path: str) -> np.nd
     """A column's numbers, each cell converted by its own unit suffix (a bare number is in
     ``unit``); a cell that is no number, or has a unit not in ``units``, is refused by row,
     value and the unit expected."""
-    import pandas as pd
-
-    from facility.config import files
-    from facility.workload.trace_format import first_bad_cell, split_cell_units
-
     if pd.api.types.is_numeric_dtype(col):
         return col.to_numpy(dtype=float)
     text = col.astype(str).str.strip()
@@ -111,10 +109,6 @@ def read_voltage_trace(path: str, key: str) -> tuple[np.ndarray, np.ndarray]:
         The file is unreadable, lacks a column, or holds times not increasing or voltages
         outside [0, 1.5] pu; the message names ``key``.
     """
-    import pandas as pd
-
-    from facility.config import files
-
     p = files.check_file(path, key=key, what="voltage trace (CSV with t_s, vm_pu)", max_bytes=files.MAX_CSV_BYTES)
     try:
         df = pd.read_csv(p, comment="#")
@@ -125,8 +119,6 @@ def read_voltage_trace(path: str, key: str) -> tuple[np.ndarray, np.ndarray]:
     if missing:
         raise ScenarioError(f"{key} = {files.shown(path)}: missing column(s) {', '.join(missing)} "
                             f"(has: {', '.join(map(str, df.columns))}); a voltage trace needs t_s [s] and vm_pu [pu]")
-    from facility.workload.trace_format import CELL_TIME_UNITS
-
     t = _cells(df[cols["t_s"]], "t_s", "s", CELL_TIME_UNITS, key, path)
     v = _cells(df[cols["vm_pu"]], "vm_pu", "pu", VM_CELL_UNITS, key, path)
     if t.size < 2 or not (np.all(np.isfinite(t)) and np.all(np.isfinite(v))):
@@ -166,10 +158,9 @@ def _dark_and_no_export(p_store: dict, p_store_pf: dict, storages: dict, it_mw: 
 
 
 def ups_sag_settings(scenario) -> UpsSagSettings:
-    """The UPS's sag settings: ``[ups]`` keys over ``grid.ups_type``'s values."""
-    from facility.electrical.library import load_ups_type
-
-    return UpsSagSettings.resolve(scenario.ups, load_ups_type(scenario.grid.ups_type))
+    """The UPS's sag settings: ``[ups]`` keys over ``grid.ups_type``'s values (the resolved
+    scenario's ``library.ups``; before resolving, :meth:`UpsSagSettings.resolve` with the type)."""
+    return UpsSagSettings.resolve(scenario.ups, scenario.library.ups)
 
 
 def apply_grid_events(scenario, t_s: np.ndarray, p_feeder_mw: np.ndarray, cooling_frac: np.ndarray,

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from facility.config.files import is_explicit_path, shown
 from facility.config.library import MODELS_DIR, read_library
+from facility.config.messages import format_validation_error
 from facility.config.schema import F, StrictModel
 from facility.errors import ScenarioError
 
@@ -94,8 +95,6 @@ def _read(sub: str, name: str, what: str, key: str) -> dict:
 def _malformed(exc: Exception, sub: str, name: str, key: str) -> str:
     label = name if is_explicit_path(name) else f"models/{sub}/{name}.toml"
     if isinstance(exc, ValidationError):
-        from facility.config.messages import format_validation_error
-
         model = TrafoType if sub == "trafos" else UpsType
         return (f"{key} = {shown(name)}: {label} is not a valid {model.__name__} table:\n"
                 + format_validation_error(exc, label, model))

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from facility.electrical.powerflow import run_power_flow
 from facility.errors import PowerFlowError
 
 __all__ = ["NetworkLimits", "network_limits", "storage_caps", "feeder_p_max_mw", "ups_output_for_input_mw",
@@ -137,8 +138,6 @@ def _first_crossing(x: np.ndarray, ok: np.ndarray, value: np.ndarray | None = No
 def _sweep(fn, p_feeder: np.ndarray, p_bess: np.ndarray | None):
     """Power flow of the sweep, shortened to its leading steps that converge (at least the
     first, no-load step)."""
-    from facility.electrical.powerflow import run_power_flow
-
     n = p_feeder.shape[0]
     while True:
         try:

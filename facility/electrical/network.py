@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandapower as pp
 
-from facility.electrical.library import check_grid_types, load_trafo_type, load_ups_type
+from facility.electrical.library import check_grid_types
+from facility.electrical.limits import network_limits
+from facility.electrical.ups import ups_input_mw
 from facility.errors import PowerFlowError, ScenarioError
 
 if TYPE_CHECKING:
@@ -146,8 +148,6 @@ class FacilityNetwork:
         """What the network carries within its electrical limits
         (:class:`facility.electrical.limits.NetworkLimits`, computed on first use)."""
         if self._limits is None:
-            from facility.electrical.limits import network_limits
-
             self._limits = network_limits(self)
         return self._limits
 
@@ -193,7 +193,9 @@ def build_network(scenario: "Scenario", feeder_peak_mw: np.ndarray) -> FacilityN
     Parameters
     ----------
     scenario : facility.config.Scenario
-        Uses ``grid``, ``ups.eff_ups_frac`` and ``bess`` (enabled, p_rated_mw).
+        Resolved (:func:`facility.scenario.resolve`); uses ``grid``, ``ups.eff_ups_frac``,
+        ``bess`` (enabled, p_rated_mw) and the transformer and UPS types of ``library``
+        (``trafo``, ``lv_trafo``, ``ups``).
     feeder_peak_mw : numpy.ndarray, shape (F,)
         Peak site power of each feeder; sizes the default ratings (1.25 x peak). [MW]
 
@@ -216,7 +218,8 @@ def build_network(scenario: "Scenario", feeder_peak_mw: np.ndarray) -> FacilityN
     n_f = peaks.size
     total = float(peaks.sum())
 
-    sub = load_trafo_type(g.trafo_type) if g.trafo_type else None
+    lib = scenario.library
+    sub = lib.trafo
     if sub is not None:
         sn, vk, vkr, pfe, i0, tstep = sub.sn_mva, sub.vk_percent, sub.vkr_percent, sub.pfe_kw, sub.i0_percent, sub.tap_step_percent
     else:
@@ -228,12 +231,10 @@ def build_network(scenario: "Scenario", feeder_peak_mw: np.ndarray) -> FacilityN
             f"grid.trafo_sn_mva = {sn:g} MVA x {g.n_trafos} substation transformer(s) cannot carry the "
             f"peak site load of {total:.1f} MW; allowed: trafo_sn_mva >= {total / MAX_OVERLOAD_FRAC / g.n_trafos:.1f} MVA")
 
-    ups_type = load_ups_type(g.ups_type)
-    lvt = load_trafo_type(g.lv_trafo_type, key="grid.lv_trafo_type") if g.lv_trafo_type else None
+    ups_type = lib.ups
+    lvt = lib.lv_trafo
 
     tan_phi = math.tan(math.acos(g.power_factor))
-    from facility.electrical.ups import ups_input_mw
-
     # per-feeder MV/LV transformer units and UPS ratings (checked before anything is built)
     lv_unit_sn, lv_vk, lv_vkr, lv_pfe, lv_i0 = (np.empty(n_f) for _ in range(5))
     lv_par = np.ones(n_f, dtype=int)

@@ -21,9 +21,9 @@ import numba as nb
 import numpy as np
 
 from facility.config.checks import check_gpu_controls
-from facility.config.library import load_gpu
 from facility.errors import ScenarioError
 from facility.gpu.firefly import run_firefly
+from facility.gpu.planned import add_planned_burn
 from facility.gpu.power_cap import apply_power_cap
 from facility.gpu.smoothing import apply_power_smoothing, steps_for
 
@@ -96,8 +96,9 @@ def apply_gpu_controls(profile, scenario, *, smoothing: bool = True, firefly: bo
     profile : facility.workload.profile.LoadProfile
         Demanded GPU power per rack group (``p_gpu_w``, ``running``, ``compute``, ``groups``).
     scenario : facility.config.schema.Scenario
-        Supplies ``gpu_smoothing``, ``firefly``, ``power_cap`` (each applied only when its
-        ``enabled`` is true) and the job names.
+        Resolved; supplies ``gpu_smoothing``, ``firefly``, ``power_cap`` (each applied only
+        when its ``enabled`` is true), the job names and the GPU models (``library``) that the
+        groups' ``gpu`` column names.
     smoothing, firefly, power_cap : bool
         Switch a stage off regardless of the scenario (e.g. for the co-design's fallback).
     plan : GpuPlan, optional
@@ -129,7 +130,8 @@ def apply_gpu_controls(profile, scenario, *, smoothing: bool = True, firefly: bo
     compute = np.asarray(profile.compute, dtype=bool)
     events: list[dict] = []
 
-    supports = np.array([load_gpu(str(m)).supports_power_smoothing for m in groups["gpu"]],
+    lib = scenario.library
+    supports = np.array([lib.gpu(str(m)).supports_power_smoothing for m in groups["gpu"]],
                         dtype=bool) if n_g else np.zeros(0, dtype=bool)
     unsmoothed = sorted({str(j) for j, s in zip(jobs, supports) if not s}) if do_smooth else []
     for job in unsmoothed:
@@ -169,8 +171,6 @@ def apply_gpu_controls(profile, scenario, *, smoothing: bool = True, firefly: bo
 
     # 4. planned burn (mix optimizer): a dummy load on top, within the headroom under the ceiling
     if plan is not None and plan.burn_mw:
-        from facility.gpu.planned import add_planned_burn
-
         ceiling = (cap_frac_g if do_cap else np.ones(n_g)) * tdp
         p = add_planned_burn(p, running, n_gpus, ceiling, jobs, plan.burn_mw)
     if p is p0:

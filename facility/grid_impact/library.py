@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from facility.config.files import is_explicit_path
 from facility.errors import ScenarioError
 from facility.grid_impact.modal import Mode, ModeSet, Rest, calibrate_gain, hz_gain, pair_response, smib_mode
 from facility.grid_impact.shaft import ShaftModel
@@ -78,8 +79,6 @@ def load_mode_set(name: str) -> ModeSet:
     """A bundled mode set, or a mode set file given by its path (a name with a folder separator
     or ending in ``.toml``, e.g. what ``facility grid-modes`` writes); gains resolved
     (calibrated or from the observed machine)."""
-    from facility.config.files import is_explicit_path
-
     if is_explicit_path(name):
         return read_mode_set_file(name)
     return _mode_set_from_table(_check(name, "modes", "mode_set"), name)

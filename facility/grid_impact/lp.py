@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from facility.grid_impact.metrics import LIMIT_METRIC, bin_caps_mw, bin_metrics, build_model
+
 __all__ = ["LpSpec", "lp_spec", "lp_limit_rows"]
 
 
@@ -55,8 +57,6 @@ class LpSpec:
 
     def bin_caps_mw(self, f_hz: np.ndarray, dt_s: float) -> np.ndarray:
         """Cap of each frequency's single-sided amplitude on a grid of step ``dt_s`` [s]. [MW]"""
-        from facility.grid_impact.metrics import bin_caps_mw
-
         return bin_caps_mw(f_hz, dt_s, self._model, self._t, self._r)
 
 
@@ -73,21 +73,22 @@ def lp_limit_rows(scenario) -> list[str]:
 
 def lp_spec(scenario):
     """The spec the optimizer gets: ``scenario.spec``, with the ``[grid_impact]`` response
-    limits as per-bin caps when any is set."""
+    limits as per-bin caps when any is set (``scenario`` resolved: its ``library`` holds the
+    shaft and mode set)."""
     if not lp_limit_rows(scenario):
         return scenario.spec
-    from facility.grid_impact.metrics import build_model
-
     gi = scenario.grid_impact
-    return LpSpec(scenario.spec, build_model(gi), gi.max_shaft_torque_pu, gi.max_mode_response_mw)
+    lib = scenario.library
+    return LpSpec(scenario.spec, build_model(gi, lib.shaft, lib.mode_set), gi.max_shaft_torque_pu,
+                  gi.max_mode_response_mw)
 
 
 def margin_row(res, key: str, lossless_pcc_mw: np.ndarray) -> tuple[float, float, float]:
     """(limit, verified metric, lossless metric) of one ``[grid_impact]`` LP limit, for the
     size-and-verify margin loop (:func:`facility.sizing.needed_margin_frac`)."""
-    from facility.grid_impact.metrics import LIMIT_METRIC, bin_metrics, build_model
-
     limit_key, metric_key = LIMIT_METRIC[key]
-    gi = res.scenario.grid_impact
-    lo = bin_metrics(lossless_pcc_mw, res.scenario.time.dt_s, build_model(gi))[metric_key]
+    sc = res.scenario
+    gi = sc.grid_impact
+    model = build_model(gi, sc.library.shaft, sc.library.mode_set)
+    lo = bin_metrics(lossless_pcc_mw, sc.time.dt_s, model)[metric_key]
     return float(getattr(gi, limit_key)), float(res.metrics["grid_impact"][metric_key]), float(lo)

@@ -53,10 +53,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from facility.grid_impact.connection import connect_shaft, torsional_band_min_hz
 from facility.grid_impact.fatigue import fatigue_metrics
-from facility.grid_impact.library import load_mode_set, load_shaft, shaft_fatigue
+from facility.grid_impact.library import shaft_fatigue
 from facility.grid_impact.modal import ModeSet
 from facility.grid_impact.shaft import ShaftModel
+from facility.metrics import COMPLIANCE_ABS_TOL
 
 __all__ = ["hold_factor", "section_torque", "GridImpactModel", "build_model", "grid_impact_metrics",
            "grid_impact_compliance", "bin_caps_mw", "bin_metrics", "LIMIT_METRIC"]
@@ -114,17 +116,24 @@ class GridImpactModel:
         return h
 
 
-def build_model(cfg) -> GridImpactModel:
-    """Resolve a :class:`~facility.config.grid_impact.GridImpactConfig`."""
-    from facility.grid_impact.connection import connect_shaft, torsional_band_min_hz
+def build_model(cfg, shaft: ShaftModel, modes: ModeSet) -> GridImpactModel:
+    """The grid-side model of a :class:`~facility.config.grid_impact.GridImpactConfig`.
 
+    Parameters
+    ----------
+    cfg : GridImpactConfig
+        The ``[grid_impact]`` section (share, S-N overrides, connection, band edge).
+    shaft : ShaftModel
+        Its ``shaft_model`` with ``mech_damping_ratio``, not yet connected to the grid: a
+        resolved scenario's ``library.shaft``.
+    modes : ModeSet
+        Its ``mode_set``: a resolved scenario's ``library.mode_set``.
+    """
     sn = shaft_fatigue(cfg.shaft_model)
     for key, over in (("sn_exponent", cfg.sn_exponent), ("t_endurance_pu", cfg.sn_endurance_torque_pu),
                       ("n_endurance_cycles", cfg.sn_endurance_cycles)):
         if over is not None:
             sn[key] = float(over)
-    shaft = load_shaft(cfg.shaft_model, cfg.mech_damping_ratio)
-    modes = load_mode_set(cfg.mode_set)
     shaft = connect_shaft(cfg, shaft)
     return GridImpactModel(shaft, modes, cfg.share_frac, sn, torsional_band_min_hz(cfg, shaft))
 
@@ -322,8 +331,6 @@ def grid_impact_metrics(p_mw: np.ndarray, dt_s: float, model: GridImpactModel) -
 def grid_impact_compliance(block: dict, cfg) -> dict:
     """Compliance rows ``grid_impact_<limit>`` of the limits that are set (metric ≤ limit +
     1e-6, as ``facility.metrics.compliance``)."""
-    from facility.metrics import COMPLIANCE_ABS_TOL
-
     rows = {}
     for row, (limit_key, metric_key) in LIMIT_METRIC.items():
         lim = getattr(cfg, limit_key)

@@ -31,7 +31,7 @@ def plot_grid_impact(res, raw: np.ndarray, pcc: np.ndarray, out: Path) -> tuple[
     from facility.grid_impact.metrics import build_model, hold_factor, section_torque
 
     dt = res.scenario.time.dt_s
-    model = build_model(res.scenario.grid_impact)
+    model = build_model(res.scenario.grid_impact, res.scenario.library.shaft, res.scenario.library.mode_set)
     gi = res.metrics["grid_impact"]
     fig, (ax, ax2) = plt.subplots(2, 1, figsize=(10, 7.5))
     for y, label, color in ((raw, "raw PCC", "tab:red"), (pcc, "PCC (mitigated)", "tab:blue")):

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from facility.config.preconditions import lp_size, n_steps
+from facility.config.resolved import job_gpu
 from facility.errors import ResourceError, ScenarioError
 from facility.workload.checks import total_groups
 from facility.workload.groups import default_n_feeders
@@ -265,7 +266,7 @@ def trace_replay_points(s: "Scenario") -> int:
         if job.workload != "trace" or not job.trace_file:
             continue
         try:
-            tr = job_trace(job, f"jobs.{i}")
+            tr = job_trace(job, f"jobs.{i}", job_gpu(s, i))
         except (ScenarioError, OSError, ValueError):
             continue
         seen[tr.info.path] = replay_points(float(tr.t_s[-1]), tr.info.median_interval_s)

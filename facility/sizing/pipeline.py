@@ -32,6 +32,7 @@ import numpy as np
 from facility import metrics as fm
 from facility.config.schema import Scenario
 from facility.errors import ScenarioError
+from facility.scenario import resolve
 from facility.cosim.results import Results
 from facility.cosim.design import (feeder_peaks, gpu_controls_active, network_caps, simulate_design,
                             with_network_caps)
@@ -224,6 +225,7 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
         controller is not compliant after the search (the message names the limits and what
         was tried). The last design and its run are written to ``out_dir`` first.
     """
+    scenario = resolve(scenario)
     from facility.sizing import mix
     from facility.errors import InfeasibleError
     from facility.optimize import sizing_to_json

@@ -20,6 +20,7 @@ import numpy as np
 
 from facility.config import files
 from facility.config.preconditions import n_steps
+from facility.config.resolved import job_gpu
 from facility.errors import ScenarioError
 from facility.workload.archetypes import ARCHETYPES, SHAPE_DEFAULTS, resolve_job_params
 from facility.workload.groups import MAX_DEFAULT_GROUPS, assign_feeders, default_n_feeders, group_gpu_counts
@@ -74,7 +75,7 @@ def check_trace_files(s: "Scenario", lib: "Library") -> list[str]:
         if job.gpu not in lib.gpus:
             continue
         try:
-            job_trace(job, key)
+            job_trace(job, key, lib.gpu(job.gpu))
         except ScenarioError as exc:
             out.append(str(exc))
     return out
@@ -86,7 +87,8 @@ def trace_summaries(s: "Scenario") -> list[str]:
     for i, job in enumerate(s.jobs):
         if job.workload == "trace" and job.trace_file:
             try:
-                out.append(f"jobs.{i}.trace_file: {job_trace(job, f'jobs.{i}').info.summary()}")
+                tr = job_trace(job, f'jobs.{i}', job_gpu(s, i))
+                out.append(f"jobs.{i}.trace_file: {tr.info.summary()}")
             except ScenarioError:
                 continue
     return out

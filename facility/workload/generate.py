@@ -25,7 +25,7 @@ from dataclasses import asdict
 import numpy as np
 import pandas as pd
 
-from facility.config.library import load_gpu
+from facility.config.library import GpuModel
 from facility.workload.archetypes import JobParams, resolve_job_params
 from facility.workload.failures import CrashSchedule, crash_schedule, segment_masks
 from facility.workload.groups import assign_feeders, group_gpu_counts
@@ -41,10 +41,10 @@ log = logging.getLogger(__name__)
 _LOGGED: set[str] = set()
 
 
-def _trace_wave(job, p: JobParams, offset_s: np.ndarray, t_s: np.ndarray, dt_s: float,
+def _trace_wave(job, gpu: GpuModel, p: JobParams, offset_s: np.ndarray, t_s: np.ndarray, dt_s: float,
                 key: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Replay a trace for every group: waveform [frac], compute mask, 'trace still playing'."""
-    tr = job_trace(job, key)
+    tr = job_trace(job, key, gpu)
     p_native, native = trace_on_grid(tr.t_s, tr.p_frac, dt_s)
     duration = p_native.size * native        # each sample stands for one native step
     grid = np.arange(p_native.size + 1) * native
@@ -68,7 +68,7 @@ def _trace_wave(job, p: JobParams, offset_s: np.ndarray, t_s: np.ndarray, dt_s: 
 
 def job_waveform(p: JobParams, gpu_counts: np.ndarray, t_s: np.ndarray, dt_s: float,
                  rng: np.random.Generator, job=None, key: str = "jobs.0",
-                 crashes: CrashSchedule | None = None):
+                 crashes: CrashSchedule | None = None, gpu: GpuModel | None = None):
     """GPU power of one job's rack groups.
 
     Parameters
@@ -90,6 +90,9 @@ def job_waveform(p: JobParams, gpu_counts: np.ndarray, t_s: np.ndarray, dt_s: fl
     crashes : CrashSchedule, optional
         Crashes and restarts (:func:`facility.workload.failures.crash_schedule`): the job
         drops to idle at each crash and ramps back at each restart.
+    gpu : GpuModel, optional
+        The job's GPU model (``scenario.library.gpu(job.gpu)``); needed for ``trace`` (TDP,
+        idle power and model the file is read with).
 
     Returns
     -------
@@ -103,7 +106,7 @@ def job_waveform(p: JobParams, gpu_counts: np.ndarray, t_s: np.ndarray, dt_s: fl
     t_end = n * dt_s if p.stop_s is None else min(n * dt_s, p.stop_s + p.ramp_s)
     plan = draw_iteration_plan(p, g, t_end, rng)
     if p.workload == "trace":
-        wave, compute, playing = _trace_wave(job, p, plan.offset_s, t_s, dt_s, key)
+        wave, compute, playing = _trace_wave(job, gpu, p, plan.offset_s, t_s, dt_s, key)
         wave *= p.tdp_w                               # -> W per GPU
     else:
         wave, compute = iteration_wave(plan, n, dt_s, scale=p.tdp_w)    # W per GPU
@@ -149,7 +152,8 @@ def generate_load(scenario, *, rng: np.random.Generator | None = None) -> LoadPr
     Parameters
     ----------
     scenario : facility.config.schema.Scenario
-        Validated scenario (``time``, ``jobs``, ``grid.n_feeders`` are used).
+        Validated and resolved scenario (``time``, ``jobs``, ``grid.n_feeders`` and the GPU
+        models of ``library`` are used).
     rng : numpy.random.Generator, optional
         Source of the random draws; default ``numpy.random.default_rng(scenario.seed)``.
 
@@ -167,10 +171,11 @@ def generate_load(scenario, *, rng: np.random.Generator | None = None) -> LoadPr
     dt_s = float(scenario.time.dt_s)
     t_s = time_grid(scenario.time.horizon_s, dt_s)
     job_rngs = rng.spawn(len(scenario.jobs))
+    lib = scenario.library
     params, counts = [], []
     for i, job in enumerate(scenario.jobs):
         key = f"jobs.{i}"
-        p = resolve_job_params(job, load_gpu(job.gpu, key=f"{key}.gpu"))
+        p = resolve_job_params(job, lib.gpu(job.gpu))
         params.append(p)
         counts.append(group_gpu_counts(p.n_gpus, p.gpus_per_rack, job.n_rack_groups, key))
     waves, runs, comps, rows, metas, warnings, events, undecided = [], [], [], [], {}, [], [], {}
@@ -180,7 +185,7 @@ def generate_load(scenario, *, rng: np.random.Generator | None = None) -> LoadPr
         crashes = (crash_schedule(job, p.n_gpus, p.start_s, p.stop_s, float(t_s.size * dt_s),
                                   job_rngs[i].spawn(1)[0]) if job.failures is not None else None)
         w, r, cm, meta = job_waveform(p, c, t_s, dt_s, job_rngs[i], job=job, key=f"jobs.{i}",
-                                      crashes=crashes)
+                                      crashes=crashes, gpu=lib.gpu(job.gpu))
         if crashes is not None:
             meta["crashes"] = _crash_meta(crashes, p, t_s.size * dt_s)
             events.extend(_crash_events(crashes, job.name, p, t_s.size * dt_s))

@@ -48,7 +48,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from facility.config.files import shown
+from facility.config.files import read_text, shown
 from facility.errors import ScenarioError
 from facility.workload.trace_format import (CELL_POWER_UNITS, CELL_TIME_UNITS, SPELLINGS, Column, Layout,
                                             classify_columns, column_unit, gpu_averages_power,
@@ -159,8 +159,6 @@ def _read_table(path: Path, where: str, key: str | None = None) -> tuple[dict, l
 
     The file is read through :func:`facility.config.files.read_text`, the one reader of every
     user file (missing, folder, permission, name too long, NUL, not UTF-8: ScenarioError)."""
-    from facility.config.files import read_text
-
     text = read_text(path, key=f"{key}.trace_file" if key else None, what="trace file")
     lines = text.splitlines()
     k = 0

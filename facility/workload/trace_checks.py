@@ -22,10 +22,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from facility.config.library import load_gpu
+from facility.errors import ScenarioError
 from facility.workload.trace import Trace, load_trace
 
 if TYPE_CHECKING:
+    from facility.config.library import GpuModel
     from facility.config.schema import JobConfig, Scenario
 
 __all__ = ["AVERAGE_VISIBLE_MAX_HZ", "inspect_job_trace", "job_trace", "limits_above_hz", "trace_warnings",
@@ -152,17 +153,15 @@ def inspect_job_trace(job: "JobConfig", key: str, scenario: "Scenario") -> tuple
         Everything :func:`~facility.workload.trace.load_trace` refuses, naming
         ``<key>.trace_file`` and the file.
     """
-    tr = job_trace(job, key)
+    tr = job_trace(job, key, scenario.library.gpu(job.gpu))
     return tr, trace_warnings(tr, job, key, scenario)
 
 
-def job_trace(job: "JobConfig", key: str) -> Trace:
-    """The job's trace as the replay reads it (TDP, idle power and model from its ``gpu``)."""
+def job_trace(job: "JobConfig", key: str, gpu: "GpuModel") -> Trace:
+    """The job's trace as the replay reads it (TDP, idle power and model from ``gpu``, the
+    model its ``gpu`` names: ``scenario.library.gpu(job.gpu)``)."""
     if not job.trace_file:
-        from facility.errors import ScenarioError
-
         raise ScenarioError(f"{key}.trace_file is required when {key}.workload = 'trace'")
-    gpu = load_gpu(job.gpu, key=f"{key}.gpu")
     return load_trace(job.trace_file, tdp_w=gpu.tdp_w, idle_w=gpu.idle_w, scale=job.trace_scale,
                       gpus_per_node=job.gpus_per_node, sensor=job.trace_sensor,
                       gpu_model=f"{gpu.name} {gpu.description}", key=key,

@@ -4,12 +4,14 @@ import numpy as np
 import pytest
 
 from facility.config.schema import Scenario
+from facility.scenario import resolve
 from facility.storage import StorageParams, assert_storage_invariants
 
 
 def make(**sections):
-    """Scenario with a dummy job and the given sections; storages resolved to StorageParams."""
-    sc = Scenario(jobs=[{"n_gpus": 1000}], **sections)
+    """Resolved scenario with a dummy job and the given sections; storages resolved to
+    StorageParams."""
+    sc = resolve(Scenario(jobs=[{"n_gpus": 1000}], **sections))
     sto = {n: StorageParams.from_config(n, c) for n, c in sc.storages().items()}
     return sc, sto
 

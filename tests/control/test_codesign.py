@@ -4,9 +4,11 @@ new swings."""
 import numpy as np
 import pytest
 
+from facility.config.schema import Scenario
 from facility.control import run_control
 from facility.control.codesign import blend_steps, gpu_ramp_mw_per_s, storage_sufficient
 from facility.metrics import max_window_swing_mw
+from facility.scenario import resolve
 
 from .conftest import check_invariants, make
 
@@ -131,9 +133,9 @@ def test_feeder_power_follows_engagement_and_monitor():
 
 
 def test_site_gpu_ramp_rates():
-    sc, _ = make(gpu_smoothing={"enabled": True, "floor_frac": 0.5, "ramp_up_w_per_s": 1000.0,
-                                "ramp_down_w_per_s": 2000.0})
-    sc = sc.model_copy(update={"jobs": [sc.jobs[0].model_copy(update={"gpu": "gb200", "n_gpus": 1000})]})
+    sc = resolve(Scenario(jobs=[{"gpu": "gb200", "n_gpus": 1000}],
+                          gpu_smoothing={"enabled": True, "floor_frac": 0.5, "ramp_up_w_per_s": 1000.0,
+                                         "ramp_down_w_per_s": 2000.0}))
     up, dn = gpu_ramp_mw_per_s(sc)
     k = 1000 * (1 + sc.site.non_gpu_frac) * sc.site.pue / 1e6
     assert up == pytest.approx(1000 * k) and dn == pytest.approx(2000 * k)

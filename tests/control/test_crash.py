@@ -122,11 +122,12 @@ def test_crash_drop_of_the_jobs_that_can_fail():
     # [jobs.failures] is not counted
     from facility.config.schema import Scenario
     from facility.control.crash import crash_drop_mw
+    from facility.scenario import resolve
 
     job = {"name": "a", "n_gpus": 20000, "gpu": "h100", "workload": "square", "compute_frac": 0.75,
            "p_high_frac": 1.0, "p_low_frac": 0.3}
     fail = {"crash_times_s": [100.0]}
     site = {"non_gpu_frac": 0.25, "pue": 1.1}
-    sc = Scenario(jobs=[{**job, "failures": fail}, {**job, "name": "b", "n_gpus": 40000}], site=site)
+    sc = resolve(Scenario(jobs=[{**job, "failures": fail}, {**job, "name": "b", "n_gpus": 40000}], site=site))
     assert crash_drop_mw(sc) == pytest.approx(20000 * 502.5 * 1.25 * 1.1 / 1e6)
-    assert crash_drop_mw(Scenario(jobs=[job], site=site)) == 0.0
+    assert crash_drop_mw(resolve(Scenario(jobs=[job], site=site))) == 0.0

@@ -8,6 +8,7 @@ import pytest
 from facility.config.schema import Scenario
 from facility.control import run_control
 from facility.control.split import crossover_tau_s, lowpass_split
+from facility.scenario import resolve
 from facility.storage import StorageParams
 
 from .conftest import check_invariants, square
@@ -18,12 +19,12 @@ P_FAST, E_FAST = 10.0, 10.0 * 10.0 / 3600.0 / 0.4
 
 
 def _hybrid(kind: str, *, eff: float = 1.0, e_fast: float = E_FAST, **ctrl):
-    sc = Scenario(jobs=[{"n_gpus": 1000}], controller={"kind": kind, **ctrl},
+    sc = resolve(Scenario(jobs=[{"n_gpus": 1000}], controller={"kind": kind, **ctrl},
                   bess={"enabled": True, "technologies": ["supercap", "lfp_1h"],
                         "unit_p_rated_mw": {"supercap": P_FAST, "lfp_1h": 10.0},
                         "unit_e_rated_mwh": {"supercap": e_fast, "lfp_1h": 10.0},
                         "eff_charge_frac": eff, "eff_discharge_frac": eff,
-                        "self_discharge_frac_per_h": 0.0})
+                        "self_discharge_frac_per_h": 0.0}))
     sto = {n: StorageParams.from_config(n, c) for n, c in sc.storage_units().items()}
     return sc, sto
 

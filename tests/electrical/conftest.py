@@ -4,11 +4,12 @@ import numpy as np
 import pytest
 
 from facility.config.schema import Scenario
+from facility.scenario import resolve
 
 
 def scenario(**kw) -> Scenario:
-    """A 1-job scenario with keyword sections (``grid={...}``, ``bess={...}``)."""
-    return Scenario(jobs=[{"n_gpus": 1000}], **kw)
+    """A resolved 1-job scenario with keyword sections (``grid={...}``, ``bess={...}``)."""
+    return resolve(Scenario(jobs=[{"n_gpus": 1000}], **kw))
 
 
 @pytest.fixture(scope="module")

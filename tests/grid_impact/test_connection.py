@@ -10,7 +10,7 @@ from scipy import signal
 
 from facility.config.grid_impact import GridImpactConfig
 from facility.errors import ScenarioError
-from facility.grid_impact import build_model, grid_impact_metrics, load_shaft, smib_mode
+from facility.grid_impact import build_model, grid_impact_metrics, load_mode_set, load_shaft, smib_mode
 from facility.grid_impact.connection import DEFAULT_SWING_DAMPING_RATIO, connection_params
 from facility.grid_impact.library import _read
 from facility.grid_impact.metrics import bin_caps_mw, bin_metrics, section_torque
@@ -109,7 +109,8 @@ def test_frequency_response_of_the_connected_shaft_matches_its_state_space():
 
 
 def _model(**kw):
-    return build_model(GridImpactConfig(enabled=True, generator_share_frac=0.3, mech_damping_ratio=0.01, **kw))
+    cfg = GridImpactConfig(enabled=True, generator_share_frac=0.3, mech_damping_ratio=0.01, **kw)
+    return build_model(cfg, load_shaft(cfg.shaft_model, cfg.mech_damping_ratio), load_mode_set(cfg.mode_set))
 
 
 def test_band_and_quasi_static_parts_sum_and_limits_read_the_band():
@@ -209,5 +210,5 @@ def test_default_scenario_largest_torque_bin_is_not_the_slow_load():
     assert shaft["bin_peak_hz"] >= 0.1
     p = res.timeseries["p_pcc_mw"].to_numpy()
     free = grid_impact_metrics(p, sc.time.dt_s, build_model(sc.grid_impact.model_copy(
-        update={"grid_sync_torque_pu_per_rad": 0.0})))["shaft"]
+        update={"grid_sync_torque_pu_per_rad": 0.0}), sc.library.shaft, sc.library.mode_set))["shaft"]
     assert free["bin_peak_hz"] < 0.1

@@ -134,7 +134,7 @@ def test_a_scenario_takes_a_mode_set_file_by_its_path(tmp_path):
     (tmp_path / "s.toml").write_text(text + '\n[grid_impact]\nenabled = true\ngenerator_share_frac = 0.3\n'
                                             'mode_set = "my_site.toml"\n')
     s = load_scenario(tmp_path / "s.toml")
-    ms = build_model(s.grid_impact).modes
+    ms = build_model(s.grid_impact, s.library.shaft, s.library.mode_set).modes
     assert ms.record["case"] == "kundur/kundur_full.xlsx" and len(ms.modes) == 3
     np.testing.assert_allclose(ms.frequency_response(np.array([0.5]), "mw"),
                                load_mode_set("kundur_two_area").frequency_response(np.array([0.5]), "mw"))

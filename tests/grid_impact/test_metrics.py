@@ -109,7 +109,7 @@ def test_validate_names_unknown_models_and_warns_on_unresolved_modes(tiny_scenar
     w = [x for x in scenario_warnings(sc) if x.startswith("grid_impact")]
     # the connected shaft's modes 3-5 lie above 25 Hz (each within 0.2 % of the FBM's published
     # 25.55, 32.28, 47.46 Hz)
-    above = build_model(sc.grid_impact).shaft.torsional_modes_hz()[2:]
+    above = build_model(sc.grid_impact, sc.library.shaft, sc.library.mode_set).shaft.torsional_modes_hz()[2:]
     np.testing.assert_allclose(above, [25.55, 32.28, 47.46], rtol=2e-3)
     assert len(w) == 1 and ", ".join(f"{f:.2f}" for f in above) + " Hz" in w[0]
     d["time"] = {"horizon_s": 20.0, "dt_s": 0.01}

@@ -19,8 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from facility.errors import ScenarioError
+from facility.grid_impact.dynamics.linear import LinearDae
 
 __all__ = ["require_andes", "AndesCase", "load_case", "andes_version"]
 
@@ -211,8 +213,6 @@ def bus_names(c: AndesCase) -> dict:
 
 
 def _sparse(m):
-    import scipy.sparse as sp
-
     return sp.csr_matrix((np.array(m.V).ravel(), (np.array(m.I).ravel(), np.array(m.J).ravel())),
                          shape=m.size)
 
@@ -230,8 +230,6 @@ def linearize(c: AndesCase, eps_mw: float = 1.0):
     -------
     LinearDae
     """
-    from facility.grid_impact.dynamics.linear import LinearDae
-
     ss = c.system
     dae = ss.dae
     models = ss.exist.pflow_tds

@@ -17,10 +17,15 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+from scipy import signal
 
 from facility.errors import ScenarioError
 from facility.grid_impact.dynamics.case import (AndesCase, _quiet, andes_version, load_case,
                                                 output_addresses, pcc_power_mw, set_pcc_power_mw)
+from facility.grid_impact.dynamics.derive import derive_from_case
+from facility.grid_impact.library import list_mode_sets, load_mode_set, mode_set_from_dict, read_mode_set_file
+from facility.report.grid_replay import attach_replay, plot_replay
 
 __all__ = ["simulate_input", "predict", "replay_run", "compare"]
 
@@ -80,8 +85,6 @@ def simulate_input(c: AndesCase, t_s: np.ndarray, dp_mw: np.ndarray, step_s: flo
 
 def predict(mode_set, t_s: np.ndarray, dp_mw: np.ndarray, output: str = "mw") -> np.ndarray:
     """The mode set's response (all rows summed) to ΔP(t) from rest, linear between samples."""
-    from scipy import signal
-
     t_s = np.asarray(t_s, float)
     dt = float(np.median(np.diff(t_s)))
     tu = t_s[0] + dt * np.arange(int(round((t_s[-1] - t_s[0]) / dt)) + 1)   # lsim wants a uniform grid
@@ -107,8 +110,6 @@ def compare(t_s: np.ndarray, andes: np.ndarray, modes: np.ndarray) -> dict:
 
 
 def _read_window(run_dir: Path, window: tuple[float, float]):
-    import pandas as pd
-
     p = Path(run_dir) / "timeseries.parquet"
     if not p.is_file():
         raise ScenarioError(f"{run_dir}: no timeseries.parquet (give a `facility run` or `size` output folder)")
@@ -124,9 +125,6 @@ def _read_window(run_dir: Path, window: tuple[float, float]):
 
 
 def _mode_set(name: str | None, c: AndesCase):
-    from facility.grid_impact.dynamics.derive import derive_from_case
-    from facility.grid_impact.library import list_mode_sets, load_mode_set, mode_set_from_dict, read_mode_set_file
-
     if name is None:
         return mode_set_from_dict(derive_from_case(c, "derived"))
     if name in list_mode_sets():
@@ -175,14 +173,10 @@ def replay_run(run_dir, case: str, bus, observe: str, window: tuple[float, float
                    hz_peak_gap_frac=fq["peak_gap_frac"], hz_rms_gap_frac=fq["rms_gap_frac"])
     out = Path(out_dir) if out_dir is not None else run_dir
     out.mkdir(parents=True, exist_ok=True)
-    import pandas as pd
-
     pd.DataFrame({"t_s": ts, "dp_mw": dpi, "pe_andes_mw": sim["pe_mw"], "pe_modes_mw": pe_m,
                   "speed_andes_pu": sim["speed_pu"], "speed_modes_pu": w_m, "hz_andes": sim["hz"],
                   "hz_modes": hz_m}).to_csv(out / "grid_replay.csv", index=False)
     (out / "grid_replay.json").write_text(json.dumps(summary, indent=2))
-    from facility.report.grid_replay import attach_replay, plot_replay
-
     plot_replay(ts, dpi, sim["pe_mw"], pe_m, sim["speed_pu"], w_m, summary, out / "grid_replay.png")
     if out.resolve() == run_dir.resolve():
         attach_replay(run_dir, summary)
