@@ -6,13 +6,18 @@ import pytest
 from pydantic import ValidationError
 
 from facility.config.grid_impact import GridImpactConfig
-from facility.grid_impact import bin_caps_mw, bin_metrics, build_model, grid_impact_metrics
+from facility.grid_impact import bin_caps_mw, bin_metrics, build_model, grid_impact_metrics, load_mode_set, load_shaft
 from facility.grid_impact.modal import mode_response
+
+
+def _build(cfg):
+    """The model of a section built in code (its shaft and mode set looked up by name)."""
+    return build_model(cfg, load_shaft(cfg.shaft_model, cfg.mech_damping_ratio), load_mode_set(cfg.mode_set))
 
 
 @pytest.fixture(scope="module")
 def model():
-    return build_model(GridImpactConfig(enabled=True, generator_share_frac=0.4, mode_set="smib_example",
+    return _build(GridImpactConfig(enabled=True, generator_share_frac=0.4, mode_set="smib_example",
                                         mech_damping_ratio=0.01))
 
 
@@ -76,7 +81,7 @@ def test_unknown_model_name_is_a_scenario_error():
     from facility.errors import ScenarioError
 
     with pytest.raises(ScenarioError, match="ieee_fbm"):
-        build_model(GridImpactConfig(enabled=True, generator_share_frac=0.5, shaft_model="fbm2"))
+        _build(GridImpactConfig(enabled=True, generator_share_frac=0.5, shaft_model="fbm2"))
 
 
 def test_run_adds_the_block_and_rows_only_when_enabled(tiny_scenario_dict):
