@@ -7,7 +7,7 @@ import html
 import math
 from typing import TYPE_CHECKING
 
-from facility.metrics import _LIMITS, verdict_text
+from facility.metrics import LIMIT_METRICS, verdict_text
 from facility.report.cost import cost_section
 from facility.report.design import design_html
 
@@ -68,7 +68,7 @@ def compliance_rows(res: "Results") -> list[tuple[str, float, float | None, floa
     spec = res.scenario.spec
     rows = []
     comp = res.metrics["compliance"]
-    for limit_key, metric_key in _LIMITS.items():
+    for limit_key, metric_key in LIMIT_METRICS.items():
         limit = getattr(spec, limit_key)
         if limit is not None:
             rows.append((limit_key, limit, res.metrics["raw"][metric_key], res.metrics["pcc"][metric_key],

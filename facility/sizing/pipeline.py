@@ -71,10 +71,10 @@ def _lp_limits(scenario: Scenario) -> list[str]:
 
 def _limit_metric(spec, pcc: dict, key: str) -> tuple[float, float]:
     """(limit, metric) of one LP limit in a ``pcc`` metrics block (bands: ``band_<name>``)."""
-    if key.startswith("band_") and key not in fm._LIMITS:
+    if key.startswith("band_") and key not in fm.LIMIT_METRICS:
         b = next(b for b in spec.bands if f"band_{b.name}" == key)
         return b.max_peak_mw, pcc["band_peaks_mw"][b.name]
-    return getattr(spec, key), pcc[fm._LIMITS[key]]
+    return getattr(spec, key), pcc[fm.LIMIT_METRICS[key]]
 
 
 def _lossless_pcc_mw(res: Results) -> np.ndarray:
