@@ -25,6 +25,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from facility.electrical.grid_events import ups_sag_settings
+from facility.electrical.ride_through import ups_energy_for_curve
+from facility.errors import InfeasibleError, ScenarioError
+
 __all__ = ["ups_ride_through_floor", "with_ups_floor"]
 
 
@@ -50,9 +54,6 @@ def ups_ride_through_floor(scenario, site_powers, ups_sn_mva: float) -> dict | N
         on) [frac], ``p_it_peak_mw`` [MW], ``sag`` (``band``, ``vm_pu``, ``duration_s``,
         ``transfers``: the sag that sets the energy) and ``bands`` (every band's figures).
     """
-    from facility.electrical.grid_events import ups_sag_settings
-    from facility.electrical.ride_through import ups_energy_for_curve
-
     rt = scenario.spec.ride_through
     ups = scenario.ups
     if rt is None or not (ups.enabled and ups.extendable):
@@ -63,8 +64,6 @@ def ups_ride_through_floor(scenario, site_powers, ups_sn_mva: float) -> dict | N
                                 eff_discharge_frac=ups.eff_discharge_frac)
     avail = ups.reserve_frac if ups.reserve_frac > 0 else ups.initial_soc_frac - ups.min_soc_frac
     if avail <= 0:
-        from facility.errors import ScenarioError
-
         raise ScenarioError(
             f"ups.reserve_frac = 0 and ups.initial_soc_frac = {ups.initial_soc_frac:g} <= "
             f"min_soc_frac = {ups.min_soc_frac:g}: the UPS battery keeps no energy for the spec's "
@@ -88,8 +87,6 @@ def with_ups_floor(scenario, floor: dict | None):
     """
     if floor is None:
         return scenario
-    from facility.errors import InfeasibleError
-
     ups = scenario.ups
     p_min = max(ups.min_p_rated_mw, floor["p_mw_min"])
     e_min = max(ups.min_e_rated_mwh, floor["e_mwh_min"])
