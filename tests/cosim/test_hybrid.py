@@ -10,7 +10,7 @@ from facility.scenario import scenario_from_dict
 from facility.run.orchestrator import run_scenario
 from facility.storage import StorageParams, assert_storage_invariants
 
-from .invariants import check_invariants
+from tests.invariants import check_invariants
 
 UNITS = ("bess.supercap", "bess.lfp_1h")
 
