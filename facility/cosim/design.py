@@ -13,7 +13,8 @@ sizes an extendable storage first, then runs the design here;
 the sizing takes its inputs with :func:`feeder_peaks`, :func:`gpu_controls_active`,
 :func:`network_caps` and :func:`with_network_caps`. This module may import the model packages
 (config, workload, gpu, storage, control, electrical, optimize, grid_impact),
-:mod:`facility.metrics`, :mod:`facility.cosim.results` and :mod:`facility.report`; never
+:mod:`facility.metrics`, :mod:`facility.cosim.results`, :mod:`facility.scenario` (the entry's
+resolve: library entries are read from ``scenario.library``) and :mod:`facility.report`; never
 :mod:`facility.run.orchestrator` nor a sizing module (tests/test_layers.py fails on any import circle).
 """
 

@@ -5,8 +5,9 @@ One formulation for dispatch and sizing: a scenario with an extendable storage i
 simulated; any other scenario is a fixed design, simulated by
 :func:`facility.cosim.simulate_design` (the co-simulation chain, docs/architecture.md).
 
-This module sits above both :mod:`facility.cosim.design` and :mod:`facility.sizing.pipeline`; nothing in the
-package but the CLI and the sweep workers imports it. The names that lived here before the
+This module sits above both :mod:`facility.cosim.design` and :mod:`facility.sizing.pipeline` and
+may import them, :mod:`facility.scenario` (the entry's resolve) and
+:mod:`facility.report.outdir`; nothing in the package but the CLI and the sweep workers imports it. The names that lived here before the
 co-simulation moved to :mod:`facility.cosim.design` are re-exported, so
 ``from facility.run.orchestrator import generate_trace`` (or ``Results``, ``feeder_peaks``, ...) keeps
 working.

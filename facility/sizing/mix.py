@@ -12,6 +12,11 @@ Three pure steps around :func:`facility.optimize.size_storage` (called by
    :class:`facility.gpu.planned.GpuPlan` with each job's floor, cap and planned burn;
 3. :func:`annual_cost` — the design's cost in USD per year: storage capex annuity, energy of
    conversion losses and of burned power, degradation, slowdown (docs/formulation.md).
+
+Imports: :mod:`facility.config` (the technologies' annuities), :mod:`facility.gpu` (the
+plan and smoothing steps) and :mod:`facility.optimize.model.levers`; no other sizing module,
+never :mod:`facility.cosim` nor :mod:`facility.run`. A job's GPU model comes from the scenario's
+resolved library (``scenario.library.gpu``).
 """
 
 from __future__ import annotations

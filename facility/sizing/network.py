@@ -38,6 +38,11 @@ changes by at most 2ε, a single-sided DFT amplitude by at most 2ε. The error o
 :math:`(g_{n,t} - g)(s_{n,t} - s^{(k)}_{n,t})` plus second-order terms: each round shrinks the
 residual by about :math:`\\max |g_{n,t}/g - 1|` (a few %), so one or two rounds are typical
 (docs/formulation.md, *Losses inside the LP*).
+
+Imports: :mod:`facility.electrical.pcc` (the network's PCC power and its gain) and
+:mod:`facility.optimize` (the LP and its warm starts); no other sizing module, never
+:mod:`facility.cosim` nor :mod:`facility.run`. The ``losses`` block of ``sizing.json`` is
+:func:`facility.sizing.record.losses_block`.
 """
 
 from __future__ import annotations

@@ -2,23 +2,39 @@
 site will run, re-sized until that controller keeps it compliant.
 
 :func:`size_scenario` is the orchestrator of ``facility size``, beside
-:mod:`facility.run.orchestrator` (``facility run``, which calls it for an extendable storage). Its
-verification runs are co-simulations of fixed designs (:func:`facility.cosim.simulate_design`):
+:mod:`facility.run.orchestrator` (``facility run``, which calls it for an extendable storage). It
+reads as its named steps; the verification runs are co-simulations of fixed designs
+(:func:`facility.cosim.simulate_design`):
 
-1. **Foresight design, through the network** (:func:`facility.sizing.network.size_through_network`):
-   the perfect-foresight LP on the PCC power the network makes of the load and the plan (its
-   losses inside the LP by sequential LP), the least storage any controller could need.
-2. **Verification under the site's controller** (:func:`verification_controller`: the
-   scenario's ``controller.kind``; ``mpc`` where it names none). With ``optimal`` the run replays
-   the LP's dispatch (a perfect-foresight study, said so in the report). With a deployable
-   controller the run is closed-loop; where it breaks a limit the design is grown by a
-   bracketed search (:func:`facility.sizing.resize.resize_for_controller`) until it holds.
-3. Only where a converged loss-aware plan still breaks a limit the LP holds (what the model
-   leaves out) the LP is solved again with a margin (:func:`needed_margin_frac`), at most
-   ``optimize.max_verify_runs`` rounds, reported as ``margin_loop`` in ``sizing.json``.
+1. :func:`check_levers` and :func:`with_verifier` (:func:`verification_controller`: the
+   scenario's ``controller.kind``; ``mpc`` where it names none);
+2. :func:`sizing_inputs`: the load, the GPU levers' inputs (:mod:`facility.sizing.mix`) and the
+   network the caps come from;
+3. :func:`with_ride_through_floor`: the UPS battery the spec's worst sag needs, a floor of
+   its ratings (:mod:`facility.sizing.ups`);
+4. :func:`foresight_design`: the perfect-foresight LP on the PCC power the network makes of the
+   load and the plan (its losses inside the LP by sequential LP,
+   :func:`facility.sizing.network.size_through_network`), the least storage any controller
+   could need. With ``optimal`` it is verified by replaying the LP's dispatch (a
+   perfect-foresight study, said so in the report); only where a converged loss-aware plan
+   still breaks a limit the LP holds (what the model leaves out) the LP is solved again with a
+   margin (:func:`needed_margin_frac`), at most ``optimize.max_verify_runs`` rounds, reported
+   as ``margin_loop`` in ``sizing.json``;
+5. :func:`delivered_design`: with a deployable controller the run is closed-loop, from the
+   foresight design raised to the step floor (:mod:`facility.sizing.step`); where it breaks a
+   limit the design is grown by a bracketed search
+   (:func:`facility.sizing.resize.resize_for_controller`) until it holds; the delivered
+   design's annual cost (:func:`facility.sizing.mix.annual_cost`);
+6. :func:`facility.sizing.record.sizing_record`: ``sizing.json``, assembled in one place;
+7. :func:`write_and_check`: the outputs written, and the refusal of a design that is not compliant.
 
 ``size`` never returns a design whose verification is not compliant: it raises
 :class:`~facility.errors.InfeasibleError` (exit 3) naming the limit and what was tried.
+
+Imports: :mod:`facility.cosim` (the verification runs), the other modules of
+:mod:`facility.sizing`, :mod:`facility.scenario` (the entry's resolve), the model packages
+(config, workload, gpu, electrical, grid_impact) and :mod:`facility.report` (the outputs);
+never :mod:`facility.run`.
 """
 
 from __future__ import annotations

@@ -32,6 +32,12 @@ the assumption. Growing only what ran out keeps a controller that lacks power fr
 energy it does not use (and the other way round). Which resource ran out comes from the run's
 ``control.n_saturated_steps_by_limit``, or, for a controller that does not count it, from its
 time series (:func:`saturated_from_timeseries`).
+
+Imports: :mod:`facility.cosim` (the verification runs), :mod:`facility.sizing.mix` and
+:mod:`facility.sizing.step` (the floor), :mod:`facility.config.technology`, :mod:`facility.metrics`
+and :mod:`facility.report.design` (the growth's text in the log); never
+:mod:`facility.sizing.pipeline` nor :mod:`facility.run`. The ``resize`` block of ``sizing.json``
+is :func:`facility.sizing.record.resize_block`.
 """
 
 from __future__ import annotations

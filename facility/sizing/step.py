@@ -59,6 +59,10 @@ at least ``(E_c + E_d) / (max_soc_frac - min_soc_frac)`` (the s* that balances t
 The floor is the total of the extendable storages (:func:`floored_design` raises a design to
 it): the controller's SoC recovery and the spec's normal operation come on top, which the
 verification run and the resize search (:mod:`facility.sizing.resize`) judge.
+
+Imports: :mod:`facility.control.crash` (the crash's drop, the window limits on a grid and
+the greedy descent) and :mod:`facility.errors`; no other sizing module, never
+:mod:`facility.cosim` nor :mod:`facility.run`.
 """
 
 from __future__ import annotations

@@ -19,6 +19,9 @@ The verification run then carries the scenario's ``[[grid_events]]`` with the si
 (its ride-through rows judge them). A UPS setting that transfers inside the curve fails
 ``ride_through_connected`` whatever the battery: no battery size fixes it, and ``size`` says
 so (exit 3).
+
+Imports: :mod:`facility.electrical` (the UPS sag settings and the ride-through model) and
+:mod:`facility.errors`; no other sizing module, never :mod:`facility.cosim` nor :mod:`facility.run`.
 """
 
 from __future__ import annotations
