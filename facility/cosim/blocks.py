@@ -14,6 +14,10 @@ import numpy as np
 import pandas as pd
 
 from facility import metrics as fm
+from facility.electrical.grid_events import ups_sag_settings
+from facility.electrical.ride_through import ride_through_assessment, ups_energy_for_curve
+from facility.grid_impact.metrics import LIMIT_METRIC, build_model, grid_impact_compliance, grid_impact_metrics
+from facility.storage import storage_metrics_from_series
 
 __all__ = ["grid_event_block", "grid_impact_block", "grid_impact_margins", "numeric_tree", "storage_block", "training_block",
            "add_crashes", "timeseries_frame"]
@@ -21,9 +25,6 @@ __all__ = ["grid_event_block", "grid_impact_block", "grid_impact_margins", "nume
 
 def grid_event_block(metrics, ts, scenario, ge, pf, pf_ref, net, storages) -> None:
     """The ``ride_through`` block, the ride-through rows of ``compliance`` and the event columns."""
-    from facility.electrical.grid_events import ups_sag_settings
-    from facility.electrical.ride_through import ride_through_assessment, ups_energy_for_curve
-
     dt = scenario.time.dt_s
     rt = scenario.spec.ride_through
     block, rows, undecided = ride_through_assessment(ge.vm_pu, pf.p_pcc_mw, pf_ref.p_pcc_mw, ge.disconnected_mw,
@@ -55,8 +56,6 @@ def grid_event_block(metrics, ts, scenario, ge, pf, pf_ref, net, storages) -> No
 def grid_impact_block(metrics: dict, scenario, p_pcc_mw, p_raw_pcc_mw, dt: float) -> None:
     """The ``grid_impact`` block (PCC power, and a summary for the raw power) and its limits'
     rows in ``compliance`` / ``compliance_raw`` (:mod:`facility.grid_impact`)."""
-    from facility.grid_impact.metrics import build_model, grid_impact_compliance, grid_impact_metrics
-
     cfg = scenario.grid_impact
     model = build_model(cfg, scenario.library.shaft, scenario.library.mode_set)
     block = grid_impact_metrics(p_pcc_mw, dt, model)
@@ -76,8 +75,6 @@ def grid_impact_margins(metrics: dict, cfg) -> dict:
     """``{row: (value, limit, unit)}`` of the grid-impact limits that are rows of
     ``metrics['compliance']``, for :func:`facility.metrics.limit_margins` (units ``pu``, ``mw``,
     ``per_year`` as the limit keys end)."""
-    from facility.grid_impact.metrics import LIMIT_METRIC
-
     gi = metrics.get("grid_impact")
     out = {}
     if gi is None:
@@ -103,8 +100,6 @@ def numeric_tree(obj: Any) -> Any:
 
 
 def storage_block(storages, p_storage, soc, dt, saturation) -> dict:
-    from facility.storage import storage_metrics_from_series
-
     out = {}
     for name, params in storages.items():
         p = np.asarray(p_storage.get(name, np.zeros_like(soc[name])), dtype=float)

@@ -13,7 +13,8 @@ sizes an extendable storage first, then runs the design here;
 the sizing takes its inputs with :func:`feeder_peaks`, :func:`gpu_controls_active`,
 :func:`network_caps` and :func:`with_network_caps`. This module may import the model packages
 (config, workload, gpu, storage, control, electrical, optimize, grid_impact),
-:mod:`facility.metrics`, :mod:`facility.cosim.results` and :mod:`facility.report`; never
+:mod:`facility.metrics`, :mod:`facility.cosim.results`, :mod:`facility.scenario` (the entry's
+resolve: library entries are read from ``scenario.library``) and :mod:`facility.report`; never
 :mod:`facility.run.orchestrator` nor a sizing module (tests/test_layers.py fails on any import circle).
 """
 
@@ -26,13 +27,33 @@ from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
+from tqdm.auto import tqdm
 
 from facility import metrics as fm
+from facility.config.plausibility import plausibility_warnings
 from facility.config.schema import Scenario
-from facility.cosim.results import Results
-from facility.scenario import resolve
+from facility.config.technology import section_of
+from facility.control import run_control
+from facility.control.codesign import gpu_ramp_mw_per_s
+from facility.control.regret import regret_vs_optimal
+from facility.control.schedule import site_schedule
 from facility.cosim.blocks import (add_crashes, grid_event_block, grid_impact_block, grid_impact_margins,
-                                 numeric_tree, storage_block, timeseries_frame, training_block)
+                                   numeric_tree, storage_block, timeseries_frame, training_block)
+from facility.cosim.results import Results
+from facility.electrical.grid_events import apply_grid_events
+from facility.electrical.limits import electrical_compliance, storage_caps, violation_events
+from facility.electrical.network import build_network
+from facility.electrical.pcc import pcc_power_mw, referred_load_mw
+from facility.electrical.powerflow import electrical_metrics, run_power_flow
+from facility.errors import NotSupportedError
+from facility.gpu import apply_gpu_controls
+from facility.optimize import solve_dispatch
+from facility.report import write_outputs
+from facility.report.outdir import check_out_dir
+from facility.scenario import resolve
+from facility.storage import StorageParams
+from facility.storage.soc import replay_delivered
+from facility.workload import default_n_feeders, generate_load, site_power
 
 __all__ = ["simulate_design", "generate_trace", "gpu_controls_active", "network_caps", "with_network_caps",
            "feeder_peaks"]
@@ -62,8 +83,6 @@ _LOGGED: set[str] = set()
 
 def _plausibility(scenario: Scenario) -> list[str]:
     """:func:`~facility.config.plausibility.plausibility_warnings`, logged once per process."""
-    from facility.config.plausibility import plausibility_warnings
-
     found = plausibility_warnings(scenario)
     for text in found:
         if text not in _LOGGED:     # sweeps and size rounds run the same scenario often
@@ -86,12 +105,8 @@ def _storage_first(scenario: Scenario) -> Scenario:
 
 def _load_after_gpu_controls(scenario: Scenario, profile, n_feeders: int, raw=None) -> np.ndarray:
     """Site power after the scenario's GPU-side controls (the raw site power when none is on). [MW]"""
-    from facility.workload import site_power
-
     if not gpu_controls_active(scenario):
         return (raw if raw is not None else site_power(profile, profile.p_gpu_w, scenario.site, n_feeders)).p_site_mw
-    from facility.gpu import apply_gpu_controls
-
     return site_power(profile, apply_gpu_controls(profile, scenario).p_gpu_w, scenario.site, n_feeders).p_site_mw
 
 
@@ -102,8 +117,6 @@ def feeder_peaks(*sites) -> np.ndarray:
 
 def network_caps(scenario: Scenario, net) -> dict:
     """What the storage dispatch may use of the network (:func:`facility.electrical.limits.storage_caps`)."""
-    from facility.electrical.limits import storage_caps
-
     return storage_caps(scenario.grid, scenario.optimize, net)
 
 
@@ -122,8 +135,6 @@ def generate_trace(scenario: Scenario) -> pd.DataFrame:
         ``t_s`` [s], ``p_gpu_mw``, ``p_it_mw``, ``p_cooling_mw``, ``p_site_mw`` (raw),
         ``p_load_mw`` (site power after GPU controls) and ``p_<job>_gpu_mw`` per job. [MW]
     """
-    from facility.workload import default_n_feeders, generate_load, site_power
-
     profile = generate_load(scenario)
     n_feeders = default_n_feeders(scenario)
     raw = site_power(profile, profile.p_gpu_w, scenario.site, n_feeders)
@@ -155,13 +166,9 @@ def _metered_load(net, site_normal, site_full, storages: dict, kind: str):
     (numpy.ndarray (T,), numpy.ndarray (T,) or None)
         The plain and the GPU-engaged load (None without co-design). [MW]
     """
-    from facility.config.technology import section_of
-
     p_bess = sum(float(s.p_rated_mw) for n, s in storages.items() if section_of(n) == "bess")
     if kind == "optimal" or not net.enabled or p_bess <= 0:
         return site_normal.p_site_mw, (site_full.p_site_mw if site_full is not None else None)
-    from facility.electrical.pcc import pcc_power_mw, referred_load_mw
-
     seen, g = referred_load_mw(net, site_normal.p_feeder_mw, "bess", p_bess)
     eng = pcc_power_mw(net, site_full.p_feeder_mw, None) / g if site_full is not None else None
     return seen, eng
@@ -170,8 +177,6 @@ def _metered_load(net, site_normal, site_full, storages: dict, kind: str):
 def _storage_params(scenario: Scenario, ratings: Mapping[str, Mapping[str, float]] | None):
     """One :class:`~facility.storage.StorageParams` per storage unit (a hybrid section's units
     ``<section>.<technology>`` each with its own ratings, efficiencies and SoC)."""
-    from facility.storage import StorageParams
-
     out = {}
     for name, cfg in scenario.storage_units().items():
         r = (ratings or {}).get(name, {})
@@ -180,15 +185,16 @@ def _storage_params(scenario: Scenario, ratings: Mapping[str, Mapping[str, float
     return out
 
 
-def _fixed_sections(storages_cfg: Mapping, params: Mapping) -> dict:
+def _fixed_sections(storages_cfg: Mapping, params: Mapping, library) -> dict:
     """The storage sections with the ratings of ``params`` (per unit) fixed: what
-    :func:`facility.optimize.solve_dispatch` plans for (a hybrid section keeps its units)."""
-    from facility.config.technology import load_technology
-
+    :func:`facility.optimize.solve_dispatch` plans for (a hybrid section keeps its units;
+    ``library``: the scenario's resolved :class:`~facility.config.resolved.Library`, whose
+    technologies name the units)."""
     out = {}
     for n, c in storages_cfg.items():
         if c.technologies:
-            units = {load_technology(t).name: params[f"{n}.{load_technology(t).name}"] for t in c.technologies}
+            names = [library.technology(t).name for t in c.technologies]
+            units = {u: params[f"{n}.{u}"] for u in names}
             out[n] = c.model_copy(update={
                 "extendable": False, "unit_p_rated_mw": {k: u.p_rated_mw for k, u in units.items()},
                 "unit_e_rated_mwh": {k: u.e_rated_mwh for k, u in units.items()},
@@ -242,14 +248,8 @@ def simulate_design(scenario: Scenario, *, out_dir: str | Path | None = None, pr
     -------
     Results
     """
-    scenario = resolve(scenario)
-    from tqdm.auto import tqdm
-
-    from facility.workload import default_n_feeders, generate_load, site_power
-
+    scenario = resolve(scenario)    # once, here: a scenario built in code gets its library
     if out_dir is not None:  # refuse a target that may not be replaced before simulating
-        from facility.report.outdir import check_out_dir
-
         check_out_dir(out_dir, force=True, kinds=("run", "size"))
     timings: dict[str, float] = {}
     events: list[dict] = []
@@ -281,8 +281,6 @@ def simulate_design(scenario: Scenario, *, out_dir: str | Path | None = None, pr
     with stage("gpu"):
         gpu_full = gpu_normal = None
         if gpu_controls_active(scenario) or gpu_plan is not None:
-            from facility.gpu import apply_gpu_controls
-
             gpu_full = apply_gpu_controls(profile, scenario, plan=gpu_plan)
             events.extend(gpu_full.events)
             if codesign:
@@ -296,24 +294,15 @@ def simulate_design(scenario: Scenario, *, out_dir: str | Path | None = None, pr
     bar.update()
 
     with stage("control"):
-        from facility.electrical.network import build_network
-
         net = build_network(scenario, feeder_peaks(raw_site, site_normal, site_full))
         caps = network_caps(scenario, net)
         sc_ctl = with_network_caps(scenario, caps)
         storages = _storage_params(scenario, ratings) if storages_cfg else {}
         if use_storage:
-            from facility.control import run_control
-
             if controller.kind == "optimal" and plan is None:
-                from facility.optimize import solve_dispatch
-
-                fixed = _fixed_sections(storages_cfg, storages)
+                fixed = _fixed_sections(storages_cfg, storages, scenario.library)
                 sol = solve_dispatch(site_normal.p_site_mw, dt, fixed, scenario.spec, sc_ctl.optimize)
                 plan = sol.p_storage_mw
-            from facility.control.codesign import gpu_ramp_mw_per_s
-            from facility.control.schedule import site_schedule
-
             # what the site knows: its declared schedule (MPC forecast), its GPUs' ramps
             sched = (site_schedule(_storage_first(scenario) if codesign else scenario)
                      if controller.kind == "mpc" else None)
@@ -343,22 +332,16 @@ def simulate_design(scenario: Scenario, *, out_dir: str | Path | None = None, pr
 
     ge = None
     if scenario.grid_events:  # voltage sags: UPS transfer, cooling response (facility.electrical.sags)
-        from facility.electrical.grid_events import apply_grid_events
-
         with stage("grid events"):
             cool_frac = np.divide(site_normal.p_cooling_mw, site_normal.p_site_mw,
                                   out=np.zeros(profile.n_steps), where=site_normal.p_site_mw > 0)
             if any(n.startswith("ups.") for n in storages):
-                from facility.errors import NotSupportedError
-
                 raise NotSupportedError("ups.technologies with [[grid_events]]: the UPS transfer model runs one "
                                         "UPS battery; set ups.technology to one technology")
             ge = apply_grid_events(scenario, profile.t_s, p_feeder, cool_frac, net.ups_sn_mva, p_storage, soc,
                                    storages.get("ups"), caps=caps, storages=storages)
             events.extend(ge.events)
             if ge.changed:     # rack storage dark in the sag, discharge that would export
-                from facility.storage.soc import replay_delivered
-
                 for n in ge.changed:
                     tr = replay_delivered(ge.p_storage_mw[n], storages[n], dt)
                     ge.p_storage_mw[n] = ge.p_storage_pf_mw[n] = tr.p_mw
@@ -371,9 +354,6 @@ def simulate_design(scenario: Scenario, *, out_dir: str | Path | None = None, pr
                                        {}, {}, storages.get("ups"), caps=caps)
 
     with stage("power flow"):
-        from facility.electrical.limits import electrical_compliance, violation_events
-        from facility.electrical.powerflow import electrical_metrics, run_power_flow
-
         pf = run_power_flow(net, p_feeder, p_storage or None)
         pf_ref = pf
         if ge is not None:  # the same run through the events; pf_ref = without them
@@ -431,13 +411,9 @@ def simulate_design(scenario: Scenario, *, out_dir: str | Path | None = None, pr
     res = Results(scenario=scenario, timeseries=ts, metrics=metrics, events=events,
                   timings_s=timings, sizing=sizing)
     if use_storage and controller.report_regret and controller.kind != "optimal":
-        from facility.control.regret import regret_vs_optimal
-
         with stage("regret"):
             metrics["regret"] = regret_vs_optimal(res, run_scenario=simulate_design)
     if out_dir is not None:
-        from facility.report import write_outputs
-
         with stage("outputs"):
             write_outputs(res, Path(out_dir), plots=plots)
         bar.update()

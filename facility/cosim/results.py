@@ -3,7 +3,8 @@ and the sweeps read.
 
 It lives below both the co-simulation (:mod:`facility.cosim.design`, which builds it and calls the
 writers) and the writers (which only read it), so neither imports the other for it.
-``from facility.run.orchestrator import Results`` keeps working (re-exported).
+``from facility.run.orchestrator import Results`` keeps working (re-exported). It imports
+:mod:`facility.config.schema` only.
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ One formulation for dispatch and sizing: a scenario with an extendable storage i
 simulated; any other scenario is a fixed design, simulated by
 :func:`facility.cosim.simulate_design` (the co-simulation chain, docs/architecture.md).
 
-This module sits above both :mod:`facility.cosim.design` and :mod:`facility.sizing.pipeline`; nothing in the
-package but the CLI and the sweep workers imports it. The names that lived here before the
+This module sits above both :mod:`facility.cosim.design` and :mod:`facility.sizing.pipeline` and
+may import them, :mod:`facility.scenario` (the entry's resolve) and
+:mod:`facility.report.outdir`; nothing in the package but the CLI and the sweep workers imports it. The names that lived here before the
 co-simulation moved to :mod:`facility.cosim.design` are re-exported, so
 ``from facility.run.orchestrator import generate_trace`` (or ``Results``, ``feeder_peaks``, ...) keeps
 working.
@@ -21,9 +22,12 @@ from typing import Mapping
 import numpy as np
 
 from facility.config.schema import Scenario
-from facility.cosim.design import (feeder_peaks, generate_trace, gpu_controls_active, network_caps, simulate_design,
-                            with_network_caps)
+from facility.cosim.design import (feeder_peaks, generate_trace, gpu_controls_active, network_caps,
+                                   simulate_design, with_network_caps)
 from facility.cosim.results import Results
+from facility.report.outdir import check_out_dir
+from facility.scenario import resolve
+from facility.sizing.pipeline import size_scenario
 
 __all__ = ["Results", "run_scenario", "generate_trace", "gpu_controls_active", "network_caps",
            "with_network_caps", "feeder_peaks", "simulate_design"]
@@ -53,16 +57,13 @@ def run_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progr
     -------
     Results
     """
+    scenario = resolve(scenario)    # once, here: a scenario built in code gets its library
     if ratings is None and any(c.extendable for c in scenario.storages().values()):
         if out_dir is not None:  # refuse a target that may not be replaced before sizing
-            from facility.report.outdir import check_out_dir
-
             check_out_dir(out_dir, force=True, kinds=("run", "size"))
         # one formulation for dispatch and sizing: an extendable storage is sized first, then
         # the simulation runs the sized design (what `facility size` does, without its files)
         log.info("%s: extendable storage -> sizing it before the simulation", scenario.name)
-        from facility.sizing.pipeline import size_scenario
-
         _, res = size_scenario(scenario, out_dir=out_dir, progress=progress, plots=plots,
                                require_compliant=False)
         return res

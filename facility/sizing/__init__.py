@@ -3,6 +3,7 @@ limits, verified by co-simulating the design.
 
 Rooms: :mod:`~facility.sizing.pipeline` (:func:`size_scenario`, the named steps),
 :mod:`~facility.sizing.mix` (the levers and the cost of a design),
+:mod:`~facility.sizing.record` (``sizing.json``, assembled in one place),
 :mod:`~facility.sizing.network` (the foresight LP through the network's losses),
 :mod:`~facility.sizing.ups` (the UPS ride-through floor), :mod:`~facility.sizing.step` (the
 unannounced-step floor) and :mod:`~facility.sizing.resize` (the controller re-size).

@@ -12,14 +12,24 @@ Three pure steps around :func:`facility.optimize.size_storage` (called by
    :class:`facility.gpu.planned.GpuPlan` with each job's floor, cap and planned burn;
 3. :func:`annual_cost` — the design's cost in USD per year: storage capex annuity, energy of
    conversion losses and of burned power, degradation, slowdown (docs/formulation.md).
+
+Imports: :mod:`facility.config` (the technologies' annuities), :mod:`facility.gpu` (the
+plan and smoothing steps) and :mod:`facility.optimize.model.levers`; no other sizing module,
+never :mod:`facility.cosim` nor :mod:`facility.run`. A job's GPU model comes from the scenario's
+resolved library (``scenario.library.gpu``).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
-from facility.config.library import load_gpu
+from facility.config.technology import annuity_lifetime_years, capital_recovery_factor, unit_configs
 from facility.errors import ScenarioError
+from facility.gpu.planned import GpuPlan
+from facility.gpu.smoothing import steps_for
+from facility.optimize.model.levers import JobInput, LeverInputs
 
 __all__ = ["gpu_levers", "lever_inputs", "base_scenario", "realize", "hybrid_fixed", "without_unbought_units", "annual_cost", "held_mask"]
 
@@ -67,8 +77,6 @@ def base_scenario(scenario):
 def held_mask(running: np.ndarray, stop_delay_s: float, dt_s: float) -> np.ndarray:
     """Steps where a floor holds: running, or within ``stop_delay_s`` after the last running
     step (as :mod:`facility.gpu.smoothing`). (G, T) bool."""
-    from facility.gpu.smoothing import steps_for
-
     r = np.asarray(running, dtype=bool)
     n = steps_for(stop_delay_s, dt_s)
     if n == 0:
@@ -94,8 +102,6 @@ def lever_inputs(scenario, profile, p_base_w: np.ndarray):
     LeverInputs or None
         None when ``optimize.levers`` names no GPU lever.
     """
-    from facility.optimize.model.levers import JobInput, LeverInputs
-
     lev = gpu_levers(scenario)
     if not lev:
         return None
@@ -107,7 +113,7 @@ def lever_inputs(scenario, profile, p_base_w: np.ndarray):
     out = []
     for job in scenario.jobs:
         g = np.flatnonzero(jobs_of == job.name)
-        gpu = load_gpu(job.gpu)
+        gpu = scenario.library.gpu(job.gpu)
         fixed_cap = pc.enabled and "cap" not in lev
         ceiling = gpu.tdp_w * (pc.cap_frac if fixed_cap else 1.0)
         floor_range = None
@@ -136,8 +142,6 @@ def realize(scenario, sol, *, closed_loop: bool = False):
         The sized scenario, the storage dispatch plan for the optimal controller
         (``{storage: p_mw (T,)}``) and the GPU plan (None without GPU levers).
     """
-    from facility.gpu.planned import GpuPlan
-
     upd = {}
     for n, cfg in scenario.storages().items():
         if cfg.technologies:   # a hybrid section runs as its units, each at its sized ratings
@@ -171,7 +175,6 @@ def realize(scenario, sol, *, closed_loop: bool = False):
     plan = sol.p_storage_mw if sized.controller.kind == "optimal" and sol.p_storage_mw else None
     return sized, plan, gpu_plan
 
-
 #: A hybrid unit whose power rating is below this share of its section's (at least 1 MW) is
 #: left out (solver round-off). [frac]
 UNIT_ZERO_FRAC = 1e-6
@@ -193,8 +196,6 @@ def without_unbought_units(sol):
     """The sizing result with every hybrid unit below :data:`UNIT_ZERO_FRAC` of its section's
     power (solver round-off of a unit the LP left out) at 0 MW / 0 MWh, as
     :func:`hybrid_fixed` runs it."""
-    from dataclasses import replace
-
     p, e = dict(sol.p_rated_mw_opt), dict(sol.e_rated_mwh_opt)
     plans = {k: dict(getattr(sol, k)) for k in ("p_storage_mw", "p_charge_mw", "p_discharge_mw")}
     for u in p:
@@ -243,8 +244,6 @@ def annual_cost(scenario, sol) -> dict:
     horizon_h = T * dt / 3600.0
     per_year = _H_PER_YEAR / horizon_h
     h = dt / 3600.0
-    from facility.config.technology import annuity_lifetime_years, capital_recovery_factor
-
     crf = capital_recovery_factor(opt.discount_rate_frac, opt.lifetime_or_default_years)
     price = opt.energy_price_usd_per_mwh
     out = {"storage_capex_usd_per_year": 0.0, "fixed_om_usd_per_year": 0.0,
@@ -252,8 +251,6 @@ def annual_cost(scenario, sol) -> dict:
            "burn_energy_usd_per_year": 0.0, "degradation_usd_per_year": 0.0,
            "slowdown_usd_per_year": 0.0}
     mix: dict = {"storages": {}, "jobs": {}}
-    from facility.config.technology import unit_configs
-
     cfgs = {u: uc for n, c in scenario.storages().items() for u, uc in unit_configs(n, c).items()}
     for name, p_r in sol.p_rated_mw_opt.items():
         c = cfgs[name]

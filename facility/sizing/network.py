@@ -38,14 +38,24 @@ changes by at most 2ε, a single-sided DFT amplitude by at most 2ε. The error o
 :math:`(g_{n,t} - g)(s_{n,t} - s^{(k)}_{n,t})` plus second-order terms: each round shrinks the
 residual by about :math:`\\max |g_{n,t}/g - 1|` (a few %), so one or two rounds are typical
 (docs/formulation.md, *Losses inside the LP*).
+
+Imports: :mod:`facility.electrical.pcc` (the network's PCC power and its gain) and
+:mod:`facility.optimize` (the LP and its warm starts); no other sizing module, never
+:mod:`facility.cosim` nor :mod:`facility.run`. The ``losses`` block of ``sizing.json`` is
+:func:`facility.sizing.record.losses_block`.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 
 import numpy as np
+
+from facility.electrical.pcc import flat_gain, pcc_gain, pcc_power_mw, perturbation_mw, scale_feeders
+from facility.optimize import size_storage
+from facility.optimize.solvers.warm import warm_starts
 
 __all__ = ["NetworkSizing", "size_through_network", "limit_scale_mw", "referred_storages", "at_the_storages",
            "LOSS_STORAGE_ORDER"]
@@ -98,14 +108,6 @@ class NetworkSizing:
     ratios: dict = field(default_factory=dict)
     warm_solves: int = 0
     simplex_iterations: list = field(default_factory=list)
-
-    def as_json(self) -> dict:
-        """The ``losses`` block of ``sizing.json``."""
-        return {"method": "sequential_lp", "gain_mw_per_mw": float(self.gain),
-                "relative_gains": {n: float(r) for n, r in self.ratios.items()}, "rounds": int(self.rounds),
-                "residuals_mw": [float(r) for r in self.residuals_mw], "tol_mw": float(self.tol_mw),
-                "converged": bool(self.converged), "warm_started_solves": int(self.warm_solves),
-                "simplex_iterations": [int(i) for i in self.simplex_iterations]}
 
 
 def limit_scale_mw(spec, load_mw: np.ndarray) -> float:
@@ -172,12 +174,6 @@ def size_through_network(scenario, net, p_feeder_mw: np.ndarray, p_load_mw: np.n
     -------
     NetworkSizing
     """
-    import time
-
-    from facility.electrical.pcc import flat_gain, pcc_power_mw, scale_feeders
-    from facility.optimize import size_storage
-    from facility.optimize.solvers.warm import warm_starts
-
     spec, dt = (scenario.spec if spec is None else spec), scenario.time.dt_s
     load = np.asarray(p_load_mw, dtype=float)
     feeders = np.asarray(p_feeder_mw, dtype=float)
@@ -246,8 +242,6 @@ def _by_section(p_mw: dict) -> dict:
 def _relative_gains(net, feeders, s0: dict, at, gain: float, storages: dict) -> dict:
     """r_n = g_n / g of every storage section: its own slope at the first anchor over the anchor
     storage's (rack storage and the UPS battery share the UPS output, one slope)."""
-    from facility.electrical.pcc import pcc_gain, perturbation_mw
-
     delta = perturbation_mw(feeders.sum(axis=1) if feeders.ndim == 2 else feeders)
     out, seen = {}, {}
     for n in storages:
@@ -294,8 +288,6 @@ def referred_storages(storages: dict, ratio: dict) -> dict:
 def at_the_storages(sol, ratio: dict):
     """A LP result in the referred frame back at the storages' own buses: P̂ and the powers / r
     (Ê and the SoC are the same in both frames)."""
-    from dataclasses import replace
-
     if all(abs(float(ratio.get(_section(u), 1.0)) - 1.0) < 1e-12 for u in sol.p_rated_mw_opt):
         return sol
 

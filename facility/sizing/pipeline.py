@@ -2,43 +2,74 @@
 site will run, re-sized until that controller keeps it compliant.
 
 :func:`size_scenario` is the orchestrator of ``facility size``, beside
-:mod:`facility.run.orchestrator` (``facility run``, which calls it for an extendable storage). Its
-verification runs are co-simulations of fixed designs (:func:`facility.cosim.simulate_design`):
+:mod:`facility.run.orchestrator` (``facility run``, which calls it for an extendable storage). It
+reads as its named steps; the verification runs are co-simulations of fixed designs
+(:func:`facility.cosim.simulate_design`):
 
-1. **Foresight design, through the network** (:func:`facility.sizing.network.size_through_network`):
-   the perfect-foresight LP on the PCC power the network makes of the load and the plan (its
-   losses inside the LP by sequential LP), the least storage any controller could need.
-2. **Verification under the site's controller** (:func:`verification_controller`: the
-   scenario's ``controller.kind``; ``mpc`` where it names none). With ``optimal`` the run replays
-   the LP's dispatch (a perfect-foresight study, said so in the report). With a deployable
-   controller the run is closed-loop; where it breaks a limit the design is grown by a
-   bracketed search (:func:`facility.sizing.resize.resize_for_controller`) until it holds.
-3. Only where a converged loss-aware plan still breaks a limit the LP holds (what the model
-   leaves out) the LP is solved again with a margin (:func:`needed_margin_frac`), at most
-   ``optimize.max_verify_runs`` rounds, reported as ``margin_loop`` in ``sizing.json``.
+1. :func:`check_levers` and :func:`with_verifier` (:func:`verification_controller`: the
+   scenario's ``controller.kind``; ``mpc`` where it names none);
+2. :func:`sizing_inputs`: the load, the GPU levers' inputs (:mod:`facility.sizing.mix`) and the
+   network the caps come from;
+3. :func:`with_ride_through_floor`: the UPS battery the spec's worst sag needs, a floor of
+   its ratings (:mod:`facility.sizing.ups`);
+4. :func:`foresight_design`: the perfect-foresight LP on the PCC power the network makes of the
+   load and the plan (its losses inside the LP by sequential LP,
+   :func:`facility.sizing.network.size_through_network`), the least storage any controller
+   could need. With ``optimal`` it is verified by replaying the LP's dispatch (a
+   perfect-foresight study, said so in the report); only where a converged loss-aware plan
+   still breaks a limit the LP holds (what the model leaves out) the LP is solved again with a
+   margin (:func:`needed_margin_frac`), at most ``optimize.max_verify_runs`` rounds, reported
+   as ``margin_loop`` in ``sizing.json``;
+5. :func:`delivered_design`: with a deployable controller the run is closed-loop, from the
+   foresight design raised to the step floor (:mod:`facility.sizing.step`); where it breaks a
+   limit the design is grown by a bracketed search
+   (:func:`facility.sizing.resize.resize_for_controller`) until it holds; the delivered
+   design's annual cost (:func:`facility.sizing.mix.annual_cost`);
+6. :func:`facility.sizing.record.sizing_record`: ``sizing.json``, assembled in one place;
+7. :func:`write_and_check`: the outputs written, and the refusal of a design that is not compliant.
 
 ``size`` never returns a design whose verification is not compliant: it raises
 :class:`~facility.errors.InfeasibleError` (exit 3) naming the limit and what was tried.
+
+Imports: :mod:`facility.cosim` (the verification runs), the other modules of
+:mod:`facility.sizing`, :mod:`facility.scenario` (the entry's resolve), the model packages
+(config, workload, gpu, electrical, grid_impact) and :mod:`facility.report` (the outputs);
+never :mod:`facility.run`.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from facility import metrics as fm
 from facility.config.schema import Scenario
-from facility.errors import ScenarioError
-from facility.scenario import resolve
-from facility.cosim.results import Results
 from facility.cosim.design import (feeder_peaks, gpu_controls_active, network_caps, simulate_design,
-                            with_network_caps)
+                                   with_network_caps)
+from facility.cosim.results import Results
+from facility.electrical.network import build_network
+from facility.errors import InfeasibleError, ScenarioError
+from facility.gpu import apply_gpu_controls
+from facility.grid_impact.lp import lp_limit_rows, lp_spec, margin_row
+from facility.report import write_outputs
+from facility.report.design import growth_text
+from facility.report.outdir import check_out_dir
+from facility.scenario import resolve
+from facility.sizing import mix
+from facility.sizing.network import size_through_network
+from facility.sizing.record import resize_block, sizing_record
+from facility.sizing.resize import realized_sizing, resize_for_controller
+from facility.sizing.step import step_floor
+from facility.sizing.ups import ups_ride_through_floor, with_ups_floor
+from facility.workload import default_n_feeders, generate_load, site_power
 
-__all__ = ["size_scenario", "sizing_inputs", "SizingInputs", "needed_margin_frac", "verification_controller", "LP_LIMITS",
-           "VERIFY_HEADROOM_FRAC", "MIN_MARGIN_STEP_FRAC", "MAX_MARGIN_FRAC"]
+__all__ = ["size_scenario", "check_levers", "with_verifier", "sizing_inputs", "with_ride_through_floor",
+           "foresight_design", "delivered_design", "write_and_check", "SizingInputs", "ForesightDesign",
+           "DeliveredDesign", "needed_margin_frac", "verification_controller", "LP_LIMITS", "VERIFY_HEADROOM_FRAC",
+           "MIN_MARGIN_STEP_FRAC", "MAX_MARGIN_FRAC"]
 
 log = logging.getLogger(__name__)
 
@@ -113,8 +144,6 @@ def needed_margin_frac(res: Results, margin_frac: float, limits: list[str],
         if comp.get(k, True):
             continue
         if k.startswith("grid_impact_"):
-            from facility.grid_impact.lp import margin_row
-
             lim, v, lo = margin_row(res, k, p_plan)
         else:
             lim, v = _limit_metric(spec, res.metrics["pcc"], k)
@@ -155,10 +184,6 @@ class SizingInputs:
 
 def sizing_inputs(scenario: Scenario) -> SizingInputs:
     """The load, levers and network of a scenario's sizing (``size`` and the benchmarks)."""
-    from facility.sizing import mix
-    from facility.electrical.network import build_network
-    from facility.workload import default_n_feeders, generate_load, site_power
-
     profile = generate_load(scenario)
     n_f = default_n_feeders(scenario)
     raw = site_power(profile, profile.p_gpu_w, scenario.site, n_f)
@@ -166,8 +191,6 @@ def sizing_inputs(scenario: Scenario) -> SizingInputs:
     base = mix.base_scenario(scenario) if mix.gpu_levers(scenario) else scenario
     p_base_w = profile.p_gpu_w
     if gpu_controls_active(base):
-        from facility.gpu import apply_gpu_controls
-
         p_base_w = apply_gpu_controls(profile, base).p_gpu_w
     ctl_site = site_power(profile, p_base_w, scenario.site, n_f) if p_base_w is not profile.p_gpu_w else raw
     peaks = feeder_peaks(raw, ctl_site)
@@ -178,35 +201,95 @@ def sizing_inputs(scenario: Scenario) -> SizingInputs:
                         net_for=_design_network(scenario, peaks))
 
 
+@dataclass
+class ForesightDesign:
+    """The foresight design through the network (:func:`foresight_design`).
+
+    Attributes
+    ----------
+    sol : SizingResult
+        The LP's design (a hybrid unit it left out at 0, :func:`facility.sizing.mix.without_unbought_units`).
+    network : NetworkSizing
+        The loss-aware LP's rounds of the last solve.
+    margins : list of float
+        ``optimize.limit_margin_frac`` of each size-and-verify round. [frac]
+    margin : float
+        The margin of the last round. [frac]
+    cost : dict
+        Its annual cost (:func:`facility.sizing.mix.annual_cost`).
+    results : Results or None
+        The last perfect-foresight verification run (None under a deployable controller).
+    gpu_plan : GpuPlan or None
+        The GPU plan that run realized.
+    failing : dict
+        ``{limit: (limit, verified, lossless)}`` the last run still breaks (:func:`needed_margin_frac`).
+    need : float or None
+        The margin the next round would need. [frac]
+    """
+
+    sol: object
+    network: object
+    margins: list
+    margin: float
+    cost: dict
+    results: Results | None = None
+    gpu_plan: object = None
+    failing: dict = field(default_factory=dict)
+    need: float | None = None
+
+
+@dataclass
+class DeliveredDesign:
+    """The design ``size`` delivers (:func:`delivered_design`).
+
+    Attributes
+    ----------
+    sol : SizingResult
+        Its ratings and the dispatch its verification ran.
+    results : Results
+        Its verification run.
+    cost : dict
+        Its annual cost (:func:`facility.sizing.mix.annual_cost`).
+    gpu_plan : GpuPlan or None
+        The GPU plan the run realized.
+    step_floor : dict or None
+        The unannounced-step floor (:func:`facility.sizing.step.step_floor`).
+    resize : ControllerResizing or None
+        The controller's search (None under ``optimal``).
+    """
+
+    sol: object
+    results: Results
+    cost: dict
+    gpu_plan: object = None
+    step_floor: dict | None = None
+    resize: object = None
+
+
 def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, progress: bool = False,
                   plots: bool = True, require_compliant: bool = True):
     """Size through the network, verify under the site's controller, re-size until it holds.
 
-    The optimizer sees the site power after the GPU-side controls that are not decisions, and
-    the PCC power the network makes of it and of the plan
-    (:func:`facility.sizing.network.size_through_network`), within the network's headroom
-    (:func:`network_caps`); with GPU levers in ``optimize.levers`` it decides them per job
-    (:mod:`facility.sizing.mix`, :mod:`facility.optimize.model.levers`). That is the foresight design.
-    It is verified under :func:`verification_controller` (written into the resolved scenario):
+    The steps (module docstring):
 
-    * ``optimal``: the run replays the LP's dispatch and GPU plan (a perfect-foresight study).
-      Where it still breaks a limit the LP holds, the LP is solved again with the margin the
-      excess calls for (:func:`needed_margin_frac`, the last resort, ``margin_loop``), at most
-      ``optimize.max_verify_runs`` rounds;
-    * a deployable controller (``mpc`` by default, ``filter``, ``moving_average``): the run is
-      closed-loop, starting from the foresight design raised to the step floor (the storage
-      the largest unannounced crash or restart needs, :mod:`facility.sizing.step`); where it
-      breaks a limit the design grows (:func:`facility.sizing.resize.resize_for_controller`).
-
-    ``sizing.json``: per storage the delivered ``p_rated_mw_opt`` / ``e_rated_mwh_opt``;
-    ``foresight`` (the LP's ratings and annual cost); ``verified_by``; ``objective_usd_per_year``
-    (the delivered design's annual cost, :func:`facility.sizing.mix.annual_cost`, the headline);
-    ``cost_of_no_foresight_usd_per_year``; ``losses`` (the loss-aware LP's rounds); ``resize``
-    (the controller's search); ``verify_runs``, ``limit_margin_frac``, ``limit_margin_history``,
-    ``margin_loop``; ``verified``; ``cost``, ``mix``, ``verification``; ``step_floor`` (where
-    a job fails unannounced under a deployable controller); with a ride-through
-    curve and an extendable UPS battery, ``ups.ride_through``: the floor the spec's worst sag
-    sets on its ratings and that sag (:mod:`facility.sizing.ups`).
+    1. :func:`facility.scenario.resolve` (once, here) and :func:`check_levers`;
+    2. :func:`with_verifier`: the controller the design is verified under
+       (:func:`verification_controller`) written into the scenario;
+    3. :func:`sizing_inputs`: the load, the GPU levers' inputs and the network;
+    4. :func:`with_ride_through_floor`: the UPS battery the spec's worst sag needs, a floor of
+       its ratings (:mod:`facility.sizing.ups`);
+    5. :func:`foresight_design`: the perfect-foresight LP through the network
+       (:func:`facility.sizing.network.size_through_network`); under ``optimal`` verified by
+       replaying its dispatch, and re-solved with the margin the excess calls for
+       (:func:`needed_margin_frac`, ``margin_loop``) at most ``optimize.max_verify_runs`` rounds;
+    6. :func:`delivered_design`: under a deployable controller (``mpc`` by default, ``filter``,
+       ``moving_average``) the foresight design raised to the step floor
+       (:mod:`facility.sizing.step`) and grown until the closed loop holds
+       (:func:`facility.sizing.resize.resize_for_controller`); its annual cost
+       (:func:`facility.sizing.mix.annual_cost`);
+    7. :func:`facility.sizing.record.sizing_record`: ``sizing.json``, carried on the results
+       and written with them (:func:`write_and_check`, which raises where the design is not
+       compliant and ``require_compliant``).
 
     ``require_compliant`` false (``facility run`` on a scenario with extendable storage, where
     compliance is a result): the same search, and the last design returned whatever its
@@ -226,50 +309,68 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
         was tried). The last design and its run are written to ``out_dir`` first.
     """
     scenario = resolve(scenario)
-    from facility.sizing import mix
-    from facility.errors import InfeasibleError
-    from facility.optimize import sizing_to_json
-    from facility.sizing.network import size_through_network
-
     if out_dir is not None:  # refuse a target that may not be replaced before sizing
-        from facility.report.outdir import check_out_dir
-
         check_out_dir(out_dir, force=True, kinds=("run", "size"))
-    storages = scenario.storages()
+    check_levers(scenario)
+    scenario = with_verifier(scenario)
+    si = sizing_inputs(scenario)
+    scenario, si, ups_floor = with_ride_through_floor(scenario, si)
+    foresight = foresight_design(scenario, si, progress=progress)
+    delivered = delivered_design(scenario, foresight, progress=progress)
+    res = delivered.results
+    res.sizing = sizing_record(scenario.controller.kind, foresight, delivered, ups_floor)
+    write_and_check(res, foresight, delivered, scenario.controller.kind, out_dir=out_dir, plots=plots,
+                    require_compliant=require_compliant)
+    return delivered.sol, res
+
+
+def check_levers(scenario: Scenario) -> None:
+    """Refuse an extendable storage that ``optimize.levers`` leaves out (ScenarioError)."""
     if "storage" not in scenario.optimize.levers:
-        ext = [n for n, c in storages.items() if c.extendable]
+        ext = [n for n, c in scenario.storages().items() if c.extendable]
         if ext:
             raise ScenarioError(f"optimize.levers = {scenario.optimize.levers} leaves storage out, but "
                                 f"{', '.join(ext)} has extendable = true; add 'storage' or fix the ratings")
+
+
+def with_verifier(scenario: Scenario) -> Scenario:
+    """The scenario with :func:`verification_controller` as its ``controller.kind``."""
     verifier = verification_controller(scenario)
-    if verifier != scenario.controller.kind:
-        scenario = scenario.model_copy(update={"controller": scenario.controller.model_copy(
-            update={"kind": verifier})})
-    si = sizing_inputs(scenario)
-    profile, ctl_site, inputs, p_load, net, sc, net_for = (si.profile, si.ctl_site, si.levers, si.p_load_mw,
-                                                           si.net, si.scenario_caps, si.net_for)
-    # the UPS battery the spec's worst ride-through sag needs: a floor of its ratings
-    from facility.sizing.ups import ups_ride_through_floor, with_ups_floor
+    if verifier == scenario.controller.kind:
+        return scenario
+    return scenario.model_copy(update={"controller": scenario.controller.model_copy(update={"kind": verifier})})
 
-    ups_floor = ups_ride_through_floor(scenario, [ctl_site], float(np.sum(net.ups_sn_mva)))
-    if ups_floor is not None:
-        scenario = with_ups_floor(scenario, ups_floor)
-        sc = sc.model_copy(update={"ups": scenario.ups})
-        storages = scenario.storages()
-    from facility.grid_impact.lp import lp_limit_rows, lp_spec
 
+def with_ride_through_floor(scenario: Scenario, si: SizingInputs) -> tuple[Scenario, SizingInputs, dict | None]:
+    """The scenario and the LP's inputs with the UPS ride-through floor on the UPS battery's
+    ratings (:func:`facility.sizing.ups.ups_ride_through_floor`), and that floor (None where
+    none applies: both returned unchanged)."""
+    floor = ups_ride_through_floor(scenario, [si.ctl_site], float(np.sum(si.net.ups_sn_mva)))
+    if floor is None:
+        return scenario, si, None
+    scenario = with_ups_floor(scenario, floor)
+    return scenario, replace(si, scenario_caps=si.scenario_caps.model_copy(update={"ups": scenario.ups})), floor
+
+
+def foresight_design(scenario: Scenario, si: SizingInputs, *, progress: bool = False) -> ForesightDesign:
+    """The perfect-foresight design through the network; under ``optimal`` verified by replaying
+    its plan, and re-sized with a margin while the verification breaks a limit the LP holds
+    (at most ``optimize.max_verify_runs`` rounds, :func:`needed_margin_frac`)."""
+    verifier = scenario.controller.kind
     limits = _lp_limits(scenario) + lp_limit_rows(scenario)  # [grid_impact] responses: per-bin caps
     margin = float(scenario.optimize.limit_margin_frac)
+    storages = scenario.storages()
     history: list[float] = []
     n_runs = scenario.optimize.max_verify_runs if verifier == "optimal" else 1
     failing: dict = {}
     res = gpu_plan = need = None
     for run in range(1, n_runs + 1):
         history.append(margin)
-        opt = sc.optimize.model_copy(update={"limit_margin_frac": margin})
+        opt = si.scenario_caps.optimize.model_copy(update={"limit_margin_frac": margin})
         try:
-            ns = size_through_network(scenario, net, ctl_site.p_feeder_mw, p_load, storages, opt,
-                                      t_s=profile.t_s, levers=inputs, net_for=net_for, spec=lp_spec(scenario))
+            ns = size_through_network(scenario, si.net, si.ctl_site.p_feeder_mw, si.p_load_mw, storages, opt,
+                                      t_s=si.profile.t_s, levers=si.levers, net_for=si.net_for,
+                                      spec=lp_spec(scenario))
         except InfeasibleError as exc:
             if run == 1:
                 raise
@@ -290,55 +391,40 @@ def size_scenario(scenario: Scenario, *, out_dir: str | Path | None = None, prog
         if run == n_runs or need >= MAX_MARGIN_FRAC:
             break
         margin = need
-    sizing = sizing_to_json(sol)
-    sizing["losses"] = ns.as_json()
-    sizing.update(verify_runs=len(history), limit_margin_frac=float(margin),
-                  limit_margin_history=[float(m) for m in history], margin_loop=len(history) > 1)
-    foresight_cost = mix.annual_cost(scenario, sol)
-    sizing["foresight"] = {n: {"p_rated_mw_opt": float(sol.p_rated_mw_opt[n]),
-                               "e_rated_mwh_opt": float(sol.e_rated_mwh_opt[n])} for n in sol.p_rated_mw_opt}
-    sizing["foresight"]["objective_usd_per_year"] = foresight_cost["cost"]["total_usd_per_year"]
-    delivered, cost, resize = sol, foresight_cost, None
-    if verifier != "optimal":
-        from facility.sizing.resize import realized_sizing, resize_for_controller
+    return ForesightDesign(sol=sol, network=ns, margins=history, margin=margin, cost=mix.annual_cost(scenario, sol),
+                           results=res, gpu_plan=gpu_plan, failing=failing, need=need)
 
-        from facility.sizing.step import step_floor
 
-        floor = step_floor(scenario)     # the storage the largest unannounced step needs
-        if floor is not None:
-            sizing["step_floor"] = floor
-        resize = resize_for_controller(scenario, sol, progress=progress, floor=floor)
-        res, gpu_plan = resize.results, resize.gpu_plan
-        delivered = realized_sizing(scenario, sol, resize)
-        cost = mix.annual_cost(scenario, delivered)
-        sizing["resize"] = resize.as_json()
-        for n, (p, e) in resize.ratings.items():
-            sizing[n] = {**sizing.get(n, {}), "p_rated_mw_opt": float(p), "e_rated_mwh_opt": float(e)}
-    if ups_floor is not None and "ups" in sizing:
-        sizing["ups"]["ride_through"] = ups_floor
-    sizing.update(cost)
-    sizing["objective_usd_per_year"] = cost["cost"]["total_usd_per_year"]
-    sizing["cost_of_no_foresight_usd_per_year"] = (cost["cost"]["total_usd_per_year"]
-                                                   - foresight_cost["cost"]["total_usd_per_year"])
-    sizing["verified_by"] = verifier
-    sizing["perfect_foresight"] = verifier == "optimal"
-    comp = res.metrics["compliance"]
-    sizing["verified"] = bool(comp["compliant"])
-    sizing["verification"] = {"compliant": bool(comp["compliant"]),
-                              "rows": {k: bool(v) for k, v in fm.limit_rows(comp).items()},
-                              "undecided": sorted(res.metrics.get("undecided", {})),
-                              "realized_by": _realized_by(res.scenario, verifier, resize, gpu_plan)}
-    res.sizing = sizing
+def delivered_design(scenario: Scenario, foresight: ForesightDesign, *, progress: bool = False) -> DeliveredDesign:
+    """The design delivered and its verification run: under ``optimal`` the foresight design as
+    verified; under a deployable controller the foresight design raised to the step floor and
+    grown until the controller keeps it compliant (:func:`facility.sizing.resize.resize_for_controller`)."""
+    if scenario.controller.kind == "optimal":
+        return DeliveredDesign(sol=foresight.sol, results=foresight.results, cost=foresight.cost,
+                               gpu_plan=foresight.gpu_plan)
+    floor = step_floor(scenario)     # the storage the largest unannounced step needs
+    resize = resize_for_controller(scenario, foresight.sol, progress=progress, floor=floor)
+    sol = realized_sizing(scenario, foresight.sol, resize)
+    return DeliveredDesign(sol=sol, results=resize.results, cost=mix.annual_cost(scenario, sol),
+                           gpu_plan=resize.gpu_plan, step_floor=floor, resize=resize)
+
+
+def write_and_check(res: Results, foresight: ForesightDesign, delivered: DeliveredDesign, verifier: str, *,
+                    out_dir: str | Path | None = None, plots: bool = True, require_compliant: bool = True) -> None:
+    """Write the verification run and its ``sizing.json`` to ``out_dir``; then, where it is not
+    compliant and ``require_compliant``, raise :class:`~facility.errors.InfeasibleError` naming
+    the limits and what was tried."""
     if out_dir is not None:
-        from facility.report import write_outputs
-
         write_outputs(res, Path(out_dir), plots=plots)
-    if not comp["compliant"] and require_compliant:
-        raise InfeasibleError(_not_compliant_message(res, verifier, history, failing, need, resize, out_dir),
-                              {"failing": [k for k, v in fm.limit_rows(comp).items() if not v],
-                               "limit_margin_history": history, "verified_by": verifier,
-                               **({"resize": resize.as_json()} if resize is not None else {})})
-    return delivered, res
+    comp = res.metrics["compliance"]
+    if comp["compliant"] or not require_compliant:
+        return
+    history, resize = foresight.margins, delivered.resize
+    raise InfeasibleError(_not_compliant_message(res, verifier, history, foresight.failing, foresight.need, resize,
+                                                 out_dir),
+                          {"failing": [k for k, v in fm.limit_rows(comp).items() if not v],
+                           "limit_margin_history": history, "verified_by": verifier,
+                           **({"resize": resize_block(resize)} if resize is not None else {})})
 
 
 def _design_network(scenario: Scenario, feeder_peak_mw: np.ndarray):
@@ -349,8 +435,6 @@ def _design_network(scenario: Scenario, feeder_peak_mw: np.ndarray):
     bess = scenario.bess
     if not (bess.enabled and bess.extendable and scenario.grid.bess_trafo_sn_mva is None and scenario.grid.enabled):
         return None
-    from facility.electrical.network import build_network
-
     cache: dict = {}
 
     def net_for(p_bess_mw: float):
@@ -378,8 +462,6 @@ def _not_compliant_message(res, verifier, history, failing, need, resize, out_di
             what.append(k)
     where = f"; the last design is in {out_dir}" if out_dir is not None else ""
     if verifier != "optimal":
-        from facility.report.design import growth_text
-
         tried = "; ".join(growth_text(t["p_scale"], t["e_scale"]) or "the foresight design" for t in resize.tried)
         return (f"the verification run under controller.kind = {verifier!r} breaks {'; '.join(what)} for every "
                 f"design tried (the foresight design's ratings scaled: {tried}; bounded by the storages' "
@@ -399,21 +481,3 @@ def _not_compliant_message(res, verifier, history, failing, need, resize, out_di
                 f"breaks {detail}; {why}{where}")
     return (f"the verification run of the sized design breaks {'; '.join(what)}, which the sizing LP does not "
             f"hold (not a linear limit of the LP){where}")
-
-def _realized_by(sized: Scenario, verifier: str, resize=None, gpu_plan=None) -> list[str]:
-    """How the verification run realizes the design (for sizing.json)."""
-    out = [f"{n} at its sized ratings" for n in sized.storage_units()]
-    if verifier == "optimal":
-        out.append("perfect-foresight dispatch (controller.kind = 'optimal' replays the LP's plan)")
-    else:
-        out.append(f"controller.kind = {verifier!r} (closed loop, no knowledge of the future load)")
-        if resize is not None and resize.scale > 1.0:
-            from facility.report.design import growth_text
-
-            js = resize.as_json()
-            out.append(f"extendable ratings grown from the foresight design's: {growth_text(js['p_scale'], js['e_scale'])}")
-    if gpu_plan is not None:
-        out += [f"{j}: GPU floor {v:.4g} x TDP" for j, v in gpu_plan.floor_frac.items()]
-        out += [f"{j}: GPU power cap {v:.4g} x TDP" for j, v in gpu_plan.cap_frac.items()]
-        out += [f"{j}: planned burn (dummy load)" for j in gpu_plan.burn_mw]
-    return out

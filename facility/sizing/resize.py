@@ -32,6 +32,12 @@ the assumption. Growing only what ran out keeps a controller that lacks power fr
 energy it does not use (and the other way round). Which resource ran out comes from the run's
 ``control.n_saturated_steps_by_limit``, or, for a controller that does not count it, from its
 time series (:func:`saturated_from_timeseries`).
+
+Imports: :mod:`facility.cosim` (the verification runs), :mod:`facility.sizing.mix` and
+:mod:`facility.sizing.step` (the floor), :mod:`facility.config.technology`, :mod:`facility.metrics`
+and :mod:`facility.report.design` (the growth's text in the log); never
+:mod:`facility.sizing.pipeline` nor :mod:`facility.run`. The ``resize`` block of ``sizing.json``
+is :func:`facility.sizing.record.resize_block`.
 """
 
 from __future__ import annotations
@@ -42,9 +48,16 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from facility.config.technology import (annuity_lifetime_years, capital_recovery_factor, section_of,
+                                        unit_configs)
+from facility.cosim.design import simulate_design
+from facility.metrics import limit_rows
+from facility.report.design import growth_text
+from facility.sizing import mix
+from facility.sizing.mix import UNIT_ZERO_FRAC
 from facility.sizing.step import floored_design, within_duration
 
-__all__ = ["ControllerResizing", "resize_for_controller", "search_design", "grown", "saturated_from_timeseries", "ratings_cost",
+__all__ = ["ControllerResizing", "resize_for_controller", "search_design", "grown", "scales", "saturated_from_timeseries", "ratings_cost",
            "RESIZE_COST_TOL_FRAC", "GROW", "RESIZE_TOL_FRAC", "MAX_SCALE",
            "MIN_DURATION_S"]
 
@@ -94,23 +107,10 @@ class ControllerResizing:
     gpu_plan: object = None
     base: dict = field(default_factory=dict)
 
-    def as_json(self) -> dict:
-        """The ``resize`` block of ``sizing.json``."""
-        ps, es, _ = _scales(self.ratings, self.base) if self.base else ({}, {}, 1.0)
-        return {"scale": float(self.scale), "p_scale": ps, "e_scale": es, "runs": len(self.tried),
-                "compliant": bool(self.compliant),
-                "tried": [{"scale": float(t["scale"]), "p_scale": t.get("p_scale", {}),
-                           "e_scale": t.get("e_scale", {}), "compliant": bool(t["compliant"]),
-                           "failing": list(t["failing"]), "saturated": t.get("saturated", {})}
-                          for t in self.tried]}
-
 
 def _base_ratings(scenario, sol) -> dict:
     """Foresight ratings of the extendable storage units (a hybrid section's by unit), with a
     floor where one of the two is 0 (within the unit's duration bounds)."""
-    from facility.config.technology import section_of
-    from facility.sizing.mix import UNIT_ZERO_FRAC
-
     out = {}
     for n, cfg in scenario.storage_units().items():
         if not cfg.extendable:
@@ -152,7 +152,6 @@ def _saturated(res) -> dict:
     if by is None:      # a controller that does not count them: read the run's time series
         return saturated_from_timeseries(res.timeseries, res.metrics.get("storage") or {})
     return {n: (int(d.get("power", 0)), int(d.get("soc", 0))) for n, d in by.items()}
-
 
 #: A storage is at its power limit where |p| is within this share of its rating, at a SoC
 #: bound where its SoC is within this of the bound. [frac]
@@ -227,7 +226,7 @@ def grown(point: dict, sat: dict, bounds: dict, base: dict | None = None,
             out[n] = within_duration(p1, e1, (durations or {}).get(n, (None, None)), bounds[n])
         return out
 
-    ps, es, _ = _scales(point, base or point)
+    ps, es, _ = scales(point, base or point)
 
     def lagging(n: str) -> tuple[bool, bool]:
         # the rating(s) grown least so far over the foresight design (both when level)
@@ -251,7 +250,7 @@ def grown(point: dict, sat: dict, bounds: dict, base: dict | None = None,
     return point
 
 
-def _scales(point: dict, base: dict) -> tuple[dict, dict, float]:
+def scales(point: dict, base: dict) -> tuple[dict, dict, float]:
     """P̂ and Ê of ``point`` over the foresight design's, per storage, and the largest. [-]"""
     ps = {n: (p / base[n][0] if base[n][0] > 0 else 1.0) for n, (p, e) in point.items()}
     es = {n: (e / base[n][1] if base[n][1] > 0 else 1.0) for n, (p, e) in point.items()}
@@ -281,12 +280,6 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
         ``compliant`` false when no design up to the ``max_*`` bounds (or :data:`MAX_SCALE`
         × the foresight ratings) was compliant, or the runs ran out before one was.
     """
-    from facility.sizing import mix
-    from facility.config.technology import section_of
-    from facility.cosim.design import simulate_design
-    from facility.metrics import limit_rows
-    from facility.report.design import growth_text
-
     sized0, _, gpu_plan = mix.realize(scenario, sol, closed_loop=True)
     base = _base_ratings(scenario, sol)
     cfgs = scenario.storage_units()
@@ -316,7 +309,7 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
         comp = res.metrics["compliance"]
         failing = [k for k, v in limit_rows(comp).items() if not v]
         sat = _saturated(res)
-        ps, es, a = _scales(point, base)
+        ps, es, a = scales(point, base)
         tried.append({"scale": a, "p_scale": ps, "e_scale": es, "compliant": bool(comp["compliant"]),
                       "failing": failing, "saturated": {n: {"power": v[0], "soc": v[1]} for n, v in sat.items()}})
         runs.append((point, res))
@@ -337,7 +330,7 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
     best, found, _ = search_design(start, check, lambda pt, sat: grown(pt, sat, bounds, base, durations),
                                    lambda pt: ratings_cost(scenario, pt), n_runs, fit=fit)
     res = next(r for pt, r in reversed(runs) if pt is best)
-    return ControllerResizing(results=res, scale=_scales(best, base)[2], ratings=best, tried=tried,
+    return ControllerResizing(results=res, scale=scales(best, base)[2], ratings=best, tried=tried,
                               compliant=found, gpu_plan=gpu_plan, base=base)
 
 
@@ -445,8 +438,6 @@ def search_design(start: dict, verify, grow, cost_of, n_runs: int, fit=None) -> 
 def ratings_cost(scenario, point: dict) -> float:
     """Annual cost of a design's ratings alone: capex annuity and fixed O&M
     (:func:`facility.sizing.mix.annual_cost` without the dispatch's terms). [USD/yr]"""
-    from facility.config.technology import annuity_lifetime_years, capital_recovery_factor, unit_configs
-
     opt = scenario.optimize
     cfgs = {u: uc for n, c in scenario.storages().items() for u, uc in unit_configs(n, c).items()}
     out = 0.0
@@ -459,8 +450,6 @@ def ratings_cost(scenario, point: dict) -> float:
 
 def _design_cost(scenario, sol, point: dict, res) -> float:
     """Annual cost of a verified design: its ratings and the dispatch its run made. [USD/yr]"""
-    from facility.sizing import mix
-
     rs = ControllerResizing(results=res, scale=1.0, ratings=point)
     return float(mix.annual_cost(scenario, realized_sizing(scenario, sol, rs))["cost"]["total_usd_per_year"])
 

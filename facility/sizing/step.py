@@ -59,6 +59,10 @@ at least ``(E_c + E_d) / (max_soc_frac - min_soc_frac)`` (the s* that balances t
 The floor is the total of the extendable storages (:func:`floored_design` raises a design to
 it): the controller's SoC recovery and the spec's normal operation come on top, which the
 verification run and the resize search (:mod:`facility.sizing.resize`) judge.
+
+Imports: :mod:`facility.control.crash` (the crash's drop, the window limits on a grid and
+the greedy descent) and :mod:`facility.errors`; no other sizing module, never
+:mod:`facility.cosim` nor :mod:`facility.run`.
 """
 
 from __future__ import annotations
@@ -66,6 +70,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from facility.control.crash import crash_drop_mw, descent, window_limits
+from facility.errors import InfeasibleError
 
 __all__ = ["within_duration", "staircase_step", "greedy_step", "unannounced_steps", "step_floor", "floored_design"]
 
@@ -118,8 +125,6 @@ def greedy_step(shape_mw: np.ndarray, p_before_mw: float, limits: list, dt_s: fl
     dt_s : float
         Grid step. [s]
     """
-    from facility.control.crash import descent
-
     n_max = max([n for n, _, _ in limits], default=1)
     s, _ = descent(np.full(n_max, float(p_before_mw)), np.asarray(shape_mw, dtype=float), limits, dt_s)
     return s
@@ -148,8 +153,6 @@ def unannounced_steps(scenario) -> list[dict]:
         ``job``, ``kind`` ("crash" | "restart"), ``dp_mw`` (the site-level step, ΔP) [MW],
         ``duration_s`` (the crash's fall, the restart's ramp) [s].
     """
-    from facility.control.crash import crash_drop_mw
-
     reserve = scenario.controller.crash_reserve_mw
     out = []
     for job in scenario.jobs:
@@ -172,8 +175,6 @@ def _event_need(ev: dict, spec, dt_s: float, margin_frac: float = 0.0) -> tuple[
     """``(p_mw, e_mw_s)``: the storage power and (lossless) energy one event needs under all
     the spec's window limits, each held at ``(1 - margin_frac)`` (the greedy path on a grid
     of ``dt_s``)."""
-    from facility.control.crash import window_limits
-
     keep = 1.0 - float(margin_frac)
     lims = [(w, keep * lim) for w, lim in _spec_limits(spec)]
     dp = ev["dp_mw"]
@@ -284,8 +285,6 @@ def floored_design(point: dict, floor: dict | None, bounds: dict, durations: dic
     """
     if floor is None or not point:
         return dict(point)
-    from facility.errors import InfeasibleError
-
     out = {n: list(v) for n, v in point.items()}
     for i, key, need, unit in ((0, "p_rated_mw", floor["p_mw_min"], "MW"),
                                (1, "e_rated_mwh", floor["e_mwh_min"], "MWh")):

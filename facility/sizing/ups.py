@@ -19,11 +19,18 @@ The verification run then carries the scenario's ``[[grid_events]]`` with the si
 (its ride-through rows judge them). A UPS setting that transfers inside the curve fails
 ``ride_through_connected`` whatever the battery: no battery size fixes it, and ``size`` says
 so (exit 3).
+
+Imports: :mod:`facility.electrical` (the UPS sag settings and the ride-through model) and
+:mod:`facility.errors`; no other sizing module, never :mod:`facility.cosim` nor :mod:`facility.run`.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from facility.electrical.grid_events import ups_sag_settings
+from facility.electrical.ride_through import ups_energy_for_curve
+from facility.errors import InfeasibleError, ScenarioError
 
 __all__ = ["ups_ride_through_floor", "with_ups_floor"]
 
@@ -50,9 +57,6 @@ def ups_ride_through_floor(scenario, site_powers, ups_sn_mva: float) -> dict | N
         on) [frac], ``p_it_peak_mw`` [MW], ``sag`` (``band``, ``vm_pu``, ``duration_s``,
         ``transfers``: the sag that sets the energy) and ``bands`` (every band's figures).
     """
-    from facility.electrical.grid_events import ups_sag_settings
-    from facility.electrical.ride_through import ups_energy_for_curve
-
     rt = scenario.spec.ride_through
     ups = scenario.ups
     if rt is None or not (ups.enabled and ups.extendable):
@@ -63,8 +67,6 @@ def ups_ride_through_floor(scenario, site_powers, ups_sn_mva: float) -> dict | N
                                 eff_discharge_frac=ups.eff_discharge_frac)
     avail = ups.reserve_frac if ups.reserve_frac > 0 else ups.initial_soc_frac - ups.min_soc_frac
     if avail <= 0:
-        from facility.errors import ScenarioError
-
         raise ScenarioError(
             f"ups.reserve_frac = 0 and ups.initial_soc_frac = {ups.initial_soc_frac:g} <= "
             f"min_soc_frac = {ups.min_soc_frac:g}: the UPS battery keeps no energy for the spec's "
@@ -88,8 +90,6 @@ def with_ups_floor(scenario, floor: dict | None):
     """
     if floor is None:
         return scenario
-    from facility.errors import InfeasibleError
-
     ups = scenario.ups
     p_min = max(ups.min_p_rated_mw, floor["p_mw_min"])
     e_min = max(ups.min_e_rated_mwh, floor["e_mwh_min"])

@@ -94,7 +94,6 @@ def test_run_scenario_sizes_an_extendable_storage_first(monkeypatch, tmp_path):
     first and the sizing's verification run is the result; with ratings, or without an
     extendable storage, the design runs as given (facility.cosim.simulate_design)."""
     import facility.run.orchestrator as sim
-    import facility.sizing.pipeline as sizing
 
     calls = []
 
@@ -106,7 +105,7 @@ def test_run_scenario_sizes_an_extendable_storage_first(monkeypatch, tmp_path):
         calls.append(("design", scenario.name, kw))
         return "fixed run"
 
-    monkeypatch.setattr(sizing, "size_scenario", size_scenario)
+    monkeypatch.setattr(sim, "size_scenario", size_scenario)
     monkeypatch.setattr(sim, "simulate_design", simulate_design)
     ext = square_site(extra=EXTENDABLE_RACK)
     assert run_scenario(ext, out_dir=tmp_path / "o", plots=False) == "verification run"

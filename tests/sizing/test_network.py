@@ -12,6 +12,7 @@ from facility.cli import main
 from facility.scenario import load_scenario
 from facility.optimize import size_storage
 from facility.sizing.pipeline import size_scenario
+from facility.sizing.record import losses_block
 
 FIXED_EFF_UPS = """
 name = "fixed_eff"
@@ -330,7 +331,7 @@ def test_each_loss_round_starts_from_the_last_rounds_basis(tmp_path):
     # the first round is the same cold solve; the later ones take fewer iterations warm
     assert warm.simplex_iterations[0] == cold.simplex_iterations[0]
     assert sum(warm.simplex_iterations[1:]) < sum(cold.simplex_iterations[1:])
-    assert warm.as_json()["warm_started_solves"] == warm.warm_solves
+    assert losses_block(warm)["warm_started_solves"] == warm.warm_solves
 
 
 def test_a_grown_design_stays_within_its_duration_bounds():
