@@ -26,6 +26,8 @@ import warnings
 
 import numpy as np
 
+import facility
+
 from facility.optimize.solvers.ipm import lagrangian_bound, solve_assembled
 from facility.optimize.model.lever_columns import lever_plan_from_columns
 from facility.optimize.model.pcc_grid import box_template, build_grid_model, column_boxes
@@ -171,8 +173,6 @@ def run_solves(jobs: list, time_limit_s: float, *, in_process: bool = False) -> 
     """
     if in_process or not processes_allowed():
         return [fn(*args) for fn, args in jobs]
-    import facility
-
     root = os.path.dirname(os.path.dirname(os.path.abspath(facility.__file__)))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([root] + [p for p in [os.environ.get("PYTHONPATH")] if p])}
     with tempfile.TemporaryDirectory(prefix="facility-ipm-") as tmp:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from facility.optimize.model.lever_columns import add_lever_columns
 from facility.optimize.model.linear_program import LinearProgram
 from facility.optimize.model.storage_data import (S_PER_H, StorageData, capex_factor,
                                             op_cost_coefficients, plan_cost_kusd,
@@ -471,8 +472,6 @@ def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageD
         add_storage_variables(m, s)
     pcc_expression(m)
     if levers is not None:
-        from facility.optimize.model.lever_columns import add_lever_columns
-
         m.levers = levers
         add_lever_columns(m, levers)
     for s in storages.values():

@@ -51,6 +51,7 @@ import numpy as np
 
 from facility.errors import ScenarioError
 from facility.optimize.model.storage_data import S_PER_H
+from facility.workload.site import cooling_lag
 
 __all__ = ["LEVER_NAMES", "JobInput", "LeverInputs", "JobLever", "LeverSet", "lever_pieces",
            "piece_lists", "no_cap_frac", "idle_levers",
@@ -240,8 +241,6 @@ def single_job_inputs(p_gpu_w: np.ndarray, n_gpus: float, tdp_w: float, *, compu
 def site_response_mw(delta_gpu_mw: np.ndarray, dt_s: float, it_per_gpu: float,
                      cooling_per_gpu: float, cooling_tau_s: float) -> np.ndarray:
     """Site power change of a GPU power change, as :func:`facility.workload.site_power`. [MW]"""
-    from facility.workload.site import cooling_lag
-
     x = np.asarray(delta_gpu_mw, dtype=float)
     return it_per_gpu * x + cooling_lag(cooling_per_gpu * x, dt_s, cooling_tau_s)
 
