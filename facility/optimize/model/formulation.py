@@ -14,6 +14,7 @@ is lossless here, P = P_load + sum over storages of p (the simulator adds networ
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,8 +44,6 @@ TIE_BREAK_FRAC = 1e-2
 
 def _tie_break(name: str, kind: str, n: int) -> np.ndarray:
     """``u_t`` of :data:`TIE_BREAK_FRAC` for one storage and column kind (reproducible)."""
-    import zlib
-
     return np.random.default_rng(zlib.crc32(f"{name}:{kind}".encode())).random(n)
 
 
