@@ -39,7 +39,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator
 
-from facility.errors import ScenarioError
+from facility.errors import ScenarioError, is_no_space
+from facility.report.outdir import MANIFEST_FILE, _resolved, check_out_dir, output_kind
+from facility.report.staging import no_space_error
 
 __all__ = ["Claim", "claim_out", "held_claim", "lock_path", "target_state", "check_before_swap"]
 
@@ -54,8 +56,6 @@ def target_state(final: Path) -> dict:
     """What ``final`` holds now: ``{"kind": "absent"}``, ``{"kind": "empty", ...}``,
     ``{"kind": "result", ...}`` (a facility output) or ``{"kind": "other", ...}``, with the
     folder's ``dev`` and ``ino`` (and the manifest's ``created_utc`` for a result)."""
-    from facility.report.outdir import MANIFEST_FILE, output_kind
-
     final = Path(final)
     try:
         st = os.stat(final, follow_symlinks=False)
@@ -195,8 +195,6 @@ def claim_out(path: str | Path, *, force: bool, kinds: tuple[str, ...] = ("run",
     ResourceError
         No space for the lock file.
     """
-    from facility.report.outdir import _resolved, check_out_dir
-
     final = _resolved(path, flag)
     made: list[Path] = []
     lock = lock_path(final)
@@ -205,9 +203,6 @@ def claim_out(path: str | Path, *, force: bool, kinds: tuple[str, ...] = ("run",
         fd = _acquire(lock, flag, final)
     except OSError as exc:
         _remove_empty(made)
-        from facility.report.staging import no_space_error
-        from facility.errors import is_no_space
-
         if is_no_space(exc):
             raise no_space_error(exc, final, flag) from None
         raise ScenarioError(f"{flag} {final}: cannot create the lock file {lock} ({exc.strerror or exc}); "

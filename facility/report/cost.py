@@ -7,6 +7,8 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
+from facility.report.design import NO_TECHNOLOGY, duration_unit
+
 if TYPE_CHECKING:
     from facility.cosim.results import Results
 
@@ -54,8 +56,6 @@ def cost_section(res: "Results") -> str:
     out.append("</table>")
     mix = sz.get("mix", {})
     if mix.get("storages"):
-        from facility.report.design import NO_TECHNOLOGY, duration_unit
-
         unit = duration_unit(d.get("duration_h") or None for d in mix["storages"].values())
         out.append("<table><tr><th>storage</th><th>technology</th><th>P [MW]</th><th>E [MWh]</th>"
                    f"<th>duration [{unit[0]}]</th><th>cycles/yr</th><th>capex [USD]</th><th>annuity over [yr]</th>"

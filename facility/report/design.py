@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
+from facility.config.technology import COST_YEAR_POLICY, cost_year_note
 from facility.metrics import verdict_text
 
 if TYPE_CHECKING:
@@ -80,20 +81,19 @@ def duration_text(duration_h: float | None, unit: tuple[str, float] | None = Non
 
 
 def _technology(name: str, scenario) -> "object | None":
-    """The StorageTechnology of a unit (None where its section names none)."""
-    from facility.config.technology import load_technology
-    from facility.errors import ScenarioError
-
+    """The StorageTechnology of a unit, from ``scenario.library`` (None where its section names
+    none, or without a scenario). A hybrid unit ``<storage>.<technology>`` carries the
+    technology's name, which is its library reference unless the section named it by path."""
     tech = name.split(".", 1)[1] if "." in name else None
     if tech is None and scenario is not None:
         st = scenario.storages().get(name)
         tech = getattr(st, "technology", None)
-    if not tech:
+    if not tech or scenario is None:
         return None
-    try:
-        return load_technology(tech)
-    except ScenarioError:   # a path that moved since the run: the name alone
-        return None
+    techs = scenario.library.technologies
+    if tech in techs:
+        return techs[tech]
+    return next((t for t in techs.values() if t.name == tech), None)
 
 
 def technology_rows(units: list[dict], scenario) -> list[dict]:
@@ -181,8 +181,6 @@ def design_html(res: "Results") -> str:
     table = ("<table><tr><th>storage</th><th>technology</th><th>P [MW]</th><th>E [MWh]</th>"
              f"<th>duration [{unit[0]}]</th><th>cost year (USD of)</th><th>unverified figures</th></tr>"
              f"{rows}</table>") if units else "<p>No storage sized.</p>"
-    from facility.config.technology import COST_YEAR_POLICY, cost_year_note
-
     note = cost_year_note({t["name"]: t["cost_year"] for t in techs})
     table += ("<p>Cost years: " + html.escape(note or COST_YEAR_POLICY) + ". Figures of a technology are "
               "marked verified (read in its source) or unverified (a placeholder; "

@@ -21,6 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from facility.grid_impact.metrics import build_model, hold_factor, section_torque  # noqa: E402
 from facility.metrics import spectrum  # noqa: E402
 
 __all__ = ["plot_grid_impact"]
@@ -28,8 +29,6 @@ __all__ = ["plot_grid_impact"]
 
 def plot_grid_impact(res, raw: np.ndarray, pcc: np.ndarray, out: Path) -> tuple[str, str]:
     """Write ``grid_impact.png``; return (file name, caption)."""
-    from facility.grid_impact.metrics import build_model, hold_factor, section_torque
-
     dt = res.scenario.time.dt_s
     model = build_model(res.scenario.grid_impact, res.scenario.library.shaft, res.scenario.library.mode_set)
     gi = res.metrics["grid_impact"]

@@ -14,11 +14,9 @@ import html
 import json
 from pathlib import Path
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+from facility.report.outdir import MANIFEST_FILE
 
 __all__ = ["grid_impact_section", "replay_html", "attach_replay", "plot_replay", "REPLAY_BEGIN", "REPLAY_END"]
 
@@ -91,6 +89,13 @@ def replay_html(s: dict) -> str:
 
 def plot_replay(t_s, dp_mw, pe_andes, pe_modes, w_andes, w_modes, summary: dict, path: Path) -> None:
     """``grid_replay.png``: input, generator power and speed, ANDES against the mode set."""
+    # matplotlib (~0.4 s) here, not at the top: report.html's section above is on the path of
+    # every report import (facility.report.html), the plot only on ``facility grid-replay``'s
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(3, 1, figsize=(10, 7.5), sharex=True)
     ax[0].plot(t_s, dp_mw, color="0.3", lw=0.8)
     ax[0].set_ylabel("ΔP at the PCC [MW]")
@@ -113,8 +118,6 @@ def plot_replay(t_s, dp_mw, pe_andes, pe_modes, w_andes, w_modes, summary: dict,
 def attach_replay(run_dir: Path, summary: dict) -> None:
     """Put the replay into ``run_dir``'s report.html (at the grid-impact section's marker, or
     before ``</body>`` when the report has none) and its files into the manifest."""
-    from facility.report.outdir import MANIFEST_FILE
-
     run_dir = Path(run_dir)
     rep = run_dir / "report.html"
     if rep.is_file():

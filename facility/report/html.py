@@ -7,9 +7,13 @@ import html
 import math
 from typing import TYPE_CHECKING
 
-from facility.metrics import LIMIT_METRICS, verdict_text
+from facility.electrical.limits import limit_rows, violation_lines
+from facility.grid_impact.metrics import LIMIT_METRIC
+from facility.metrics import LIMIT_METRICS, margin_of, verdict_text
 from facility.report.cost import cost_section
 from facility.report.design import design_html
+from facility.report.events import event_text, events_summary
+from facility.report.grid_replay import grid_impact_section
 
 if TYPE_CHECKING:
     from facility.cosim.results import Results
@@ -78,8 +82,6 @@ def compliance_rows(res: "Results") -> list[tuple[str, float, float | None, floa
                      res.metrics["raw"]["band_peaks_mw"][b.name], res.metrics["pcc"]["band_peaks_mw"][b.name],
                      comp.get(f"band_{b.name}", "cannot judge")))
     if "grid_impact" in res.metrics:
-        from facility.grid_impact.metrics import LIMIT_METRIC
-
         gi, cfg = res.metrics["grid_impact"], res.scenario.grid_impact
         for row, (limit_key, metric_key) in LIMIT_METRIC.items():
             if row in comp:
@@ -137,8 +139,6 @@ def _table(rows: list[list], head: list[str], ok_col: bool = True, bad_rows: tup
 
 def electrical_rows(res: "Results") -> list[list]:
     """``[limit, grid key, limit value, worst, time beyond [s], ok]`` of every electrical limit."""
-    from facility.electrical.limits import limit_rows
-
     comp = res.metrics.get("electrical_compliance", {})
     el = res.metrics.get("electrical", {})
     dur = comp.get("violation_s", {})
@@ -196,8 +196,6 @@ def render_report(res: "Results", images: list[tuple[str, str]]) -> str:
                      + "</ul></div>")
     el_comp = m.get("electrical_compliance", {})
     if not el_comp.get("compliant", True):
-        from facility.electrical.limits import violation_lines
-
         items = "".join(f"<li>{html.escape(x)}</li>" for x in violation_lines(m, sc.grid))
         parts.append(f"<div class='alert'><h2>Electrical limits violated</h2><ul>{items}</ul>"
                      f"<p>Times of each stretch: the events below (kind <code>electrical_limit</code>) and "
@@ -206,8 +204,6 @@ def render_report(res: "Results", images: list[tuple[str, str]]) -> str:
     rows = compliance_rows(res)
     parts.append("<h2>Compliance</h2>")
     if rows:
-        from facility.metrics import margin_of
-
         margins = m["compliance"].get("margins") or {}
         table = []
         for limit, lim, raw, pcc, ok in rows:
@@ -254,8 +250,6 @@ def render_report(res: "Results", images: list[tuple[str, str]]) -> str:
                            if k not in ("cost", "mix", "verification")})  # those: the cost section
         parts.append(_table(flat, ["quantity", "value"], ok_col=False))
     if "grid_impact" in m:
-        from facility.report.grid_replay import grid_impact_section
-
         parts.append(grid_impact_section(res))
     for name, caption in images:
         parts.append(f"<figure><img src='{html.escape(name)}' alt='{html.escape(caption)}'>"
@@ -269,8 +263,6 @@ def render_report(res: "Results", images: list[tuple[str, str]]) -> str:
         parts.append(_table([[e.get("t_s", ""), e.get("kind", "").removeprefix("codesign_"), e.get("detail", "")]
                              for e in codesign[:200]], ["t [s]", "action", "reason"]))
     if res.events:
-        from facility.report.events import event_text, events_summary
-
         comp_ok = m["compliance"].get("compliant") if not und else None
         parts.append(f"<h2>Events ({len(res.events)})</h2>")
         summary = events_summary(res.events, comp_ok)

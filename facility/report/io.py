@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import platform
 import shutil
 import subprocess
@@ -20,8 +21,14 @@ from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 
+from facility.config.load import dump_scenario_toml
+from facility.errors import ScenarioError, is_no_space
+from facility.report import outdir
+from facility.report.claim import check_before_swap, target_state
+from facility.report.html import render_report
+from facility.report.marks import sidecar_path, sidecar_text
 from facility.report.outdir import MANIFEST_FILE, check_out_dir
-from facility.report.staging import TMP_MARKER, make_temp_dir, swap_into_place
+from facility.report.staging import TMP_MARKER, make_temp_dir, no_space_error, swap_into_place
 
 if TYPE_CHECKING:
     from facility.cosim.results import Results
@@ -57,10 +64,6 @@ def atomic_dir(final: Path, *, replace_result: bool = True) -> Iterator[Path]:
         The file system of ``final`` is full (or a quota is reached); the temporary folder is
         removed.
     """
-    from facility.errors import is_no_space
-    from facility.report.claim import check_before_swap, target_state
-    from facility.report.staging import no_space_error
-
     final, _ = check_out_dir(final, force=replace_result, kinds=("run", "size"))
     entry = target_state(final)
     try:
@@ -105,13 +108,6 @@ def atomic_file(full: Path, *, force: bool, command: str, flag: str = "--out",
     ResourceError
         No space left on the file system of ``full`` (or a quota reached).
     """
-    import os
-
-    from facility.errors import ScenarioError, is_no_space
-    from facility.report.marks import sidecar_path, sidecar_text
-    from facility.report.outdir import check_out_file
-    from facility.report.staging import no_space_error
-
     full = Path(full)
     side = sidecar_path(full)
     tmp = full.with_name(f".{full.name}.tmp-{os.getpid()}")
@@ -121,7 +117,7 @@ def atomic_file(full: Path, *, force: bool, command: str, flag: str = "--out",
         yield tmp
         side_tmp.write_text(sidecar_text(full, command, content=tmp))
         existed = full.exists() or full.is_symlink()
-        check_out_file(full, force=force, flag=flag, suffixes=suffixes)  # nothing appeared meanwhile
+        outdir.check_out_file(full, force=force, flag=flag, suffixes=suffixes)  # nothing appeared meanwhile
         if existed:
             os.replace(tmp, full)
         else:
@@ -218,9 +214,6 @@ def write_outputs(res: "Results", out_dir: Path, *, plots: bool = True, replace_
     ``replace_result``: an earlier facility result in ``out_dir`` may be replaced (the CLI
     asks for ``--force``); a folder with anything else in it never is (see :func:`atomic_dir`).
     """
-    from facility.config.load import dump_scenario_toml
-    from facility.report.html import render_report
-
     with atomic_dir(out_dir, replace_result=replace_result) as tmp:
         write_json(tmp / "metrics.json", res.metrics)
         res.timeseries.to_parquet(tmp / "timeseries.parquet", index=False)
@@ -230,7 +223,8 @@ def write_outputs(res: "Results", out_dir: Path, *, plots: bool = True, replace_
             write_json(tmp / "sizing.json", res.sizing)
         images = []
         if plots:
-            from facility.report.plots import write_plots
+            # atomic_file above serves the CLI's trace, export-net and record, which draw nothing
+            from facility.report.plots import write_plots  # lazy: matplotlib (~0.4 s), only to draw plots
 
             images = write_plots(res, tmp)
         (tmp / "report.html").write_text(render_report(res, images))

@@ -38,6 +38,7 @@ import tempfile
 from pathlib import Path
 
 from facility.errors import ScenarioError
+from facility.report.marks import TMP_MARKER, owned_file, sidecar_path
 
 __all__ = [
     "MANIFEST_FILE",
@@ -96,8 +97,6 @@ _AUTO_CASE = re.compile(r"^c\d+-[0-9a-f]{8}$")
 
 def _is_facility_temp(p: Path) -> bool:
     """A hidden folder facility's own writers leave in a sweep's ``cases/`` when killed."""
-    from facility.report.marks import TMP_MARKER
-
     if p.is_symlink() or not p.is_dir():
         return False
     if (p / TMP_MARKER).is_file() or _WORKER_TMP.match(p.name):
@@ -386,8 +385,6 @@ def check_out_file(path: str | Path, *, force: bool = False, flag: str = "--out"
         A wrong file name ending, a folder, an existing file without ``force`` or not written
         by facility, the current directory or an unwritable place (exit code 2).
     """
-    from facility.report.marks import owned_file, sidecar_path
-
     if suffixes and Path(os.fspath(path)).suffix.lower() not in suffixes:
         raise ScenarioError(f"{flag} {path}: this command writes {' or '.join(suffixes)} files; give a file "
                             f"name ending in {' or '.join(suffixes)}")

@@ -34,6 +34,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from facility.metrics import rolling_min_max, spectrum, window_steps  # noqa: E402
+from facility.report.grid_impact_plots import plot_grid_impact  # noqa: E402
+from facility.report.ride_through_plot import plot_ride_through  # noqa: E402
 
 if TYPE_CHECKING:
     from facility.cosim.results import Results
@@ -365,14 +367,10 @@ def write_plots(res: "Results", out: Path) -> list[tuple[str, str]]:
     images.append(("zoom.png", "A few iterations: raw PCC, site load after GPU controls and mitigated PCC."))
 
     images.append(_plot_spectrum(res, raw, pcc, out))
-    from facility.report.ride_through_plot import plot_ride_through
-
     for extra in (_plot_storage(res, t, n_bins, out), _plot_electrical(res, t, n_bins, out),
                   plot_ride_through(res, out)):
         if extra is not None:
             images.append(extra)
     if "grid_impact" in res.metrics:
-        from facility.report.grid_impact_plots import plot_grid_impact
-
         images.append(plot_grid_impact(res, raw, pcc, out))
     return images

@@ -31,8 +31,9 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-from facility.errors import ScenarioError
+from facility.errors import ResourceError, ScenarioError
 from facility.report.marks import TMP_MARKER, owned_file, sidecar_path, write_sidecar
+from facility.report.outdir import output_kind
 
 __all__ = ["TMP_MARKER", "pid_alive", "make_temp_dir", "swap_into_place", "remove_stale", "apply_umask",
            "sidecar_path", "write_sidecar", "owned_file", "no_space_error", "free_bytes", "rename_no_replace"]
@@ -114,8 +115,6 @@ def no_space_error(exc: BaseException, target: Path, flag: str = "--out", writte
     written : str, optional
         What was being written (a file name); else the error's own file name, if any.
     """
-    from facility.errors import ResourceError
-
     what = written or (Path(exc.filename).name if isinstance(exc, OSError) and exc.filename else None)
     cause = "no space left on device"
     if isinstance(exc, OSError) and exc.errno is not None:
@@ -143,8 +142,6 @@ def remove_stale(final: Path) -> list[str]:
     longer runs, and ``.NAME.old-PID`` folders holding a facility output whose process no
     longer runs while ``NAME`` itself exists again.
     """
-    from facility.report.outdir import output_kind
-
     final = Path(final)
     parent = final.parent
     if not parent.is_dir():

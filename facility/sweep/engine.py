@@ -23,13 +23,17 @@ from pathlib import Path
 from typing import Callable
 
 import pandas as pd
+from tqdm.auto import tqdm
 
 from facility.config.load import parse_override, read_toml
 from facility.errors import ScenarioError
-from facility.report.outdir import SWEEP_MANIFEST_FILE, check_out_dir, foreign_entries
-from facility.report.staging import make_temp_dir, remove_stale, swap_into_place
+from facility.report.outdir import MANIFEST_FILE as RESULT_MANIFEST
+from facility.report.outdir import (RESULT_FILES, SWEEP_MANIFEST_FILE, _PNG, _is_facility_temp, _read_json,
+                                    check_out_dir, foreign_entries)
+from facility.report.staging import TMP_MARKER, make_temp_dir, pid_alive, remove_stale, swap_into_place
 from facility.sweep.cases import CASE_ID_COLUMN, case_ids, expand_cases, validate_cases
 from facility.sweep.executors import run_tasks
+from facility.sweep.study import write_study_outputs
 from facility.sweep.table import build_table, write_table
 from facility.sweep.worker import CASE_FILE, CaseTask
 
@@ -99,9 +103,6 @@ def _clean_stale(cases_dir: Path) -> int:
     temporary marker of a process that no longer runs, ``.NAME.old-PID`` folders of a swap
     (:func:`facility.report.outdir._is_facility_temp`). A user's hidden files stay.
     """
-    from facility.report.outdir import _is_facility_temp
-    from facility.report.staging import TMP_MARKER, pid_alive
-
     n = 0
     for p in cases_dir.iterdir():
         if not p.name.startswith(".") or not _is_facility_temp(p):
@@ -136,8 +137,6 @@ def _drop_damaged(cases_dir: Path, ids: list[str]) -> tuple[list[str], list[str]
     Returns ``(rerun, kept)``: the ids whose folder is gone (their cases run again) and those
     whose folder still holds files facility did not write (left alone; the case is not run).
     """
-    from facility.report.outdir import MANIFEST_FILE as RESULT_MANIFEST, RESULT_FILES, _PNG, _read_json
-
     rerun, kept = [], []
     for cid in ids:
         folder = cases_dir / cid
@@ -373,8 +372,6 @@ def _run_in(out_dir: Path, ids, cases, raw, scenario_path: Path, base_overrides,
     for r in records.values():  # a CSV row may have moved: the index follows the current list
         r["index"] = index_of[r["case_id"]]
 
-    from tqdm.auto import tqdm
-
     n_err = sum(r["status"] != "ok" for r in records.values())
     bar = tqdm(total=len(ids), initial=len(done), unit="case", desc="sweep", disable=not progress,
                dynamic_ncols=True, smoothing=0.1, mininterval=0.1 if sys.stderr.isatty() else 10.0)
@@ -392,8 +389,6 @@ def _run_in(out_dir: Path, ids, cases, raw, scenario_path: Path, base_overrides,
         if len(df):
             write_table(df, out_dir)
     if study_outputs and len(df) and (df["status"] == "ok").any():
-        from facility.sweep.study import write_study_outputs
-
         try:
             write_study_outputs(df, out_dir)
         except Exception as exc:  # the table is written; a plotting failure must not hide it

@@ -18,6 +18,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from facility.sweep.figures import pareto_html, pareto_png
+from facility.sweep.table import META_COLUMNS
+
 __all__ = [
     "OBJECTIVES",
     "pareto_mask",
@@ -92,8 +95,6 @@ def pareto_front(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _override_columns(df: pd.DataFrame) -> list[str]:
-    from facility.sweep.table import META_COLUMNS
-
     first_metric = next((i for i, c in enumerate(df.columns)
                          if "." in c and c.split(".")[0] in ("raw", "pcc", "energy", "storage", "electrical",
                                                              "training", "compliance", "compliance_margin",
@@ -154,8 +155,6 @@ def strategy_table(df: pd.DataFrame) -> pd.DataFrame:
 
 def write_study_outputs(df: pd.DataFrame, out_dir: Path) -> dict[str, Path]:
     """Write pareto.png, pareto.html, pareto.csv, cheapest.csv and strategies.csv to ``out_dir``."""
-    from facility.sweep.figures import pareto_html, pareto_png
-
     out_dir = Path(out_dir)
     front = pareto_front(df)
     cheap = cheapest_compliant(df)

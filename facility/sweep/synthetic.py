@@ -20,9 +20,10 @@ from pathlib import Path
 import numpy as np
 
 from facility import metrics as fm
-from facility.config.library import load_gpu
 from facility.config.schema import Scenario
 from facility.errors import ScenarioError
+from facility.report.io import write_json
+from facility.scenario import resolve
 
 __all__ = ["synthetic_case", "SYNTHETIC_SCENARIO_TOML"]
 
@@ -79,6 +80,7 @@ def synthetic_case(scenario: Scenario, out_dir: Path | None = None, mode: str = 
     dict
         The nested metrics (raw, pcc, energy, storage, compliance[, sizing]).
     """
+    scenario = resolve(scenario)     # as run_scenario: one built in code gets its library
     desc = scenario.description
     if "synthetic:fail" in desc:
         raise ScenarioError(f"{scenario.name}: synthetic failure requested (description = {desc!r})")
@@ -86,7 +88,7 @@ def synthetic_case(scenario: Scenario, out_dir: Path | None = None, mode: str = 
     if m:
         time.sleep(float(m.group(1)))
     job = scenario.jobs[0]
-    gpu = load_gpu(job.gpu)
+    gpu = scenario.library.gpu(job.gpu)
     scale_mw = job.n_gpus * gpu.tdp_w * (1 + scenario.site.non_gpu_frac) * scenario.site.pue / 1e6
     p_low = job.p_low_frac if job.p_low_frac is not None else 0.2
     duty = job.compute_frac if job.compute_frac is not None else 0.7
@@ -125,7 +127,5 @@ def synthetic_case(scenario: Scenario, out_dir: Path | None = None, mode: str = 
         metrics["sizing"] = {n: {"p_rated_mw_opt": v["p_rated_mw"], "e_rated_mwh_opt": v["e_rated_mwh"]}
                              for n, v in metrics["storage"].items()}
     if out_dir is not None:
-        from facility.report.io import write_json
-
         write_json(Path(out_dir) / "metrics.json", metrics)
     return metrics

@@ -35,6 +35,13 @@ from facility.report.staging import apply_umask
 from facility.sweep.derive import derive
 from facility.sweep.lifeline import sweep_gone
 
+# the layers a case runs (the sweep sits above them all)
+from facility.errors import ScenarioError
+from facility.optimize import sizing_to_json
+from facility.report.io import write_json
+from facility.run import orchestrator
+from facility.sizing import pipeline
+
 __all__ = ["CaseTask", "execute_case", "default_case_fn", "resolve_case_fn", "CASE_FILE"]
 
 CASE_FILE = "case.json"
@@ -54,20 +61,15 @@ def default_case_fn(scenario, out_dir: Path | None, mode: str = "run", plots: bo
     Returns the nested ``metrics.json`` dict; ``size`` adds the ``sizing`` block
     (sizing.json content).
     """
-    from facility.run import orchestrator as simulate
-    from facility.sizing import pipeline as sizing
-
     if mode == "size":
-        kw = {"plots": plots} if _accepts(sizing.size_scenario, "plots") else {}
-        sol, res = sizing.size_scenario(scenario, out_dir=out_dir, **kw)
+        kw = {"plots": plots} if _accepts(pipeline.size_scenario, "plots") else {}
+        sol, res = pipeline.size_scenario(scenario, out_dir=out_dir, **kw)
         sizing = getattr(res, "sizing", None)
         if sizing is None:
-            from facility.optimize import sizing_to_json
-
             sizing = sizing_to_json(sol)
         return {**res.metrics, "sizing": sizing}
-    kw = {"plots": plots} if _accepts(simulate.run_scenario, "plots") else {}
-    res = simulate.run_scenario(scenario, out_dir=out_dir, **kw)
+    kw = {"plots": plots} if _accepts(orchestrator.run_scenario, "plots") else {}
+    res = orchestrator.run_scenario(scenario, out_dir=out_dir, **kw)
     return dict(res.metrics)
 
 
@@ -79,8 +81,6 @@ def resolve_case_fn(spec: Callable | str | None) -> Callable:
         return spec
     mod, _, attr = str(spec).partition(":")
     if not mod or not attr:
-        from facility.errors import ScenarioError
-
         raise ScenarioError(f"--case-fn {spec!r}: expected module:function, e.g. "
                             f"facility.sweep.synthetic:synthetic_case")
     return getattr(importlib.import_module(mod), attr)
@@ -166,8 +166,6 @@ def execute_case(task: CaseTask) -> dict:
         error, error_type, traceback, wall_s, case_s, started_utc, host, pid, result``.
         ``wall_s`` covers the whole task, ``case_s`` the case function alone.
     """
-    from facility.report.io import write_json
-
     t0 = time.perf_counter()
     cases_dir = Path(task.cases_dir)
     record: dict[str, Any] = {

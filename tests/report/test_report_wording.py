@@ -64,6 +64,26 @@ def test_every_design_row_names_a_technology_its_cost_year_and_unverified_figure
     assert duration_unit(u["duration_h"] for u in units) == ("s", 3600.0)
 
 
+def test_a_design_row_takes_its_technology_from_the_scenarios_library(tmp_path):
+    """A hybrid unit of a technology given by path (``bess.mine``): its row finds the file's
+    technology on ``scenario.library`` by its name, not by a library look-up of "mine"."""
+    from facility.config.technology import load_technology
+
+    (tmp_path / "mine.toml").write_text("\n".join(
+        f"{k} = {v!r}" if not isinstance(v, str) else f'{k} = "{v}"'
+        for k, v in load_technology("supercap").model_dump().items() if k not in ("name", "marks")))
+    s = scenario_from_dict({"jobs": [{"n_gpus": 1000}],
+                            "bess": {"enabled": True, "technologies": ["lfp_1h", "./mine.toml"],
+                                     "unit_p_rated_mw": {"lfp_1h": 2.0, "mine": 2.0},
+                                     "unit_e_rated_mwh": {"lfp_1h": 2.0, "mine": 0.02}}}, base_dir=tmp_path)
+    sizing = {u: {"p_rated_mw_opt": 2.0, "e_rated_mwh_opt": 0.02} for u in s.storage_units()}
+    rows = {t["name"]: t for t in technology_rows(design_units(sizing, s), s)}
+    assert rows["bess.mine"]["technology"] == "mine" and rows["bess.mine"]["cost_year"] == 2008
+    # a file of one's own without [marks]: every figure unverified (not "the scenario's")
+    assert "cost_usd_per_kwh" in rows["bess.mine"]["unverified"]
+    assert rows["bess.lfp_1h"]["cost_year"] == 2022 and "cycle_life" in rows["bess.lfp_1h"]["unverified"]
+
+
 def test_limit_margins_in_the_limits_unit():
     from facility.config.schema import SpecBand, SpecConfig
 

@@ -58,3 +58,15 @@ def test_strategy_labels(tiny_scenario_dict):
     assert strategy_label(s, {}) == "gpu_smoothing"  # controller none: the storage is idle
     assert strategy_label(s, {}, mode="size") == "gpu_smoothing+rack_storage"
     assert strategy_label(scenario_from_dict(tiny_scenario_dict), {}) == "none"
+
+
+def test_the_synthetic_case_takes_its_gpu_from_the_scenarios_library():
+    """synthetic_case resolves a scenario built in code (as run_scenario does) and reads the
+    job's GPU from ``scenario.library``: the same numbers as the loaded scenario's."""
+    from facility.config.schema import Scenario
+    from facility.sweep.synthetic import synthetic_case
+
+    data = {"jobs": [{"n_gpus": 1000, "gpu": "gb200"}], "time": {"horizon_s": 10.0, "dt_s": 0.02}}
+    built = Scenario.model_validate(data)
+    assert synthetic_case(built) == synthetic_case(scenario_from_dict(data))
+    assert built.library.gpu("gb200").name == "gb200"

@@ -25,7 +25,9 @@ import time
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 
+import facility
 from facility.optimize.solvers.ipm import lagrangian_bound, solve_assembled
 from facility.optimize.model.lever_columns import lever_plan_from_columns
 from facility.optimize.model.pcc_grid import box_template, build_grid_model, column_boxes
@@ -79,8 +81,6 @@ def solve_job(pb: Problem, mode: str, g: int, zero_ub: dict | None, drop_blocks:
                     fixed_cols.append(cols)
     off = float(gm.m.objective_offset_kusd)  # the levers' constant costs (0 without them)
     if max_rating is not None:
-        import scipy.sparse as sp
-
         name, upper_usd = max_rating
         A = sp.vstack([sp.csr_matrix(A), sp.csr_matrix(c.reshape(1, -1))]).tocsr()
         rlo, rhi = np.append(rlo, -np.inf), np.append(rhi, upper_usd / 1000.0 - off)
@@ -171,8 +171,6 @@ def run_solves(jobs: list, time_limit_s: float, *, in_process: bool = False) -> 
     """
     if in_process or not processes_allowed():
         return [fn(*args) for fn, args in jobs]
-    import facility
-
     root = os.path.dirname(os.path.dirname(os.path.abspath(facility.__file__)))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([root] + [p for p in [os.environ.get("PYTHONPATH")] if p])}
     with tempfile.TemporaryDirectory(prefix="facility-ipm-") as tmp:

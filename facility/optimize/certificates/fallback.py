@@ -28,6 +28,7 @@ from facility.optimize.model.storage_data import S_PER_H
 from facility.optimize.model.formulation import build_model, plan_cost_kusd
 from facility.optimize.model.result import SizingResult, SolveInfo, gap_frac, pack_result
 from facility.optimize.certificates.verify import verify_plan
+from facility.optimize.solvers.solve import solve_lp
 from facility.optimize.model.windows import lag_bounds
 
 __all__ = ["follower_plan", "averaged_lower_bound_usd", "trivial_lower_bound_usd",
@@ -203,8 +204,6 @@ def averaged_lower_bound_usd(pb, time_limit_s: float, n_target: int = LOWER_BOUN
     Returns None when it does not apply (self-discharge, PCC history, GPU levers) or its LP
     does not solve within ``time_limit_s``.
     """
-    from facility.optimize.solvers.solve import solve_lp
-
     T = pb.n_steps
     if (pb.p_pcc_history_mw is not None or pb.levers is not None
             or any(s.sigma_per_h > 0 for s in pb.storages.values())):

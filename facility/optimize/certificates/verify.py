@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from facility.metrics import rolling_min_max
+from facility.optimize.model.lever_columns import check_lever_plan, lever_site_mw
 from facility.optimize.model.storage_data import S_PER_H
 from facility.optimize.model.spectral import bin_limits, has_spectral_limits, spectral_violations
 from facility.optimize.model.windows import lag_bounds
@@ -81,8 +82,6 @@ def verify_plan(load, dt_s, data, spec, plan: dict, margin_frac: float = 0.0,
     pcc = np.asarray(load, dtype=float).copy()
     h = dt_s / S_PER_H
     if levers is not None and lever_plan:
-        from facility.optimize.model.lever_columns import check_lever_plan, lever_site_mw
-
         bad = check_lever_plan(levers, lever_plan)
         if bad is not None:
             return bad

@@ -28,7 +28,9 @@ from typing import Mapping
 
 import numpy as np
 
+from facility.config.technology import unit_configs
 from facility.errors import GapWarning, InfeasibleError, ScenarioError, SolverTimeLimit
+from facility.optimize.certificates import certify
 from facility.optimize.strategies.coarsen import coarsen, expand_result
 from facility.optimize.model.storage_data import S_PER_H
 from facility.optimize.model.formulation import resolve_storage
@@ -127,14 +129,12 @@ def _milp_bounded(pb: Problem, res: SizingResult, forced: dict | None = None) ->
     if (budget <= 0 or i.gap_reason != "complementarity" or pb.optimize.allow_slack
             or not directions_apply(pb)):
         return res
-    from facility.optimize.certificates.certify import MAX_STEPS, milp_lower_bound_usd
-
-    if pb.n_steps > MAX_STEPS:
+    if pb.n_steps > certify.MAX_STEPS:
         return res  # not tried: the gap's warning (gap_reason_text) says so
     t0 = time.perf_counter()
     if forced is None:
         _, forced = interior.direction_lower_bound_usd(pb, i.objective_usd)
-    mb = milp_lower_bound_usd(pb, i.objective_usd, forced, budget)
+    mb = certify.milp_lower_bound_usd(pb, i.objective_usd, forced, budget)
     if mb.plan is not None and verify_plan(pb.load_mw, pb.dt_s, pb.storages, pb.spec, mb.plan,
                                            pb.margin_frac) is None:
         cost = cost_usd(pb, mb.plan)
@@ -221,15 +221,13 @@ def gap_reason_text(reason: str, optimize, n_steps: int | None = None) -> str:
     the steps of the grid solved, where known; above :data:`facility.optimize.certificates.certify.MAX_STEPS`
     the complementarity sentence says the branch and bound is not tried, instead of offering
     it."""
-    from facility.optimize.certificates.certify import MAX_STEPS
-
     text = GAP_REASONS.get(reason or "time", GAP_REASONS["time"]).format(
         limit=float(optimize.time_limit_s), target=float(optimize.max_gap_frac))
     if reason == "complementarity":
         budget = float(optimize.milp_bound_s)
-        if n_steps is not None and n_steps > MAX_STEPS:
+        if n_steps is not None and n_steps > certify.MAX_STEPS:
             return text + (f" (the branch and bound of optimize.milp_bound_s is not tried above "
-                           f"{MAX_STEPS:,} steps, this grid has {n_steps:,}: its root LP alone "
+                           f"{certify.MAX_STEPS:,} steps, this grid has {n_steps:,}: its root LP alone "
                            f"would outlast any budget)")
         text += (f" (also after optimize.milp_bound_s = {budget:g} s of branch and bound)" if budget > 0
                  else " (with one storage and no GPU levers, --set optimize.milp_bound_s=60 tries "
@@ -481,8 +479,6 @@ def solve_dispatch(p_load_mw: np.ndarray, dt_s: float, storages: Mapping, spec, 
     soc0 = dict(initial_soc_frac or {})
     band = dict(terminal_soc_frac or {})
     data = {}
-    from facility.config.technology import unit_configs
-
     for sec, cs in storages.items():
         for n, c in unit_configs(sec, cs).items():   # a fixed hybrid section: one per unit
             fixed = c.model_copy(update={"extendable": False}) if c.extendable else c

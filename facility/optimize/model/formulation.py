@@ -14,10 +14,12 @@ is lossless here, P = P_load + sum over storages of p (the simulator adds networ
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from facility.optimize.model.lever_columns import add_lever_columns
 from facility.optimize.model.linear_program import LinearProgram
 from facility.optimize.model.storage_data import (S_PER_H, StorageData, capex_factor,
                                             op_cost_coefficients, plan_cost_kusd,
@@ -42,8 +44,6 @@ TIE_BREAK_FRAC = 1e-2
 
 def _tie_break(name: str, kind: str, n: int) -> np.ndarray:
     """``u_t`` of :data:`TIE_BREAK_FRAC` for one storage and column kind (reproducible)."""
-    import zlib
-
     return np.random.default_rng(zlib.crc32(f"{name}:{kind}".encode())).random(n)
 
 
@@ -471,8 +471,6 @@ def build_model(p_load_mw: np.ndarray, dt_s: float, storages: dict[str, StorageD
         add_storage_variables(m, s)
     pcc_expression(m)
     if levers is not None:
-        from facility.optimize.model.lever_columns import add_lever_columns
-
         m.levers = levers
         add_lever_columns(m, levers)
     for s in storages.values():

@@ -240,7 +240,10 @@ def single_job_inputs(p_gpu_w: np.ndarray, n_gpus: float, tdp_w: float, *, compu
 def site_response_mw(delta_gpu_mw: np.ndarray, dt_s: float, it_per_gpu: float,
                      cooling_per_gpu: float, cooling_tau_s: float) -> np.ndarray:
     """Site power change of a GPU power change, as :func:`facility.workload.site_power`. [MW]"""
-    from facility.workload.site import cooling_lag
+    # the workload package and scipy.signal (~1 s) would load with every optimizer import, the
+    # fresh `python -m ...bracket_jobs` process of each bracketing LP included; the optimizer
+    # keeps scipy.signal in the functions that filter (verify, realize, fallback) for the same reason
+    from facility.workload.site import cooling_lag  # lazy: scipy.signal + facility.workload, ~1 s per import
 
     x = np.asarray(delta_gpu_mw, dtype=float)
     return it_per_gpu * x + cooling_lag(cooling_per_gpu * x, dt_s, cooling_tau_s)

@@ -56,8 +56,10 @@ from facility.optimize.model.formulation import (Model, add_dynamic_range, add_n
                                            add_terminal_soc, pcc_expression)
 from facility.optimize.model.group_rows import (add_group_power_rows, add_neighbour_power_rows,
                                           within_group_range_mw)
+from facility.optimize.model.lever_columns import add_lever_columns
 from facility.optimize.model.linear_program import LinearProgram
 from facility.optimize.model.problem import Problem
+from facility.optimize.model.spectral import SpectralRows, bin_limits, grouped_phasor
 from facility.optimize.model.windows import (LagBound, add_block_lag_rows, add_lag_bound_rows, block_edges,
                                       lag_bounds)
 
@@ -235,8 +237,6 @@ def build_grid_model(pb: Problem, g: int, mode: str, spectral_dirs: dict | None 
         # the GPU levers on the problem's own steps (their rows are the full LP's): g = 1 only
         if g != 1:
             raise ValueError("GPU levers in the bracketing LPs need groups of one step")
-        from facility.optimize.model.lever_columns import add_lever_columns
-
         m.levers = pb.levers
         add_lever_columns(m, pb.levers)
     for s in storages.values():
@@ -370,8 +370,6 @@ def add_band_rows(lp, pb: Problem, Q: np.ndarray, g: int, directions: dict):
     Q is the whole PCC power (the load enters through the balance rows), so the constant
     part of every bin is 0 and the rows take Q as their PCC columns.
     """
-    from facility.optimize.model.spectral import SpectralRows, bin_limits, grouped_phasor
-
     T = pb.n_steps
     rows = SpectralRows(bin_limits(pb.spec, T, pb.dt_s, pb.margin_frac),
                         np.zeros(T // 2 + 1, dtype=complex), grouped_phasor(T, g), [(Q, 1.0)])

@@ -14,6 +14,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from facility.optimize.model.formulation import Model, build_model
+from facility.optimize.model.levers import site_response_mw
+from facility.optimize.model.spectral import has_spectral_limits
 from facility.optimize.model.storage_data import StorageData
 
 __all__ = ["Problem", "build_full", "with_forced"]
@@ -75,8 +77,6 @@ class Problem:
     @property
     def has_spectral(self) -> bool:
         """Whether band peak limits are set (rows of :mod:`facility.optimize.model.spectral`)."""
-        from facility.optimize.model.spectral import has_spectral_limits
-
         return has_spectral_limits(self.spec)
 
     def with_load(self, load_mw: np.ndarray, dt_s: float | None = None) -> "Problem":
@@ -88,8 +88,6 @@ class Problem:
         """The problem on one piece of the GPU levers (:func:`facility.optimize.model.levers.lever_pieces`):
         the piece's constant GPU power change ``d_gpu_mw`` [MW], through the site model, added
         to the load, and its :class:`~facility.optimize.model.levers.LeverSet` as the levers."""
-        from facility.optimize.model.levers import site_response_mw
-
         load = self.load_mw + site_response_mw(d_gpu_mw, self.dt_s, levers.it_per_gpu,
                                                levers.cooling_per_gpu, levers.cooling_tau_s)
         return replace(self, load_mw=load, levers=levers)

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from facility.optimize.model.lever_columns import lever_delta_mw, lever_site_mw
+
 __all__ = ["SolveInfo", "SizingResult", "pack_result", "plan_from_columns", "plan_pcc_mw", "gap_frac",
            "sizing_to_json"]
 
@@ -188,8 +190,6 @@ def plan_pcc_mw(load_mw: np.ndarray, plan: dict, dt_s: float, levers=None,
     power (burn, floor, cap). [MW]"""
     p = np.asarray(load_mw, dtype=float) + sum(ch - dis for _, _, ch, dis, _ in plan.values())
     if levers is not None and lever_plan:
-        from facility.optimize.model.lever_columns import lever_site_mw
-
         p = p + lever_site_mw(levers, lever_plan, dt_s)
     return p
 
@@ -215,8 +215,6 @@ def pack_result(load_mw: np.ndarray, storages: dict, plan: dict, info: SolveInfo
                            else np.full(load.size + 1, storages[n].soc0))
         res.p_pcc_mw = res.p_pcc_mw + res.p_storage_mw[n]
     if levers is not None and lever_plan:
-        from facility.optimize.model.lever_columns import lever_delta_mw, lever_site_mw
-
         res.p_pcc_mw = res.p_pcc_mw + lever_site_mw(levers, lever_plan, dt_s)
         for jl in levers.jobs:
             fb, b, cu = lever_delta_mw(levers, lever_plan)[jl.name]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from facility.config.technology import annuity_lifetime_years, capital_recovery_factor, unit_configs
 from facility.errors import ScenarioError
 
 __all__ = ["S_PER_H", "StorageData", "resolve_storage", "resolve_units", "capex_factor", "op_cost_coefficients",
@@ -108,8 +109,6 @@ def capex_factor(optimize, horizon_h: float, lifetime_years: float | None = None
     """
     if not optimize.annualize:
         return 1.0
-    from facility.config.technology import capital_recovery_factor
-
     n = optimize.lifetime_or_default_years if lifetime_years is None else lifetime_years
     return capital_recovery_factor(optimize.discount_rate_frac, n) * horizon_h / 8760.0
 
@@ -153,8 +152,6 @@ def resolve_storage(name: str, cfg, optimize, horizon_h: float, *, soc0: float |
     if soc_end is not None and not 0.0 <= soc_end[0] <= soc_end[1] <= 1.0:
         raise ScenarioError(f"{name}: end-of-horizon SoC band {tuple(soc_end)!r} must satisfy "
                             f"0 <= lo <= hi <= 1 [frac]")
-    from facility.config.technology import annuity_lifetime_years
-
     # the annuity over the storage's calendar life where the scenario sets no lifetime_years
     f = capex_factor(optimize, horizon_h, annuity_lifetime_years(cfg, optimize))
     om = float(getattr(cfg, "fixed_om_usd_per_kw_year", 0.0) or 0.0) * horizon_h / 8760.0
@@ -182,8 +179,6 @@ def resolve_units(storages, optimize, horizon_h: float) -> dict[str, StorageData
     """:func:`resolve_storage` of every unit of every section: one per section, or with
     candidate ``technologies`` one per candidate, ``<section>.<technology>``
     (:func:`facility.config.technology.unit_configs`)."""
-    from facility.config.technology import unit_configs
-
     out = {}
     for n, c in storages.items():
         for u, uc in unit_configs(n, c).items():

@@ -7,6 +7,8 @@ The assembled matrix of the model goes to HiGHS either straight through ``highsp
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from dataclasses import dataclass
 
@@ -77,9 +79,6 @@ def objective_scale_exponent(cost: np.ndarray) -> int:
 
 def new_highs():
     """A silent ``highspy.Highs`` (its constructor prints a banner on the C-level stdout)."""
-    import os
-    import sys
-
     import highspy
 
     try:

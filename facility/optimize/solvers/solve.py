@@ -20,6 +20,7 @@ import numpy as np
 from facility.errors import InfeasibleError, ScenarioError, SolverTimeLimit
 from facility.optimize.model.linear_program import LinearProgram
 from facility.optimize.solvers.lp import LpSolution, extend_highs, resolve_with_zero_upper, restore_upper, solve_highs
+from facility.optimize.solvers.pyomo_model import solve_pyomo
 from facility.optimize.model.result import SolveInfo, gap_frac
 from facility.optimize.model.spectral import BINS_PER_ROUND, SEED_BINS
 
@@ -45,8 +46,6 @@ def solve_lp(lp: LinearProgram, optimize, *, time_limit_s: float | None = None,
     if solver == "highs":
         return solve_highs(lp, time_limit_s=limit, options=options), 0.0
     if solver == "appsi_highs":
-        from facility.optimize.solvers.pyomo_model import solve_pyomo
-
         return solve_pyomo(lp, time_limit_s=limit)
     raise ScenarioError(f"optimize.solver = {optimize.solver!r}: use 'highs' (matrix passed to "
                         f"HiGHS) or 'appsi_highs' (Pyomo model, HiGHS through APPSI)")
