@@ -4,7 +4,6 @@ events, plots. Numbers are shown in engineering formats (:func:`fmt_number`)."""
 from __future__ import annotations
 
 import html
-import math
 from typing import TYPE_CHECKING
 
 from facility.electrical.limits import limit_rows, violation_lines
