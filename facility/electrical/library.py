@@ -7,7 +7,6 @@ Like pandapower's std_types: a scenario names a type (``grid.trafo_type``,
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -17,16 +16,13 @@ from facility.config.messages import format_validation_error
 from facility.config.schema import F, StrictModel
 from facility.errors import ScenarioError
 
-if TYPE_CHECKING:
-    from facility.config.schema import GridConfig
-
 _SUB_KEYS = {  # GridConfig key -> TrafoType attribute
     "trafo_sn_mva": "sn_mva", "trafo_vk_percent": "vk_percent", "trafo_vkr_percent": "vkr_percent",
     "trafo_pfe_kw": "pfe_kw", "trafo_i0_percent": "i0_percent", "trafo_tap_step_percent": "tap_step_percent",
 }
 _LV_KEYS = {"lv_trafo_sn_mva": "sn_mva", "lv_trafo_vk_percent": "vk_percent", "lv_trafo_vkr_percent": "vkr_percent"}
 
-__all__ = ["check_grid_types", "TrafoType", "UpsType", "list_trafo_types", "list_ups_types", "load_trafo_type", "load_ups_type"]
+__all__ = ["TrafoType", "UpsType", "list_trafo_types", "list_ups_types", "load_trafo_type", "load_ups_type"]
 
 
 class TrafoType(StrictModel):
@@ -137,32 +133,3 @@ def load_ups_type(name: str, key: str = "grid.ups_type") -> UpsType:
         raise ScenarioError(f"{key} = {shown(name)}: {label}: the loss shares sum to {total:g}; they "
                             "must sum to 1 (or all be 0)")
     return ups
-
-
-def check_grid_types(g: "GridConfig") -> list[str]:
-    """Types exist and the scenario does not set keys that a type already supplies."""
-    out = []
-    defaults = type(g).model_fields
-    for type_key, keys in (("trafo_type", _SUB_KEYS), ("lv_trafo_type", _LV_KEYS)):
-        name = getattr(g, type_key)
-        if name is None:
-            continue
-        try:
-            tt = load_trafo_type(name, key=f"grid.{type_key}")
-        except ScenarioError as exc:
-            out.append(str(exc))
-            continue
-        for key, attr in keys.items():
-            val = getattr(g, key)
-            if val != defaults[key].default and val != getattr(tt, attr):
-                out.append(f"grid.{key} = {val:g} conflicts with grid.{type_key} = {name!r} "
-                           f"({attr} = {getattr(tt, attr):g}); set one or the other")
-        hv, lv = (g.vn_kv, g.mv_kv) if type_key == "trafo_type" else (g.mv_kv, g.lv_kv)
-        if abs(tt.vn_hv_kv / hv - 1) > 0.01 or abs(tt.vn_lv_kv / lv - 1) > 0.01:
-            out.append(f"grid.{type_key} = {name!r} is a {tt.vn_hv_kv:g}/{tt.vn_lv_kv:g} kV transformer; "
-                       f"the network needs {hv:g}/{lv:g} kV")
-    try:
-        load_ups_type(g.ups_type)
-    except ScenarioError as exc:
-        out.append(str(exc))
-    return out

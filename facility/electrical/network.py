@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandapower as pp
 
-from facility.electrical.library import check_grid_types
+from facility.electrical.checks import check_grid_types
 from facility.electrical.limits import network_limits
 from facility.electrical.ups import ups_input_mw
 from facility.errors import PowerFlowError, ScenarioError
@@ -212,7 +212,7 @@ def build_network(scenario: "Scenario", feeder_peak_mw: np.ndarray) -> FacilityN
     peaks = np.atleast_1d(np.asarray(feeder_peak_mw, dtype=float))
     if peaks.ndim != 1 or peaks.size == 0 or not np.all(np.isfinite(peaks)) or np.any(peaks < 0):
         raise ScenarioError(f"feeder_peak_mw must be a non-empty 1-D array of finite values >= 0 MW, got {peaks!r}")
-    problems = check_grid_types(g)
+    problems = check_grid_types(g, scenario.library)
     if problems:
         raise ScenarioError("\n".join(problems))
     n_f = peaks.size
