@@ -19,7 +19,7 @@ from facility.grid_impact.modal import Mode, ModeSet, Rest, calibrate_gain, hz_g
 from facility.grid_impact.shaft import ShaftModel
 
 __all__ = ["GRID_IMPACT_DIR", "list_shafts", "list_mode_sets", "load_shaft", "load_mode_set",
-           "shaft_fatigue", "mode_set_from_dict", "read_mode_set_file"]
+           "mode_set_from_dict", "read_mode_set_file"]
 
 GRID_IMPACT_DIR = Path(__file__).resolve().parent.parent / "models" / "grid_impact"
 
@@ -67,12 +67,8 @@ def load_shaft(name: str, damping_ratio: float | None = None) -> ShaftModel:
                       float(d["mech_damping_ratio"] if damping_ratio is None else damping_ratio),
                       d["masses"].index(d["generator"]), float(d["f0_hz"]), float(d["s_rated_mva"]), name,
                       turbine_torque_frac=(np.array(d["turbine_torque_frac"], dtype=float)
-                                           if "turbine_torque_frac" in d else None))
-
-
-def shaft_fatigue(name: str) -> dict:
-    """The S-N curve of a bundled shaft: sn_exponent, t_endurance_pu, n_endurance_cycles."""
-    return dict(_check(name, "shaft", "shaft_model")["fatigue"])
+                                           if "turbine_torque_frac" in d else None),
+                      fatigue=dict(d["fatigue"]) if "fatigue" in d else None)
 
 
 def load_mode_set(name: str) -> ModeSet:

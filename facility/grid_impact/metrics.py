@@ -55,7 +55,6 @@ import numpy as np
 
 from facility.grid_impact.connection import connect_shaft, torsional_band_min_hz
 from facility.grid_impact.fatigue import fatigue_metrics
-from facility.grid_impact.library import shaft_fatigue
 from facility.grid_impact.modal import ModeSet
 from facility.grid_impact.shaft import ShaftModel
 from facility.metrics import COMPLIANCE_ABS_TOL
@@ -129,7 +128,9 @@ def build_model(cfg, shaft: ShaftModel, modes: ModeSet) -> GridImpactModel:
     modes : ModeSet
         Its ``mode_set``: a resolved scenario's ``library.mode_set``.
     """
-    sn = shaft_fatigue(cfg.shaft_model)
+    if shaft.fatigue is None:
+        raise ValueError(f"shaft {shaft.name!r} has no S-N curve (its library file's [fatigue] table)")
+    sn = dict(shaft.fatigue)
     for key, over in (("sn_exponent", cfg.sn_exponent), ("t_endurance_pu", cfg.sn_endurance_torque_pu),
                       ("n_endurance_cycles", cfg.sn_endurance_cycles)):
         if over is not None:

@@ -93,6 +93,9 @@ class ShaftModel:
         Governor lag T_g. [s]
     turbine_torque_frac : numpy.ndarray (n,) or None
         Share of the governor's torque on each mass (sums to 1; needed with a governor). [frac]
+    fatigue : dict or None
+        The shaft's S-N curve from its library file (``sn_exponent``, ``t_endurance_pu`` [pu],
+        ``n_endurance_cycles``); None for a shaft built in code without one.
     """
 
     masses: tuple
@@ -109,6 +112,7 @@ class ShaftModel:
     governor_droop_frac: float | None = None
     governor_time_constant_s: float = 0.5
     turbine_torque_frac: np.ndarray | None = None
+    fatigue: dict | None = None
     _eig: tuple = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self):

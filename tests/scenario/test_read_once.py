@@ -105,3 +105,21 @@ def test_a_size_run_reads_each_named_library_file_once(reads, tmp_path):
     sc = load_scenario(SIZING, ["time.horizon_s=600", "jobs.0.stop_s=480"])
     size_scenario(sc, out_dir=tmp_path / "out", plots=False)
     _assert_once(reads, sc)
+
+
+def test_grid_impact_models_are_read_once_each(reads, tmp_path):
+    """With [grid_impact] on, a run reads each grid-impact file at most once: the library tells
+    a shaft from a mode set by reading its files (six small TOML files, cached), so files the
+    scenario does not name are read too, but none twice."""
+    from facility.run import run_scenario
+
+    sc = load_scenario(REPO / "scenarios" / "default.toml",
+                       ["time.horizon_s=20", "grid_impact.enabled=true",
+                        "grid_impact.generator_share_frac=0.3", "grid_impact.mode_set=kundur_two_area"])
+    run_scenario(sc, out_dir=tmp_path / "out", plots=False)
+    lib = _library_reads(reads)
+    assert {p: n for p, n in lib.items() if n != 1} == {}, "library files read more than once"
+    gi = os.path.realpath(MODELS_DIR / "grid_impact")
+    assert {os.path.realpath(MODELS_DIR / "grid_impact" / f) for f in ("ieee_fbm.toml", "kundur_two_area.toml")} \
+        <= {p for p in lib if p.startswith(gi + os.sep)}
+    assert _named(sc) <= set(lib)
