@@ -78,26 +78,27 @@ def _case(name, scenario, load, dt_s, alt=None, target_s=2.0) -> dict:
 
 def throughput(horizon_s: float, skip_mpc: bool) -> None:
     from facility.config.schema import Scenario
+    from facility.scenario import resolve
 
     dt = 0.01
     load, alt = _load(horizon_s, dt)
     rack = {"enabled": True, "p_rated_mw": 150.0, "e_rated_mwh": 3.0}
     job = [{"n_gpus": 100_000}]
-    sc = Scenario(jobs=job, rack_storage=rack, controller={"kind": "filter", "window_s": 20.0})
+    sc = resolve(Scenario(jobs=job, rack_storage=rack, controller={"kind": "filter", "window_s": 20.0}), check=False)
     print(json.dumps(_case("filter_rack_storage", sc, load, dt)), flush=True)
-    sc = Scenario(jobs=job, rack_storage=dict(rack, e_rated_mwh=0.05),
+    sc = resolve(Scenario(jobs=job, rack_storage=dict(rack, e_rated_mwh=0.05),
                   controller={"kind": "moving_average", "window_s": 10.0},
                   monitor={"enabled": True, "window_s": 10.0, "every_s": 1.0},
-                  spec={"max_band_peak_mw": 5.0})
+                  spec={"max_band_peak_mw": 5.0}), check=False)
     print(json.dumps(_case("moving_average_codesign_monitor", sc, load, dt, alt)), flush=True)
     if not skip_mpc:
         n = int(600 / dt)
-        sc = Scenario(jobs=job, rack_storage={"enabled": True, "p_rated_mw": 30.0, "e_rated_mwh": 0.1},
+        sc = resolve(Scenario(jobs=job, rack_storage={"enabled": True, "p_rated_mw": 30.0, "e_rated_mwh": 0.1},
                       ups={"enabled": True, "p_rated_mw": 120.0, "e_rated_mwh": 10.0},
                       bess={"enabled": True, "p_rated_mw": 40.0, "e_rated_mwh": 20.0},
                       controller={"kind": "mpc"},
                       spec={"max_ramp_up_mw_per_s": 10.0, "max_ramp_down_mw_per_s": 10.0,
-                            "window_s": 5.0, "max_window_swing_mw": 10.0})
+                            "window_s": 5.0, "max_window_swing_mw": 10.0}), check=False)
         print(json.dumps(_case("mpc_combined_600s", sc, 0.4 * load[:n], dt, target_s=60.0)), flush=True)
 
 

@@ -30,19 +30,20 @@ from facility.config.schema import Scenario
 from facility.electrical.network import build_network
 from facility.electrical.powerflow import run_power_flow
 from facility.electrical.reference import run_timeseries_loop, runpp_loop
+from facility.scenario import resolve
 
 N_FEEDERS = 8
 
 
 def reference_case(n_steps: int, dt_s: float = 0.1, seed: int = 0):
     """Scenario, feeder peaks, (T, F) feeder load and storage powers of the reference site."""
-    sc = Scenario(
+    sc = resolve(Scenario(
         jobs=[{"n_gpus": 100_000, "gpu": "gb200"}],
         rack_storage={"enabled": True, "p_rated_mw": 40.0, "e_rated_mwh": 0.1},
         ups={"enabled": True, "p_rated_mw": 40.0, "e_rated_mwh": 10.0},
         bess={"enabled": True, "p_rated_mw": 40.0, "e_rated_mwh": 20.0},
         grid={"n_feeders": N_FEEDERS},
-    )
+    ), check=False)   # the library entries build_network takes
     peak = estimate_peak_site_mw(sc)
     rng = np.random.default_rng(seed)
     t = np.arange(n_steps) * dt_s
