@@ -7,11 +7,33 @@ history) under every deployable one, advances every storage's SoC with the
 shared bookkeeping of :mod:`facility.storage` (saturating, never an impossible SoC), switches
 the drawn load to the GPU-engaged site power when a storage nears a SoC bound (the paper's
 co-design, §IV-D) and runs the spectral monitor backstop (§IV-E). See docs/control.md.
+
+The names below load on first use (PEP 562): ``facility validate`` runs the controller's
+preconditions (:mod:`facility.control.checks`), which must not wait for the control loop's
+numba kernels and the MPC's optimizer.
 """
 
-from facility.control.monitor import BandLimit, MonitorPolicy, band_limits, band_peaks_mw
-from facility.control.result import ControlResult
-from facility.control.run import run_control
+import importlib
 
-__all__ = ["run_control", "ControlResult", "MonitorPolicy", "BandLimit", "band_limits",
-           "band_peaks_mw"]
+_WHERE = {
+    "run_control": "run",
+    "ControlResult": "result",
+    "MonitorPolicy": "monitor",
+    "BandLimit": "monitor",
+    "band_limits": "monitor",
+    "band_peaks_mw": "monitor",
+}
+
+__all__ = list(_WHERE)
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f"facility.control.{_WHERE[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'facility.control' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
