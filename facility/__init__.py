@@ -12,32 +12,46 @@ first and its start-up (``--help``, ``validate``) should not pay for pandapower 
 """
 
 import importlib
+import sys
+from typing import Callable, Mapping
 
 __version__ = "0.1.0"
 
-#: the face's names and the module each comes from
+
+def lazy_face(package: str, where: Mapping[str, str]) -> tuple[Callable, Callable]:
+    """The PEP 562 hooks of a package face whose names load on first use.
+
+    ``__getattr__, __dir__ = lazy_face(__name__, {"name": "module", ...})`` in a package's
+    ``__init__.py``: ``package.name`` imports ``package.module`` the first time it is asked for
+    and keeps the value on the package. Used where a light path of the CLI imports a package
+    whose names pull in heavy modules (pandapower, Pyomo, numba, matplotlib, pandas).
+    """
+    def __getattr__(name: str):
+        if name in where:
+            value = getattr(importlib.import_module(f"{package}.{where[name]}"), name)
+            setattr(sys.modules[package], name, value)
+            return value
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    def __dir__() -> list[str]:
+        return sorted(set(vars(sys.modules[package])) | set(where))
+
+    return __getattr__, __dir__
+
+
+#: the face's names and the module each comes from (they import pandapower and Pyomo: loaded
+#: on first use for the CLI's start-up time)
 _FACE = {
-    "load_scenario": "facility.scenario",
-    "scenario_from_dict": "facility.scenario",
-    "resolve": "facility.scenario",
-    "run_scenario": "facility.run",
-    "size_scenario": "facility.sizing",
-    "simulate_design": "facility.cosim",
-    "Results": "facility.cosim",
-    "ScenarioError": "facility.errors",
+    "load_scenario": "scenario",
+    "scenario_from_dict": "scenario",
+    "resolve": "scenario",
+    "run_scenario": "run",
+    "size_scenario": "sizing",
+    "simulate_design": "cosim",
+    "Results": "cosim",
+    "ScenarioError": "errors",
 }
 
-__all__ = ["__version__", *_FACE]
+__all__ = ["__version__", "lazy_face", *_FACE]
 
-
-def __getattr__(name: str):
-    # lazy: the CLI's start-up time (the face's modules import pandapower and Pyomo)
-    if name in _FACE:
-        value = getattr(importlib.import_module(_FACE[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'facility' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_FACE))
+__getattr__, __dir__ = lazy_face(__name__, _FACE)

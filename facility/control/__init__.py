@@ -13,7 +13,7 @@ preconditions (:mod:`facility.control.checks`), which must not wait for the cont
 numba kernels and the MPC's optimizer.
 """
 
-import importlib
+from facility import lazy_face
 
 _WHERE = {
     "run_control": "run",
@@ -27,13 +27,4 @@ _WHERE = {
 __all__ = list(_WHERE)
 
 
-def __getattr__(name: str):
-    if name in _WHERE:
-        value = getattr(importlib.import_module(f"facility.control.{_WHERE[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'facility.control' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_face(__name__, _WHERE)

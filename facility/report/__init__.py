@@ -6,7 +6,7 @@ modules (:mod:`facility.report.outdir`, :mod:`~facility.report.staging`,
 metrics, the electrical and grid-impact rows).
 """
 
-import importlib
+from facility import lazy_face
 
 _WHERE = {
     "atomic_dir": "io",
@@ -18,13 +18,4 @@ _WHERE = {
 __all__ = ["atomic_dir", "write_outputs", "write_json", "render_report"]
 
 
-def __getattr__(name: str):
-    if name in _WHERE:
-        value = getattr(importlib.import_module(f"facility.report.{_WHERE[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'facility.report' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_face(__name__, _WHERE)

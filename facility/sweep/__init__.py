@@ -11,7 +11,7 @@ Public API (the CLI's ``sweep`` subcommand uses the last two):
 See docs/studies.md for the definitions of the study quantities.
 """
 
-import importlib
+from facility import lazy_face
 
 # The names load on first use (PEP 562): the CLI's parser needs add_sweep_arguments only, and
 # the engine pulls in pandas and the study outputs (~0.5–3 s) that a `facility validate` or a
@@ -43,13 +43,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    if name in _WHERE:
-        value = getattr(importlib.import_module(f"facility.sweep.{_WHERE[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'facility.sweep' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_face(__name__, _WHERE)
