@@ -6,12 +6,10 @@ Like pandapower's std_types: a scenario names a type (``grid.trafo_type``,
 
 from __future__ import annotations
 
-import functools
-
 from pydantic import ValidationError
 
 from facility.config.files import is_explicit_path, shown
-from facility.config.library import MODELS_DIR, read_library
+from facility.config.library import MODELS_DIR, cached_by_reference, read_library
 from facility.config.messages import format_validation_error
 from facility.config.schema import F, StrictModel
 from facility.errors import ScenarioError
@@ -97,7 +95,7 @@ def _malformed(exc: Exception, sub: str, name: str, key: str) -> str:
     return f"{key} = {shown(name)}: {label}: {exc}"
 
 
-@functools.lru_cache(maxsize=64)
+@cached_by_reference
 def load_trafo_type(name: str, key: str = "grid.trafo_type") -> TrafoType:
     """Load a transformer type by name (file stem in ``models/trafos/``).
 
@@ -113,7 +111,7 @@ def load_trafo_type(name: str, key: str = "grid.trafo_type") -> TrafoType:
         raise ScenarioError(_malformed(exc, "trafos", name, key)) from None
 
 
-@functools.lru_cache(maxsize=64)
+@cached_by_reference
 def load_ups_type(name: str, key: str = "grid.ups_type") -> UpsType:
     """Load a UPS type by name (file stem in ``models/ups/``).
 

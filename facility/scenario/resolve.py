@@ -38,7 +38,6 @@ def loaded_library(scenario: Scenario) -> Library:
         lib = config_library(scenario, strict=False)
     g, gi = scenario.grid, scenario.grid_impact
     loaders = {
-        # called as the layers call them (an lru_cache tells f(x) from f(x, key=...))
         "trafo": (lambda: load_trafo_type(g.trafo_type)) if g.trafo_type else None,
         "lv_trafo": ((lambda: load_trafo_type(g.lv_trafo_type, key="grid.lv_trafo_type"))
                      if g.lv_trafo_type else None),
