@@ -34,6 +34,7 @@ __all__ = [
     "check_scenario",
     "check_supported",
     "config_problems",
+    "raise_problems",
     "check_time",
     "check_jobs",
     "check_failures",
@@ -315,5 +316,11 @@ def check_scenario(scenario: "Scenario", source: str = "<scenario>") -> None:
     problems = config_problems(scenario)
     if not problems:  # the run's preconditions, on a scenario that is consistent as written
         problems = [p for check in (check_storage_run, check_monitor, check_sizes) for p in check(scenario)]
+    raise_problems(problems, source)
+
+
+def raise_problems(problems: list[str], source: str) -> None:
+    """Raise one :class:`ScenarioError` listing ``problems``, each line prefixed with
+    ``source``; nothing when there are none."""
     if problems:
         raise ScenarioError("\n".join(f"{source}: {p}" for p in problems))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from facility.config.checks import check_supported, config_problems
+from facility.config.checks import check_supported, config_problems, raise_problems
 from facility.config.plausibility import plausibility_warnings
 from facility.config.preconditions import check_monitor, check_sizes, check_storage_run
 from facility.config.technology import cost_year_note
@@ -61,9 +61,7 @@ def check_all(s: "Scenario", lib: "Library", source: str = "<scenario>") -> None
         Any check failed.
     """
     check_supported(s, source)
-    problems = scenario_problems(s, lib)
-    if problems:
-        raise ScenarioError("\n".join(f"{source}: {p}" for p in problems))
+    raise_problems(scenario_problems(s, lib), source)
 
 
 def scenario_warnings(s: "Scenario") -> list[str]:
