@@ -34,7 +34,7 @@ from scipy import signal
 
 from facility.scenario import scenario_from_dict
 from facility.config.grid_impact import GridImpactConfig
-from facility.grid_impact import build_model, grid_impact_metrics
+from facility.grid_impact import build_model, grid_impact_metrics, load_section_models
 from facility.grid_impact.metrics import hold_factor
 from facility.workload import default_n_feeders, generate_load, site_power
 
@@ -84,7 +84,8 @@ def loop_responses(p_mw: np.ndarray, model, dt_s: float) -> np.ndarray:
 def main() -> int:
     p = site_mw()
     n = p.size
-    model = build_model(GridImpactConfig(enabled=True, generator_share_frac=0.3))
+    cfg = GridImpactConfig(enabled=True, generator_share_frac=0.3)
+    model = build_model(cfg, *load_section_models(cfg))
     best = np.inf
     for _ in range(3):
         t0 = time.perf_counter()

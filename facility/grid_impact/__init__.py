@@ -12,13 +12,13 @@ block, its compliance rows and the optimizer's per-bin caps), :mod:`~facility.gr
 """
 
 from facility.grid_impact.fatigue import miner_damage, rainflow_cycles
-from facility.grid_impact.library import list_mode_sets, list_shafts, load_mode_set, load_shaft
+from facility.grid_impact.library import list_mode_sets, list_shafts, load_mode_set, load_section_models, load_shaft
 from facility.grid_impact.metrics import (GridImpactModel, bin_caps_mw, bin_metrics, build_model,
                                           grid_impact_compliance, grid_impact_metrics)
 from facility.grid_impact.modal import Mode, ModeSet, mode_response, smib_mode
 from facility.grid_impact.shaft import ShaftModel
 
 __all__ = ["ShaftModel", "Mode", "ModeSet", "mode_response", "smib_mode", "rainflow_cycles",
-           "miner_damage", "list_shafts", "list_mode_sets", "load_shaft", "load_mode_set",
+           "miner_damage", "list_shafts", "list_mode_sets", "load_shaft", "load_mode_set", "load_section_models",
            "GridImpactModel", "build_model", "grid_impact_metrics", "grid_impact_compliance",
            "bin_caps_mw", "bin_metrics"]

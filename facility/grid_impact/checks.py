@@ -49,7 +49,7 @@ def check_grid_impact(s: "Scenario", lib: "Library") -> list[str]:
                        f"set file, e.g. one facility grid-modes wrote)")
     if not out:
         try:
-            torsional_band_min_hz(gi, connect_shaft(gi, lib.shaft))
+            torsional_band_min_hz(gi, connect_shaft(gi, lib.shaft, lib.mode_set))
         except ScenarioError as e:
             out.append(str(e))
     return out
@@ -62,7 +62,7 @@ def grid_impact_warnings(s: "Scenario") -> list[str]:
     if not gi.enabled or check_grid_impact(s, s.library):
         return []
     nyq = 0.5 / s.time.dt_s
-    above = [f for f in connect_shaft(gi, s.library.shaft).torsional_modes_hz() if f >= nyq]
+    above = [f for f in connect_shaft(gi, s.library.shaft, s.library.mode_set).torsional_modes_hz() if f >= nyq]
     if not above:
         return []
     return [f"grid_impact: torsional mode(s) at {', '.join(f'{f:.2f}' for f in above)} Hz lie above the "

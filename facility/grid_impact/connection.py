@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from facility.errors import ScenarioError
-from facility.grid_impact.library import _read
+from facility.grid_impact.modal import ModeSet
 from facility.grid_impact.shaft import ShaftModel
 
 __all__ = ["DEFAULT_SYNC_TORQUE_PU_PER_RAD", "DEFAULT_SWING_DAMPING_RATIO", "connect_shaft", "torsional_band_min_hz"]
@@ -34,17 +34,11 @@ DEFAULT_SYNC_TORQUE_PU_PER_RAD = 1.5
 DEFAULT_SWING_DAMPING_RATIO = 0.05
 
 
-def _smib(mode_set: str) -> dict:
-    try:
-        return dict(_read(mode_set).get("smib", {}))
-    except FileNotFoundError:
-        return {}
-
-
-def connection_params(cfg, shaft: ShaftModel) -> tuple[float, float, str]:
+def connection_params(cfg, shaft: ShaftModel, modes: ModeSet) -> tuple[float, float, str]:
     """(K_sync [pu/rad], D_e [pu torque / pu speed], where they come from) for a
-    :class:`~facility.config.grid_impact.GridImpactConfig` and a floating ``shaft``."""
-    smib = _smib(cfg.mode_set)
+    :class:`~facility.config.grid_impact.GridImpactConfig`, a floating ``shaft`` and the
+    section's mode set ``modes`` (its :attr:`~facility.grid_impact.modal.ModeSet.smib`)."""
+    smib = modes.smib
     if cfg.grid_sync_torque_pu_per_rad is not None:
         ks, src = float(cfg.grid_sync_torque_pu_per_rad), "grid_sync_torque_pu_per_rad"
     elif cfg.sync_coeff_gen_mw_per_rad is not None:
@@ -65,9 +59,10 @@ def connection_params(cfg, shaft: ShaftModel) -> tuple[float, float, str]:
     return ks, d, src
 
 
-def connect_shaft(cfg, shaft: ShaftModel) -> ShaftModel:
-    """``shaft`` with its generator connected as ``cfg`` (a ``GridImpactConfig``) says."""
-    ks, d, _ = connection_params(cfg, shaft)
+def connect_shaft(cfg, shaft: ShaftModel, modes: ModeSet) -> ShaftModel:
+    """``shaft`` with its generator connected as ``cfg`` (a ``GridImpactConfig``) and its mode
+    set ``modes`` say."""
+    ks, d, _ = connection_params(cfg, shaft, modes)
     if cfg.governor_droop_frac is not None and shaft.turbine_torque_frac is None:
         raise ScenarioError(f"grid_impact.governor_droop_frac needs the shaft model's turbine_torque_frac; "
                             f"{shaft.name} has none")

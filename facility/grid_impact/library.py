@@ -19,7 +19,7 @@ from facility.grid_impact.modal import Mode, ModeSet, Rest, calibrate_gain, hz_g
 from facility.grid_impact.shaft import ShaftModel
 
 __all__ = ["GRID_IMPACT_DIR", "list_shafts", "list_mode_sets", "load_shaft", "load_mode_set",
-           "mode_set_from_dict", "read_mode_set_file"]
+           "load_section_models", "mode_set_from_dict", "read_mode_set_file"]
 
 GRID_IMPACT_DIR = Path(__file__).resolve().parent.parent / "models" / "grid_impact"
 
@@ -80,6 +80,14 @@ def load_mode_set(name: str) -> ModeSet:
     return _mode_set_from_table(_check(name, "modes", "mode_set"), name)
 
 
+def load_section_models(cfg) -> tuple[ShaftModel, ModeSet]:
+    """The shaft (with the section's ``mech_damping_ratio``) and the mode set a
+    :class:`~facility.config.grid_impact.GridImpactConfig` names, looked up by name: for a
+    section built in code without a scenario (a resolved scenario carries both on
+    ``scenario.library``)."""
+    return load_shaft(cfg.shaft_model, cfg.mech_damping_ratio), load_mode_set(cfg.mode_set)
+
+
 def _mode_set_from_table(d: dict, name: str) -> ModeSet:
     if "derived" in d:
         return mode_set_from_dict(d, name)
@@ -87,7 +95,8 @@ def _mode_set_from_table(d: dict, name: str) -> ModeSet:
     if "smib" in d:
         m = d["smib"]
         return ModeSet(name, (smib_mode(h, s, m["ks_pu_per_rad"], m["d_pu"], m["share_frac"], f0),),
-                       d.get("description", ""))
+                       d.get("description", ""),
+                       smib={k: float(m[k]) for k in ("ks_pu_per_rad", "d_pu")})
     rows = d["modes"]
     if "calibrate_f_hz" in d:
         k = calibrate_gain(np.array([r["f_hz"] for r in rows]), np.array([r["damping_ratio"] for r in rows]),

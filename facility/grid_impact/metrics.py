@@ -135,7 +135,7 @@ def build_model(cfg, shaft: ShaftModel, modes: ModeSet) -> GridImpactModel:
                       ("n_endurance_cycles", cfg.sn_endurance_cycles)):
         if over is not None:
             sn[key] = float(over)
-    shaft = connect_shaft(cfg, shaft)
+    shaft = connect_shaft(cfg, shaft, modes)
     return GridImpactModel(shaft, modes, cfg.share_frac, sn, torsional_band_min_hz(cfg, shaft))
 
 
@@ -167,7 +167,7 @@ def bin_metrics(p_mw: np.ndarray, dt_s: float, model: GridImpactModel) -> dict:
     _, f, amp, _ = _spectrum(p_mw, dt_s)
     amp = amp * hold_factor(f, dt_s)
     ht = np.abs(model.torque_response(f)) * model.torsional(f)[None, :]
-    hm = np.abs(model.modes.frequency_response(f, "mw")[:len(model.modes.modes)])
+    hm = np.abs(model.modes.modes_response(f, "mw"))
     return {"shaft_bin_peak_torque_pu": float(np.max(amp[None, :] * ht)) if f.size else 0.0,
             "mode_bin_peak_mw": float(np.max(amp[None, :] * hm)) if f.size and hm.size else 0.0}
 
@@ -189,7 +189,7 @@ def bin_caps_mw(f_hz: np.ndarray, dt_s: float, model: GridImpactModel, max_shaft
             ht = np.abs(model.torque_response(f)).max(axis=0) * hold * model.torsional(f)
             cap = np.minimum(cap, max_shaft_torque_pu / ht)
         if max_mode_response_mw is not None and model.modes.modes:
-            hm = np.abs(model.modes.frequency_response(f, "mw")[:len(model.modes.modes)]).max(axis=0) * hold
+            hm = np.abs(model.modes.modes_response(f, "mw")).max(axis=0) * hold
             cap = np.minimum(cap, max_mode_response_mw / hm)
     return cap
 
@@ -224,14 +224,8 @@ def grid_impact_metrics(p_mw: np.ndarray, dt_s: float, model: GridImpactModel) -
     band = model.torsional(f)
     # ---- shaft: the whole section torque's spectrum, split at the torsional band's edge
     y = model.torque_response(f) * x[None, :]                        # (S, F)
-    kb = int(np.searchsorted(f, model.band_min_hz))                  # first bin of the band
-    y_part = np.zeros_like(y)
-    y_part[:, kb:] = y[:, kb:]
-    torque_band = np.fft.irfft(y_part, n, axis=1)
-    y_part[:, kb:] = 0.0
-    y_part[:, :kb] = y[:, :kb]
-    torque_qs = np.fft.irfft(y_part, n, axis=1)
-    del y_part
+    torque_band = np.fft.irfft(np.where(band, y, 0.0), n, axis=1)
+    torque_qs = np.fft.irfft(np.where(band, 0.0, y), n, axis=1)
     # bin amplitudes of each part: the spectrum of its (real, periodic) torque series, i.e. Y
     # with the imaginary part of the DC and (even N) Nyquist bins dropped, as irfft drops it
     yr = y.copy()

@@ -192,6 +192,10 @@ class ModeSet:
         Nominal frequency. [Hz]
     record : dict
         Provenance of a derived set (engine and version, case, buses, generator, method).
+    smib : dict
+        The single machine's connection a ``[smib]`` set is built from (``ks_pu_per_rad``
+        [pu torque / electrical rad], ``d_pu`` [pu torque / pu speed]); empty for other sets.
+        :func:`facility.grid_impact.connection.connection_params` connects the shaft with it.
     """
 
     name: str
@@ -200,6 +204,7 @@ class ModeSet:
     rest: Rest | None = None
     f0_hz: float = 60.0
     record: dict = field(default_factory=dict)
+    smib: dict = field(default_factory=dict)
 
     @property
     def row_names(self) -> list[str]:
@@ -211,9 +216,16 @@ class ModeSet:
         at the PCC: ``output`` 'mw' (generator power) [MW/MW], 'hz' (frequency deviation)
         [Hz/MW] or 'speed' (generator speed) [pu/MW]. One row per mode, and a last row
         'rest' when the set has a remainder (:attr:`row_names`)."""
-        out = [m.response(f_hz, output, self.f0_hz) for m in self.modes]
+        out = list(self.modes_response(f_hz, output))
         if self.rest is not None:
             out.append(self.rest.response(f_hz, output))
+        return np.array(out).reshape(len(out), -1)
+
+    def modes_response(self, f_hz: np.ndarray, output: str = "mw") -> np.ndarray:
+        """The modes' rows of :meth:`frequency_response` (modes, F), without the remainder
+        (which the limits on a mode's response do not read, and whose poles are the costly
+        part of a derived set's response)."""
+        out = [m.response(f_hz, output, self.f0_hz) for m in self.modes]
         return np.array(out).reshape(len(out), -1)
 
     def state_space(self, i: int, output: str = "mw"):

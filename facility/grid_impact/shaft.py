@@ -161,13 +161,11 @@ class ShaftModel:
         return self.sync_torque_pu_per_rad > 0.0
 
     def connect(self, sync_torque_pu_per_rad: float, grid_damping_pu: float,
-                governor_droop_frac: float | None = None, governor_time_constant_s: float = 0.5,
-                turbine_torque_frac: np.ndarray | None = None) -> "ShaftModel":
+                governor_droop_frac: float | None = None, governor_time_constant_s: float = 0.5) -> "ShaftModel":
         """This shaft with its generator connected to the grid (see the module docstring)."""
-        frac = self.turbine_torque_frac if turbine_torque_frac is None else turbine_torque_frac
         return replace(self, sync_torque_pu_per_rad=float(sync_torque_pu_per_rad),
                        grid_damping_pu=float(grid_damping_pu), governor_droop_frac=governor_droop_frac,
-                       governor_time_constant_s=float(governor_time_constant_s), turbine_torque_frac=frac)
+                       governor_time_constant_s=float(governor_time_constant_s))
 
     def stiffness_matrix(self) -> np.ndarray:
         """K (n, n): the chain's Laplacian, plus K_sync at the generator when connected.

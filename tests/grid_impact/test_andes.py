@@ -37,9 +37,9 @@ def test_a_derived_set_predicts_andes_time_domain(table):
     sim = simulate_input(c, t, dp, 0.02)
     ts = sim["t_s"]
     dpi = np.interp(ts, t, dp)
-    pe = compare(ts, sim["pe_mw"], predict(ms, ts, dpi, "mw"))
-    sp = compare(ts, sim["speed_pu"], predict(ms, ts, dpi, "speed"))
-    hz = compare(ts, sim["hz"], predict(ms, ts, dpi, "hz"))
+    pe = compare(sim["pe_mw"], predict(ms, ts, dpi, "mw"))
+    sp = compare(sim["speed_pu"], predict(ms, ts, dpi, "speed"))
+    hz = compare(sim["hz"], predict(ms, ts, dpi, "hz"))
     assert pe["peak_andes"] > 5.0                                        # the input moves the machine
     for cmp in (pe, sp, hz):
         assert cmp["peak_gap_frac"] < 0.25 and cmp["rms_gap_frac"] < 0.25, cmp

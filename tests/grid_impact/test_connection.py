@@ -10,8 +10,9 @@ from scipy import signal
 
 from facility.config.grid_impact import GridImpactConfig
 from facility.errors import ScenarioError
-from facility.grid_impact import build_model, grid_impact_metrics, load_mode_set, load_shaft, smib_mode
-from facility.grid_impact.connection import DEFAULT_SWING_DAMPING_RATIO, connection_params
+from facility.grid_impact import (build_model, grid_impact_metrics, load_mode_set, load_section_models, load_shaft,
+                                  smib_mode)
+from facility.grid_impact.connection import DEFAULT_SWING_DAMPING_RATIO, connect_shaft, connection_params
 from facility.grid_impact.library import _read
 from facility.grid_impact.metrics import bin_caps_mw, bin_metrics, section_torque
 from facility.grid_impact.shaft import ShaftModel
@@ -110,7 +111,7 @@ def test_frequency_response_of_the_connected_shaft_matches_its_state_space():
 
 def _model(**kw):
     cfg = GridImpactConfig(enabled=True, generator_share_frac=0.3, mech_damping_ratio=0.01, **kw)
-    return build_model(cfg, load_shaft(cfg.shaft_model, cfg.mech_damping_ratio), load_mode_set(cfg.mode_set))
+    return build_model(cfg, *load_section_models(cfg))
 
 
 def test_band_and_quasi_static_parts_sum_and_limits_read_the_band():
@@ -163,19 +164,44 @@ def test_the_quasi_static_part_of_a_floating_shaft_is_the_inertia_split():
 
 def test_connection_sources():
     shaft = load_shaft("ieee_fbm")
-    ks, d, src = connection_params(GridImpactConfig(enabled=True, generator_share_frac=0.3), shaft)
+    cfg = GridImpactConfig(enabled=True, generator_share_frac=0.3)
+    ks, d, src = connection_params(cfg, shaft, load_mode_set(cfg.mode_set))
     h = shaft.h_s.sum()
     assert (ks, src) == (1.5, "default")
     assert d == pytest.approx(0.05 * 4 * h * np.sqrt(1.5 * W0 / (2 * h)))
     ks, d, src = connection_params(GridImpactConfig(enabled=True, generator_share_frac=0.3, mode_set="smib_example"),
-                                   shaft)
+                                   shaft, load_mode_set("smib_example"))
     smib = _read("smib_example")["smib"]
     assert (ks, d) == (smib["ks_pu_per_rad"], smib["d_pu"])
     # the generator and the rest of the network in series through the PCC: 1/Ks = 1/Kg + 1/Kr
     cfg = GridImpactConfig(enabled=True, sync_coeff_gen_mw_per_rad=2000.0, sync_coeff_rest_mw_per_rad=6000.0)
-    assert connection_params(cfg, shaft)[0] == pytest.approx(1500.0 / 892.4)
+    assert connection_params(cfg, shaft, load_mode_set(cfg.mode_set))[0] == pytest.approx(1500.0 / 892.4)
     cfg = GridImpactConfig(enabled=True, generator_share_frac=0.3, grid_sync_torque_pu_per_rad=2.0, grid_damping_pu=3.0)
-    assert connection_params(cfg, shaft)[:2] == (2.0, 3.0)
+    assert connection_params(cfg, shaft, load_mode_set(cfg.mode_set))[:2] == (2.0, 3.0)
+
+
+def test_a_smib_mode_set_given_by_its_path_connects_the_shaft_with_its_own_numbers(tmp_path):
+    """The connection reads the [smib] table of the mode set the section uses (a file of
+    one's own included), not a bundled file looked up again by name: the shaft and the mode
+    set see the same machine."""
+    import tomli_w
+
+    d = dict(_read("smib_example"))
+    d["smib"] = {**d["smib"], "ks_pu_per_rad": 3.0, "d_pu": 7.0}
+    f = tmp_path / "smib_mine.toml"
+    f.write_bytes(tomli_w.dumps(d).encode())
+    cfg = GridImpactConfig(enabled=True, generator_share_frac=0.3, mode_set=str(f))
+    shaft, modes = load_section_models(cfg)
+    assert modes.smib == {"ks_pu_per_rad": 3.0, "d_pu": 7.0}
+    ks, d_e, src = connection_params(cfg, shaft, modes)
+    assert (ks, d_e, src) == (3.0, 7.0, f"mode set {f}")
+    # the model's shaft is the one connected with those numbers given as keys
+    keys = cfg.model_copy(update={"grid_sync_torque_pu_per_rad": 3.0, "grid_damping_pu": 7.0})
+    same = connect_shaft(keys, shaft, load_mode_set("smib_example"))
+    got = build_model(cfg, shaft, modes).shaft
+    assert got.electromechanical_mode_hz() == pytest.approx(same.electromechanical_mode_hz(), rel=1e-12)
+    assert got.electromechanical_mode_hz() != pytest.approx(
+        connect_shaft(cfg, shaft, load_mode_set("smib_example")).electromechanical_mode_hz(), rel=1e-3)
 
 
 def test_band_edge_outside_the_modes_is_a_scenario_error():

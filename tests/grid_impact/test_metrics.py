@@ -6,13 +6,13 @@ import pytest
 from pydantic import ValidationError
 
 from facility.config.grid_impact import GridImpactConfig
-from facility.grid_impact import bin_caps_mw, bin_metrics, build_model, grid_impact_metrics, load_mode_set, load_shaft
+from facility.grid_impact import bin_caps_mw, bin_metrics, build_model, grid_impact_metrics, load_section_models
 from facility.grid_impact.modal import mode_response
 
 
 def _build(cfg):
     """The model of a section built in code (its shaft and mode set looked up by name)."""
-    return build_model(cfg, load_shaft(cfg.shaft_model, cfg.mech_damping_ratio), load_mode_set(cfg.mode_set))
+    return build_model(cfg, *load_section_models(cfg))
 
 
 @pytest.fixture(scope="module")

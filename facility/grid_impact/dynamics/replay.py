@@ -100,7 +100,7 @@ def predict(mode_set, t_s: np.ndarray, dp_mw: np.ndarray, output: str = "mw") ->
     return np.interp(t_s, tu, y)
 
 
-def compare(t_s: np.ndarray, andes: np.ndarray, modes: np.ndarray) -> dict:
+def compare(andes: np.ndarray, modes: np.ndarray) -> dict:
     """Peaks of both and their gap: peak_andes, peak_modes, peak_gap_frac = |peak_modes /
     peak_andes − 1|, rms_gap_frac = rms(modes − andes) / rms(andes)."""
     pa, pm = float(np.max(np.abs(andes))), float(np.max(np.abs(modes)))
@@ -162,9 +162,9 @@ def replay_run(run_dir, case: str, bus, observe: str, window: tuple[float, float
         "andes_wall_s": sim["wall_s"], "dp_peak_mw": float(np.max(np.abs(dp))),
         "pe_peak_andes_mw": 0.0, "pe_peak_modes_mw": 0.0, "speed_peak_andes_pu": 0.0, "speed_peak_modes_pu": 0.0,
     }
-    pe = compare(ts, sim["pe_mw"], pe_m)
-    sp = compare(ts, sim["speed_pu"], w_m)
-    fq = compare(ts, sim["hz"], hz_m)
+    pe = compare(sim["pe_mw"], pe_m)
+    sp = compare(sim["speed_pu"], w_m)
+    fq = compare(sim["hz"], hz_m)
     summary.update(pe_peak_andes_mw=pe["peak_andes"], pe_peak_modes_mw=pe["peak_modes"],
                    pe_peak_gap_frac=pe["peak_gap_frac"], pe_rms_gap_frac=pe["rms_gap_frac"],
                    speed_peak_andes_pu=sp["peak_andes"], speed_peak_modes_pu=sp["peak_modes"],
