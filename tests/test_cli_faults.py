@@ -399,7 +399,7 @@ def test_an_events_json_larger_than_the_free_space_is_refused_before_the_run(tmp
     import facility.scenario.resources as res
     import facility.run.orchestrator as sim
 
-    monkeypatch.setattr(res, "_free_bytes", lambda path: 5_000_000)
+    monkeypatch.setattr(res, "free_bytes", lambda path: 5_000_000)
     monkeypatch.setattr(sim, "run_scenario", lambda *a, **k: pytest.fail("the run started"))
     out = tmp_path / "r"
     assert main(["run", str(_crash_scenario(tmp_path, 1200)), "--out", str(out)]) == 2

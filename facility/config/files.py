@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import stat
 import tomllib
 from pathlib import Path
@@ -61,6 +62,7 @@ __all__ = [
     "read_toml",
     "check_depth",
     "is_explicit_path",
+    "free_bytes",
 ]
 
 #: Largest scenario or library TOML file read. [bytes] (a scenario is a few kB)
@@ -284,3 +286,16 @@ def is_explicit_path(name: str) -> bool:
     """Whether a library reference is a path (has a folder separator or ends in ``.toml``)
     rather than a name in ``models/``."""
     return "/" in name or os.sep in name or name.lower().endswith(".toml")
+
+
+def free_bytes(path: str | os.PathLike) -> int | None:
+    """Space an unprivileged writer has left on the file system of ``path`` (its first existing
+    ancestor, ``~`` expanded): ``shutil.disk_usage``'s ``free``, ``f_bavail * f_frsize``.
+    [bytes] (None when unknown)"""
+    p = Path(path).expanduser().absolute()
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    try:
+        return int(shutil.disk_usage(p).free)
+    except OSError:
+        return None

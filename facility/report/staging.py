@@ -31,6 +31,7 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
+from facility.config.files import free_bytes
 from facility.errors import ResourceError, ScenarioError
 from facility.report.marks import TMP_MARKER, owned_file, sidecar_path, write_sidecar
 from facility.report.outdir import output_kind
@@ -77,19 +78,6 @@ def make_temp_dir(final: Path, tag: str = "tmp") -> Path:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return tmp
-
-
-def free_bytes(path: Path) -> int | None:
-    """Space an unprivileged writer has left on the file system of ``path`` (its first existing
-    ancestor). [bytes] (None when unknown)"""
-    p = Path(path)
-    while not p.exists() and p != p.parent:
-        p = p.parent
-    try:
-        st = os.statvfs(p)
-    except (OSError, AttributeError):
-        return None
-    return int(st.f_bavail * st.f_frsize)
 
 
 def _size_text(n: int | None) -> str:

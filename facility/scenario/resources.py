@@ -41,11 +41,10 @@ rack groups, feeders and trace replay grids the run will allocate).
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+from facility.config.files import free_bytes
 from facility.config.preconditions import lp_size, n_steps
 from facility.config.resolved import job_gpu
 from facility.errors import ResourceError, ScenarioError
@@ -453,7 +452,7 @@ def check_disk_space(est: ResourceEstimate, out, flag: str = "--out") -> None:
     """
     if est.events_bytes < 1e6:
         return
-    free = _free_bytes(out)
+    free = free_bytes(out)
     if free is not None and est.events_bytes > free:
         raise ResourceError(
             f"{flag} {out}: the run would write an events.json of ~{_fmt_bytes(est.events_bytes)} "
@@ -461,14 +460,3 @@ def check_disk_space(est: ResourceEstimate, out, flag: str = "--out") -> None:
             f"{_fmt_bytes(free)} free; free space, choose another {flag}, or make fewer crashes "
             f"(jobs.*.failures.rate_per_gpu_h, n_gpus, restart_after_s, time.horizon_s)")
 
-
-def _free_bytes(path) -> int | None:
-    """Free space for an unprivileged writer on the file system of ``path`` (its first existing
-    ancestor, ``~`` expanded). [bytes] (None when unknown)"""
-    p = Path(path).expanduser().absolute()
-    while not p.exists() and p != p.parent:
-        p = p.parent
-    try:
-        return int(shutil.disk_usage(p).free)
-    except OSError:
-        return None
