@@ -350,7 +350,10 @@ def _cmd_export_net(args) -> int:
 
 
 def _cmd_models(args) -> int:
-    from facility.config.library import list_gpus, list_specs, load_gpu, load_spec_table, read_library, spec_limits_text
+    from facility.config.library import list_gpus, list_specs, load_gpu, read_library, spec_limit_keys, spec_limits_text
+    from facility.config.messages import format_validation_error
+    from facility.config.schema import SpecConfig
+    from pydantic import ValidationError
 
     print("GPU models (models/gpus/):")
     for name in list_gpus():
@@ -359,9 +362,14 @@ def _cmd_models(args) -> int:
               f"{'floor %g-%g of TDP' % (g.min_floor_frac, g.max_floor_frac) if g.supports_power_smoothing else 'no'}")
     print("utility specs (models/specs/; spec = NAME or spec.base = NAME), with their limits:")
     for name in list_specs():
-        desc = read_library("specs", name, "utility spec", "spec.base")[0].get("description", "")
+        data, label = read_library("specs", name, "utility spec", "spec.base")
+        try:
+            spec = SpecConfig(**spec_limit_keys(data))
+        except ValidationError as exc:      # a broken file in models/specs/: its errors, no traceback
+            raise ScenarioError(format_validation_error(exc, label, SpecConfig)) from None
+        desc = data.get("description", "")
         print(f"  {name}" + (f": {desc}" if desc else ""))
-        for line in spec_limits_text(load_spec_table(name)):
+        for line in spec_limits_text(spec):
             print(f"      {line}")
     from facility.config.technology import COST_YEAR_POLICY, list_technologies, load_technology
 

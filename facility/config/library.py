@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import inspect
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -17,8 +18,11 @@ from facility.config.messages import format_validation_error
 from facility.config.schema_base import F, StrictModel
 from facility.errors import ScenarioError
 
+if TYPE_CHECKING:
+    from facility.config.schema import SpecConfig
+
 __all__ = ["MODELS_DIR", "GpuModel", "list_gpus", "list_specs", "load_gpu", "load_spec_table",
-           "library_file", "read_library", "spec_limits_text", "cached_by_reference"]
+           "spec_limit_keys", "library_file", "read_library", "spec_limits_text", "cached_by_reference"]
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 
@@ -168,39 +172,43 @@ def _malformed(exc: ValidationError, sub: str, name: str, key: str, model) -> st
             f"table:\n" + format_validation_error(exc, _label(sub, name), model))
 
 
-def load_spec_table(name: str, key: str = "spec.base") -> dict:
-    """The limit keys of a library spec, without its ``description`` and ``source``."""
-    data = _read("specs", name, "utility spec", key)
+def spec_limit_keys(data: dict) -> dict:
+    """The limit keys of a spec file's table (the keys of
+    :class:`~facility.config.schema.SpecConfig`), without its ``description`` and ``source``."""
     return {k: v for k, v in data.items() if k not in ("description", "source", "name")}
 
 
-def spec_limits_text(table: dict) -> list[str]:
-    """The limits of a spec table (:func:`load_spec_table`), one short phrase each, with units:
+def load_spec_table(name: str, key: str = "spec.base") -> dict:
+    """The limit keys of a library spec, without its ``description`` and ``source``."""
+    return spec_limit_keys(_read("specs", name, "utility spec", key))
+
+
+def spec_limits_text(spec: "SpecConfig") -> list[str]:
+    """The limits of a spec, one short phrase each, with units:
     ``max_window_swing_mw <= 10 MW (window_s 5 s)``, a band's peak limit, the ride-through
-    curve. The band and window keys are shown with the limit they qualify."""
-    t = dict(table)
+    curve (and its recovery when the spec sets one). The band and window keys are shown with
+    the limit they qualify, as the spec holds them (its defaults where the file sets none)."""
     out = []
     for k in ("max_ramp_up_mw_per_s", "max_ramp_down_mw_per_s"):
-        if k in t:
-            out.append(f"{k} <= {t[k]:g} MW/s (ramp_window_s {t.get('ramp_window_s', 1.0):g} s)")
-    if "max_ramp_mw_per_min" in t:
-        out.append(f"max_ramp_mw_per_min <= {t['max_ramp_mw_per_min']:g} MW/min (60 s window)")
-    if "max_window_swing_mw" in t:
-        out.append(f"max_window_swing_mw <= {t['max_window_swing_mw']:g} MW (window_s {t.get('window_s', 5.0):g} s)")
-    band = f"{t.get('band_min_hz', 0.1):g}-{t.get('band_max_hz', 20.0):g} Hz"
-    if "max_band_energy_frac" in t:
-        out.append(f"max_band_energy_frac <= {t['max_band_energy_frac']:g} (band {band})")
-    if "max_band_peak_mw" in t:
-        out.append(f"max_band_peak_mw <= {t['max_band_peak_mw']:g} MW (band {band})")
-    if "max_dynamic_range_mw" in t:
-        out.append(f"max_dynamic_range_mw <= {t['max_dynamic_range_mw']:g} MW")
-    for b in t.get("bands") or []:
-        out.append(f"band {b.get('name', '?')}: FFT-bin peak <= {b['max_peak_mw']:g} MW in "
-                   f"{b['min_hz']:g}-{b['max_hz']:g} Hz")
-    rt = t.get("ride_through")
-    if rt:
-        curve = ", ".join(f">= {s:g} s below {v:g} pu" for v, s in
-                          zip(rt.get("band_max_vm_pu", []), rt.get("band_min_ride_s", [])))
-        out.append(f"ride_through: stay connected {curve}; recover to {rt.get('recovery_frac', 0.9):g} of "
-                   f"the pre-event power within {rt.get('max_recovery_s', 0):g} s")
+        if getattr(spec, k) is not None:
+            out.append(f"{k} <= {getattr(spec, k):g} MW/s (ramp_window_s {spec.ramp_window_s:g} s)")
+    if spec.max_ramp_mw_per_min is not None:
+        out.append(f"max_ramp_mw_per_min <= {spec.max_ramp_mw_per_min:g} MW/min (60 s window)")
+    if spec.max_window_swing_mw is not None:
+        out.append(f"max_window_swing_mw <= {spec.max_window_swing_mw:g} MW (window_s {spec.window_s:g} s)")
+    band = f"{spec.band_min_hz:g}-{spec.band_max_hz:g} Hz"
+    if spec.max_band_energy_frac is not None:
+        out.append(f"max_band_energy_frac <= {spec.max_band_energy_frac:g} (band {band})")
+    if spec.max_band_peak_mw is not None:
+        out.append(f"max_band_peak_mw <= {spec.max_band_peak_mw:g} MW (band {band})")
+    if spec.max_dynamic_range_mw is not None:
+        out.append(f"max_dynamic_range_mw <= {spec.max_dynamic_range_mw:g} MW")
+    for b in spec.bands:
+        out.append(f"band {b.name}: FFT-bin peak <= {b.max_peak_mw:g} MW in {b.min_hz:g}-{b.max_hz:g} Hz")
+    rt = spec.ride_through
+    if rt is not None:
+        curve = ", ".join(f">= {s:g} s below {v:g} pu" for v, s in zip(rt.band_max_vm_pu, rt.band_min_ride_s))
+        recover = ("" if rt.recovery_frac is None else
+                   f"; recover to {rt.recovery_frac:g} of the pre-event power within {rt.max_recovery_s:g} s")
+        out.append(f"ride_through: stay connected {curve}{recover}")
     return out or ["(no limit)"]

@@ -235,6 +235,24 @@ def test_facility_models_shows_each_specs_limits(capsys):
     assert "max_band_energy_frac <= 0.2 (band 0.1-20 Hz)" in text         # paper_example
 
 
+def test_facility_models_shows_a_ride_through_without_recovery_without_inventing_one(tmp_path, capsys, monkeypatch):
+    """A ride-through curve without recovery_frac / max_recovery_s has no recovery row
+    (RideThroughSpec): the listing showed "recover to 0.9 ... within 0 s" for it."""
+    import facility.config.library as lib
+    from facility.cli import main
+
+    spec = tmp_path / "curve_only.toml"
+    spec.write_text('description = "curve only"\nmax_ramp_up_mw_per_s = 3.0\n'
+                    '[ride_through]\nband_max_vm_pu = [0.5]\nband_min_ride_s = [0.2]\n')
+    monkeypatch.setattr(lib, "list_specs", lambda: [str(spec)])
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    text = out[out.index("utility specs"):out.index("storage technologies")]
+    assert "max_ramp_up_mw_per_s <= 3 MW/s (ramp_window_s 1 s)" in text   # the schema's default window
+    assert "      ride_through: stay connected >= 0.2 s below 0.5 pu\n" in text
+    assert "recover to" not in text
+
+
 def test_a_cycle_life_whose_degradation_price_is_out_of_range_is_blamed_on_cycle_life(tmp_path):
     """A technology's derived degradation price (1000 c_E / (N d)) past what the key accepts
     is refused naming cycle_life, the value that gives it and the least cycle life it needs
