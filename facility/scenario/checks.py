@@ -22,10 +22,9 @@ from facility.config.preconditions import check_monitor, check_sizes, check_stor
 from facility.config.technology import cost_year_note
 from facility.control.checks import check_controller_run
 from facility.electrical.checks import check_grid, check_grid_events
-from facility.errors import ScenarioError
 from facility.grid_impact.checks import check_grid_impact, grid_impact_warnings
-from facility.workload.checks import check_job_timing, check_trace_files, trace_summaries
-from facility.workload.trace_checks import inspect_job_trace
+from facility.workload.checks import check_job_timing, check_trace_files, job_traces, trace_summaries
+from facility.workload.trace_checks import trace_warnings
 
 if TYPE_CHECKING:
     from facility.config.resolved import Library
@@ -75,13 +74,8 @@ def scenario_warnings(s: "Scenario") -> list[str]:
     report.html (the report's Design table shows the cost years). ``s``: a resolved scenario.
     """
     out = []
-    for i, job in enumerate(s.jobs):
-        if job.workload == "trace" and job.trace_file:
-            try:
-                _, found = inspect_job_trace(job, f"jobs.{i}", s)
-            except ScenarioError:
-                continue   # reported by the checks
-            out.extend(found)
+    for key, job, tr in job_traces(s):    # an unreadable trace: reported by the checks
+        out.extend(trace_warnings(tr, job, key, s))
     years = cost_year_note({u: getattr(c, "cost_year", None) for u, c in s.storage_units().items()})
     if years:
         out.append(f"storage: {years}")

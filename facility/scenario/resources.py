@@ -46,11 +46,9 @@ from typing import TYPE_CHECKING
 
 from facility.config.files import free_bytes
 from facility.config.preconditions import lp_size, n_steps
-from facility.config.resolved import job_gpu
 from facility.errors import ResourceError, ScenarioError
-from facility.workload.checks import total_groups
+from facility.workload.checks import job_traces, total_groups
 from facility.workload.groups import default_n_feeders
-from facility.workload.trace_checks import job_trace
 from facility.workload.trace_grid import REPLAY_ARRAYS, replay_points
 
 try:
@@ -261,13 +259,7 @@ def trace_replay_points(s: "Scenario") -> int:
     """Points of the uniform grids the trace jobs are replayed on (each file once; a trace that
     cannot be read counts 0: the checks report it). [-]"""
     seen = {}
-    for i, job in enumerate(s.jobs):
-        if job.workload != "trace" or not job.trace_file:
-            continue
-        try:
-            tr = job_trace(job, f"jobs.{i}", job_gpu(s, i))
-        except (ScenarioError, OSError, ValueError):
-            continue
+    for _, _, tr in job_traces(s, skip=(ScenarioError, OSError, ValueError)):
         seen[tr.info.path] = replay_points(float(tr.t_s[-1]), tr.info.median_interval_s)
     return int(sum(seen.values()))
 

@@ -34,6 +34,7 @@ __all__ = [
     "MAX_GROUP_STEPS",
     "MAX_ITERATION_CELLS",
     "check_trace_files",
+    "job_traces",
     "trace_summaries",
     "job_groups",
     "total_groups",
@@ -81,17 +82,25 @@ def check_trace_files(s: "Scenario", lib: "Library") -> list[str]:
     return out
 
 
+def job_traces(s: "Scenario", skip: tuple[type[BaseException], ...] = (ScenarioError,)):
+    """``(key, job, trace)`` of every trace job, its trace read as the replay reads it
+    (:func:`~facility.workload.trace_checks.job_trace`, the GPU model of
+    :func:`~facility.config.resolved.job_gpu`); a job whose model or trace fails with one of
+    ``skip`` is left out (:func:`check_trace_files` and the config checks report it)."""
+    for i, job in enumerate(s.jobs):
+        if job.workload != "trace" or not job.trace_file:
+            continue
+        key = f"jobs.{i}"
+        try:
+            tr = job_trace(job, key, job_gpu(s, i))
+        except skip:
+            continue
+        yield key, job, tr
+
+
 def trace_summaries(s: "Scenario") -> list[str]:
     """One line per trace job: what its file holds (GPUs, polls, interval, sensor)."""
-    out = []
-    for i, job in enumerate(s.jobs):
-        if job.workload == "trace" and job.trace_file:
-            try:
-                tr = job_trace(job, f'jobs.{i}', job_gpu(s, i))
-                out.append(f"jobs.{i}.trace_file: {tr.info.summary()}")
-            except ScenarioError:
-                continue
-    return out
+    return [f"{key}.trace_file: {tr.info.summary()}" for key, _, tr in job_traces(s)]
 
 
 def job_groups(job, gpu) -> tuple[int, int]:
