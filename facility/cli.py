@@ -68,11 +68,12 @@ def _load(args):
     from facility.scenario.resources import check_resources
 
     s = load_scenario(args.scenario, args.overrides)
+    from facility.config.checks import raise_problems
     from facility.config.plausibility import implausible_errors
 
     bad = implausible_errors(s)
-    if bad and not getattr(args, "allow_implausible", False):
-        raise ScenarioError("\n".join(f"{args.scenario}: {b}" for b in bad))
+    if not getattr(args, "allow_implausible", False):
+        raise_problems(bad, str(args.scenario))
     est = check_resources(s, getattr(args, "max_memory_gib", None), source=str(args.scenario))
     if args.command in ("run", "size"):
         from facility.scenario.resources import check_disk_space
