@@ -13,7 +13,6 @@ May import: :mod:`facility.config`, :mod:`facility.errors` and :mod:`facility.wo
 from __future__ import annotations
 
 import logging
-import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -23,7 +22,7 @@ from facility.config.preconditions import n_steps
 from facility.config.resolved import job_gpu
 from facility.errors import ScenarioError
 from facility.workload.archetypes import ARCHETYPES, SHAPE_DEFAULTS, resolve_job_params
-from facility.workload.groups import MAX_DEFAULT_GROUPS, assign_feeders, default_n_feeders, group_gpu_counts
+from facility.workload.groups import assign_feeders, default_n_feeders, group_gpu_counts, rack_groups
 from facility.workload.trace_checks import job_trace
 
 if TYPE_CHECKING:
@@ -105,10 +104,7 @@ def trace_summaries(s: "Scenario") -> list[str]:
 
 def job_groups(job, gpu) -> tuple[int, int]:
     """(rack groups, racks) of a job, as :func:`~facility.workload.groups.group_gpu_counts`."""
-    per_rack = job.gpus_per_rack or gpu.gpus_per_rack
-    racks = math.ceil(job.n_gpus / per_rack)
-    g = min(MAX_DEFAULT_GROUPS, racks) if job.n_rack_groups is None else job.n_rack_groups
-    return g, racks
+    return rack_groups(job.n_gpus, job.gpus_per_rack or gpu.gpus_per_rack, job.n_rack_groups)
 
 
 def total_groups(s: "Scenario", lib: "Library") -> int:

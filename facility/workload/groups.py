@@ -8,11 +8,19 @@ import numpy as np
 
 from facility.errors import ScenarioError
 
-__all__ = ["MAX_DEFAULT_GROUPS", "MAX_DEFAULT_FEEDERS", "group_gpu_counts", "assign_feeders",
+__all__ = ["MAX_DEFAULT_GROUPS", "MAX_DEFAULT_FEEDERS", "rack_groups", "group_gpu_counts", "assign_feeders",
            "default_n_feeders"]
 
 MAX_DEFAULT_GROUPS = 64
 MAX_DEFAULT_FEEDERS = 8
+
+
+def rack_groups(n_gpus: int, gpus_per_rack: int, n_rack_groups: int | None) -> tuple[int, int]:
+    """``(G, n_racks)``: the rack groups of a job (``n_rack_groups``, or None =
+    ``min(64, n_racks)``) and its racks, ``ceil(n_gpus / gpus_per_rack)`` (the last one may be
+    partly filled). G is not checked against the racks: :func:`group_gpu_counts` refuses more."""
+    n_racks = math.ceil(n_gpus / gpus_per_rack)
+    return (min(MAX_DEFAULT_GROUPS, n_racks) if n_rack_groups is None else n_rack_groups), n_racks
 
 
 def group_gpu_counts(n_gpus: int, gpus_per_rack: int, n_rack_groups: int | None,
@@ -39,8 +47,7 @@ def group_gpu_counts(n_gpus: int, gpus_per_rack: int, n_rack_groups: int | None,
     numpy.ndarray of int, shape (G,)
         GPUs per group.
     """
-    n_racks = math.ceil(n_gpus / gpus_per_rack)
-    g = min(MAX_DEFAULT_GROUPS, n_racks) if n_rack_groups is None else n_rack_groups
+    g, n_racks = rack_groups(n_gpus, gpus_per_rack, n_rack_groups)
     if g > n_racks:
         raise ScenarioError(
             f"{key}.n_rack_groups = {g} exceeds the job's {n_racks} rack(s) "
