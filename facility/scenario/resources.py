@@ -234,6 +234,7 @@ def estimate_resources(s: "Scenario") -> ResourceEstimate:
     trace_b = trace_file_bytes(s)
     replay = trace_replay_points(s)
     crashes = expected_crashes(s)
+    strategy = lp_strategy(s)
     parts = {
         "base": BASE_B,
         "steps": T * (PER_STEP_B + S * PER_STORAGE_STEP_B + F * PER_FEEDER_STEP_B),
@@ -246,13 +247,13 @@ def estimate_resources(s: "Scenario") -> ResourceEstimate:
     }
     mem = sum(parts.values())
     t = (_BASE_S + T * _PER_STEP_S * (1 + 0.2 * (S + F)) + float(G) * T * _PER_CELL_S * (1 + passes)
-         + _lp_time_s(s, n_lp) + len(s.jobs) * _PER_JOB_S + crashes * _PER_CRASH_S
+         + _lp_time_s(s, n_lp, strategy) + len(s.jobs) * _PER_JOB_S + crashes * _PER_CRASH_S
          + replay * _PER_REPLAY_POINT_S)
     return ResourceEstimate(memory_gib=mem / _GIB, time_s=t, n_steps=T, n_groups=G, n_storages=S,
                             n_feeders=F, n_lp_variables=n_lp, trace_bytes=trace_b,
                             parts_gib={k: v / _GIB for k, v in parts.items()}, replay_points=int(replay),
                             n_crashes=crashes, events_bytes=crashes * EVENTS_JSON_PER_CRASH_B,
-                            strategy=lp_strategy(s))
+                            strategy=strategy)
 
 
 def trace_replay_points(s: "Scenario") -> int:
@@ -303,13 +304,13 @@ def trace_file_bytes(s: "Scenario") -> int:
     return sum(size for _, size in seen)
 
 
-def _lp_time_s(s: "Scenario", n_lp: int) -> float:
-    """The optimizer's share of the wall time, by the strategy it will take (:func:`lp_strategy`):
+def _lp_time_s(s: "Scenario", n_lp: int, strategy: str) -> float:
+    """The optimizer's share of the wall time, by the strategy it will take (``strategy``,
+    :func:`lp_strategy` of ``s``):
     the interior strategy about linear in the LP's variables (a hybrid: the first candidate
     alone, then at most the hybrid LP), the full LP's simplex faster than linear past
     :data:`_SIMPLEX_LINEAR_STEPS`, or the MPC's re-plans (one small LP every
     ``controller.replan_s``; measured ~50 us per variable). [s]"""
-    strategy = lp_strategy(s)
     if strategy == "mpc":
         n_replan = max(1, int(s.time.horizon_s / s.controller.replan_s))
         return n_replan * n_lp * _PER_MPC_VARIABLE_S
@@ -434,7 +435,7 @@ def check_resources(s: "Scenario", max_memory_gib: float | None = None,
         f"--max-memory-gib if the machine has the memory")
 
 
-def check_disk_space(est: ResourceEstimate, out, flag: str = "--out") -> None:
+def check_disk_space(est: ResourceEstimate, out) -> None:
     """Refuse (:class:`~facility.errors.ResourceError`, exit 2) before the run when the
     ``events.json`` the estimate expects does not fit the free space of ``out``'s file system.
 
@@ -447,8 +448,8 @@ def check_disk_space(est: ResourceEstimate, out, flag: str = "--out") -> None:
     free = free_bytes(out)
     if free is not None and est.events_bytes > free:
         raise ResourceError(
-            f"{flag} {out}: the run would write an events.json of ~{_fmt_bytes(est.events_bytes)} "
+            f"--out {out}: the run would write an events.json of ~{_fmt_bytes(est.events_bytes)} "
             f"(~{est.n_crashes:,.0f} crashes and their restarts) but its file system has "
-            f"{_fmt_bytes(free)} free; free space, choose another {flag}, or make fewer crashes "
+            f"{_fmt_bytes(free)} free; free space, choose another --out, or make fewer crashes "
             f"(jobs.*.failures.rate_per_gpu_h, n_gpus, restart_after_s, time.horizon_s)")
 

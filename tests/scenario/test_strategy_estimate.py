@@ -26,14 +26,14 @@ def test_the_estimate_names_the_strategy_and_counts_hybrid_units():
     assert lp_strategy(one) == "interior"
     # the interior strategy is about linear in the steps: the hybrid (at most the first alone
     # and then the hybrid LP) is estimated at less than twice one technology's LP time
-    lp = lambda sc: resources._lp_time_s(sc, estimate_resources(sc).n_lp_variables)  # noqa: E731
+    lp = lambda sc: resources._lp_time_s(sc, estimate_resources(sc).n_lp_variables, lp_strategy(sc))  # noqa: E731
     assert lp(one) < lp(s) < 2.0 * lp(one) * 1.5
     # a short horizon goes to the full LP, whose simplex time grows faster than the steps
     short = load_scenario(HYBRID, ["time.horizon_s=20"])
     assert lp_strategy(short) == "full"
     # per variable the full LP is dearer than the interior strategy, and past 12,000 steps
     # dearer per variable still
-    assert resources._lp_time_s(short, 10**6) > resources._lp_time_s(s, 10**6)
+    assert resources._lp_time_s(short, 10**6, lp_strategy(short)) > resources._lp_time_s(s, 10**6, lp_strategy(s))
     longer = load_scenario(HYBRID, ["time.horizon_s=960", "optimize.levers=[\"storage\", \"floor\"]"])
     assert lp_strategy(longer) == "levers"
 
