@@ -96,7 +96,9 @@ SPELLINGS: dict[str, tuple[str, object]] = {
 UNIT_FACTORS = {"W": 1.0, "w": 1.0, "watt": 1.0, "watts": 1.0, "Watts": 1.0, "mW": 1e-3, "kW": 1e3,
                 "MW": 1e6, "s": 1.0, "sec": 1.0, "ms": 1e-3}
 _TIME_UNITS = {"s", "sec", "ms"}
-_POWER_UNITS = {"W", "w", "watt", "watts", "Watts", "mW", "kW", "MW"}
+_POWER_UNITS = set(UNIT_FACTORS) - _TIME_UNITS
+#: How messages name a power factor (W per unit): the first power unit of UNIT_FACTORS with it.
+_POWER_UNIT_NAMES = {f: u for u, f in reversed(UNIT_FACTORS.items()) if u in _POWER_UNITS}
 
 #: Unit suffixes a power cell may carry (``312.45 W``, ``0.650 kW``), W per unit, case as
 #: written: ``mW`` is a milliwatt, ``MW`` a megawatt; ``mw`` / ``Mw`` say neither and are refused.
@@ -250,7 +252,7 @@ def column_unit(col: Column) -> str:
     unit = normalize_header(col.raw)[1]
     if unit is not None:
         return unit
-    return {1.0: "W", 1e-3: "mW", 1e3: "kW", 1e6: "MW"}.get(col.factor, f"{col.factor:g} W")
+    return _POWER_UNIT_NAMES.get(col.factor, f"{col.factor:g} W")
 
 
 def split_cell_units(text: pd.Series, factor: float, units: dict[str, float] | None
