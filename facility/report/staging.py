@@ -194,9 +194,9 @@ def swap_into_place(tmp: Path, final: Path, expect: dict | None = None, flag: st
         if expect is not None and expect.get("ino") is not None:
             st = os.stat(old, follow_symlinks=False)
             if (st.st_dev, st.st_ino) != (expect.get("dev"), expect.get("ino")):
-                with contextlib.suppress(OSError):
+                with contextlib.suppress(OSError):    # put it back; refused even where that fails
                     old.rename(final)
-                    raise ScenarioError(
+                raise ScenarioError(
                     f"{flag} {final}: was replaced by another command while this one ran; refusing to "
                     f"replace a result this command did not find there — this result was not written; "
                     f"rerun with another {flag}")
