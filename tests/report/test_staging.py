@@ -84,3 +84,12 @@ def test_a_result_swapped_in_meanwhile_is_kept_when_it_cannot_be_moved_back(tmp_
     old = tmp_path / f".r.old-{os.getpid()}"
     assert (old / "metrics.json").read_text() == "{\"other\": true}"
     assert not final.exists() and (tmp / "metrics.json").is_file()
+
+
+def test_the_single_file_writer_does_not_load_the_report():
+    """trace and export-net place their file with staging.atomic_file: importing it must not
+    pull in the report's writers (html: numba, pandas, the grid-impact rows)."""
+    code = ("import sys\nimport facility.report.staging as s\nassert callable(s.atomic_file)\n"
+            "print('facility.report.html' in sys.modules, 'facility.report.io' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
