@@ -21,11 +21,10 @@ from typing import TYPE_CHECKING, Iterator
 import numpy as np
 
 from facility.config.load import dump_scenario_toml
-from facility.errors import is_no_space
 from facility.report.claim import check_before_swap, target_state
 from facility.report.html import render_report
 from facility.report.outdir import MANIFEST_FILE, check_out_dir
-from facility.report.staging import TMP_MARKER, atomic_file, make_temp_dir, no_space_error, swap_into_place
+from facility.report.staging import TMP_MARKER, atomic_file, make_temp_dir, no_space_as_error, swap_into_place
 
 if TYPE_CHECKING:
     from facility.cosim.results import Results
@@ -63,20 +62,11 @@ def atomic_dir(final: Path, *, replace_result: bool = True) -> Iterator[Path]:
     """
     final, _ = check_out_dir(final, force=replace_result, kinds=("run", "size"))
     entry = target_state(final)
-    try:
+    with no_space_as_error(final):
         tmp = make_temp_dir(final)   # also removes what a killed earlier run left beside final
-    except OSError as exc:
-        if is_no_space(exc):
-            raise no_space_error(exc, final) from None
-        raise
     try:
-        try:
+        with no_space_as_error(final, cleanup=lambda: shutil.rmtree(tmp, ignore_errors=True)):
             yield tmp
-        except OSError as exc:
-            if is_no_space(exc):
-                shutil.rmtree(tmp, ignore_errors=True)     # first: the message says what is free
-                raise no_space_error(exc, final) from None
-            raise
         check_out_dir(final, force=replace_result, kinds=("run", "size"))
         now = check_before_swap(final, entry_state=entry)
         swap_into_place(tmp, final, expect=now)

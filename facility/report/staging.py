@@ -39,7 +39,7 @@ from facility.report.marks import TMP_MARKER, owned_file, sidecar_path, sidecar_
 
 __all__ = ["TMP_MARKER", "pid_alive", "make_temp_dir", "swap_into_place", "remove_stale", "apply_umask",
            "sidecar_path", "write_sidecar", "owned_file", "no_space_error", "free_bytes", "rename_no_replace",
-           "atomic_file"]
+           "no_space_as_error", "atomic_file"]
 
 
 def _umask() -> int:
@@ -227,6 +227,31 @@ def rename_no_replace(tmp: Path, final: Path, flag: str = "--out") -> None:
 
 
 @contextlib.contextmanager
+def no_space_as_error(target: Path, flag: str = "--out", cleanup=None) -> Iterator[None]:
+    """Turn a full disk (:func:`facility.errors.is_no_space`) met in the block into
+    :func:`no_space_error` for ``target``; any other error passes unchanged.
+
+    Parameters
+    ----------
+    target : pathlib.Path
+        The ``--out`` being written.
+    flag : str
+        The option, for the message.
+    cleanup : callable, optional
+        Removes the temporary files (no arguments); it runs first, before the message measures
+        the free space, so that it counts what they took.
+    """
+    try:
+        yield
+    except OSError as exc:
+        if not is_no_space(exc):
+            raise
+        if cleanup is not None:
+            cleanup()
+        raise no_space_error(exc, target, flag) from None
+
+
+@contextlib.contextmanager
 def atomic_file(full: Path, *, force: bool, command: str, flag: str = "--out",
                 suffixes: tuple[str, ...] | None = None) -> Iterator[Path]:
     """Yield a temporary file beside ``full``; on success move it into place with its sidecar.
@@ -250,32 +275,31 @@ def atomic_file(full: Path, *, force: bool, command: str, flag: str = "--out",
     side = sidecar_path(full)
     tmp = full.with_name(f".{full.name}.tmp-{os.getpid()}")
     side_tmp = side.with_name(f"{side.name}.tmp-{os.getpid()}")
-    try:
-        full.parent.mkdir(parents=True, exist_ok=True)
-        yield tmp
-        side_tmp.write_text(sidecar_text(full, command, content=tmp))
-        existed = full.exists() or full.is_symlink()
-        outdir.check_out_file(full, force=force, flag=flag, suffixes=suffixes)  # nothing appeared meanwhile
-        if existed:
-            os.replace(tmp, full)
-        else:
-            try:
-                os.link(tmp, full)        # fails if a file appeared at the last moment
-            except FileExistsError:
-                raise ScenarioError(f"{flag} {full}: a file appeared there while this command ran (another "
-                                    f"command?); refusing to replace it — nothing was written; rerun with "
-                                    f"another {flag}") from None
-            except OSError as exc:
-                if is_no_space(exc):
-                    raise
-                os.replace(tmp, full)     # a file system without hard links (checked just above)
-        os.replace(side_tmp, side)
-    except OSError as exc:
-        if is_no_space(exc):
-            tmp.unlink(missing_ok=True)     # first: the message says what is free
-            side_tmp.unlink(missing_ok=True)
-            raise no_space_error(exc, full, flag) from None
-        raise
-    finally:
+
+    def remove_temps():
         tmp.unlink(missing_ok=True)
         side_tmp.unlink(missing_ok=True)
+
+    try:
+        with no_space_as_error(full, flag, cleanup=remove_temps):
+            full.parent.mkdir(parents=True, exist_ok=True)
+            yield tmp
+            side_tmp.write_text(sidecar_text(full, command, content=tmp))
+            existed = full.exists() or full.is_symlink()
+            outdir.check_out_file(full, force=force, flag=flag, suffixes=suffixes)  # nothing appeared meanwhile
+            if existed:
+                os.replace(tmp, full)
+            else:
+                try:
+                    os.link(tmp, full)        # fails if a file appeared at the last moment
+                except FileExistsError:
+                    raise ScenarioError(f"{flag} {full}: a file appeared there while this command ran "
+                                        f"(another command?); refusing to replace it — nothing was written; "
+                                        f"rerun with another {flag}") from None
+                except OSError as exc:
+                    if is_no_space(exc):
+                        raise
+                    os.replace(tmp, full)     # a file system without hard links (checked just above)
+            os.replace(side_tmp, side)
+    finally:
+        remove_temps()
