@@ -9,11 +9,11 @@ named ``.NAME.tmp-*`` with that marker whose process is gone, and ``.NAME.old-PI
 (an earlier result moved aside during a swap) that hold a facility output and whose process
 is gone. Nothing else beside ``--out`` is touched.
 
-A single output file (``trace``, ``export-net``, ``record``) carries a sidecar
+A single output file (``trace``, ``export-net``, ``grid-modes``, ``record``) carries a sidecar
 ``.NAME.facility.json`` (:func:`write_sidecar`) with the command and the file's SHA-256:
 ``--force`` replaces a file only when its sidecar says facility wrote exactly this content
-(:func:`owned_file`). ``trace`` and ``export-net`` write the file and its sidecar through
-:func:`atomic_file` (a temporary file placed when complete).
+(:func:`owned_file`). ``trace``, ``export-net`` and ``grid-modes`` write the file and its
+sidecar through :func:`atomic_file` (a temporary file placed when complete).
 
 Folders are created with the permissions the umask allows (``tempfile.mkdtemp`` alone gives
 0700).
