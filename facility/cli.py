@@ -161,7 +161,7 @@ def _cmd_validate(args) -> int:
 
 
 def _cmd_trace(args) -> int:
-    from facility.report.io import atomic_file
+    from facility.report.staging import atomic_file
     from facility.report.outdir import check_out_file
 
     out: Path = args.out
@@ -331,7 +331,7 @@ def _cmd_sweep(args) -> int:
 
 
 def _cmd_export_net(args) -> int:
-    from facility.report.io import atomic_file
+    from facility.report.staging import atomic_file
     from facility.report.outdir import check_out_file
 
     full = check_out_file(args.out, force=args.force, suffixes=(".json",))  # before pandapower loads (seconds)

@@ -74,7 +74,7 @@ def cmd_grid_modes(args) -> int:
     from facility.grid_impact.dynamics.derive import derive_mode_set
     from facility.grid_impact.library import mode_set_from_dict
     from facility.report.outdir import check_out_file
-    from facility.report.staging import write_sidecar
+    from facility.report.staging import atomic_file
 
     full = check_out_file(args.out, force=args.force, suffixes=(".toml",))
     if args.min_hz >= args.max_hz:
@@ -94,8 +94,8 @@ def cmd_grid_modes(args) -> int:
             "# [re, im] to the observed generator's power (residue_mw, MW per MW per s), the PCC bus frequency\n"
             "# (residue_hz) and the generator's speed (residue_speed_pu); [rest] holds the feedthrough d_* and\n"
             "# every other pole, so the rows sum to the case's linear response. Loading it needs no ANDES.\n")
-    full.write_text(head + tomli_w.dumps(table))
-    write_sidecar(full, "grid-modes")
+    with atomic_file(full, force=args.force, command="grid-modes", suffixes=(".toml",)) as tmp:
+        tmp.write_text(head + tomli_w.dumps(table))
     print(f"wrote {args.out}: {len(ms.modes)} electromechanical mode(s) of {table['derived']['n_states']} states"
           f" ({len(table['rest']['poles'])} other poles in the rest)")
     for m in ms.modes:

@@ -4,7 +4,7 @@ the two metric modules beside it; the spec only for its type."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 
@@ -74,6 +74,25 @@ LIMIT_METRICS = {
     "max_dynamic_range_mw": "dynamic_range_mw",
 }
 
+#: The unit of each spec limit, as the suffix of its ``compliance.margins`` keys.
+LIMIT_UNITS = {"max_ramp_up_mw_per_s": "mw_per_s", "max_ramp_down_mw_per_s": "mw_per_s",
+               "max_ramp_mw_per_min": "mw_per_min", "max_window_swing_mw": "mw",
+               "max_band_energy_frac": "frac", "max_band_peak_mw": "mw", "max_dynamic_range_mw": "mw"}
+
+
+def _limits(pcc: dict, spec: "SpecConfig", keep) -> Iterator[tuple[str, float, float, str]]:
+    """``(row, value, limit, unit)`` of every limit of ``spec`` that is set, in row order: the
+    :data:`LIMIT_METRICS` in their order, then the extra bands (``band_<name>``, peak in MW);
+    only the rows ``keep(row)`` accepts (the value is read only for those)."""
+    for limit_key, metric_key in LIMIT_METRICS.items():
+        limit = getattr(spec, limit_key)
+        if limit is not None and keep(limit_key):
+            yield limit_key, pcc[metric_key], limit, LIMIT_UNITS[limit_key]
+    for b in spec.bands:
+        row = f"band_{b.name}"
+        if keep(row):
+            yield row, pcc["band_peaks_mw"][b.name], b.max_peak_mw, "mw"
+
 
 def compliance(pcc: dict, spec: "SpecConfig", undecided=()) -> dict:
     """One bool per spec limit that is set and decided (keyed by the limit's name),
@@ -85,14 +104,8 @@ def compliance(pcc: dict, spec: "SpecConfig", undecided=()) -> dict:
     ``compliant`` speaks for the decided rows only (:func:`verdict_text` says both).
     """
     skip = set(undecided)
-    rows: dict[str, bool] = {}
-    for limit_key, metric_key in LIMIT_METRICS.items():
-        limit = getattr(spec, limit_key)
-        if limit is not None and limit_key not in skip:
-            rows[limit_key] = bool(pcc[metric_key] <= limit + COMPLIANCE_ABS_TOL)
-    for b in spec.bands:
-        if f"band_{b.name}" not in skip:
-            rows[f"band_{b.name}"] = bool(pcc["band_peaks_mw"][b.name] <= b.max_peak_mw + COMPLIANCE_ABS_TOL)
+    rows: dict[str, bool] = {row: bool(value <= limit + COMPLIANCE_ABS_TOL)
+                             for row, value, limit, _ in _limits(pcc, spec, lambda row: row not in skip)}
     ok = all(rows.values())
     rows["all_decided"] = not skip
     rows["compliant"] = ok
@@ -130,21 +143,9 @@ def verdict_text(comp: dict, undecided=()) -> str:
 def compliance_margins(pcc: dict, spec: "SpecConfig", undecided=()) -> dict:
     """Relative margin 1 − metric / limit of every set and decided limit (negative = violated). [frac]"""
     skip = set(undecided)
-    out = {}
-    for limit_key, metric_key in LIMIT_METRICS.items():
-        limit = getattr(spec, limit_key)
-        if limit is not None and limit_key not in skip:
-            out[limit_key] = 1.0 - pcc[metric_key] / limit
-    for b in spec.bands:
-        if f"band_{b.name}" not in skip:
-            out[f"band_{b.name}"] = 1.0 - pcc["band_peaks_mw"][b.name] / b.max_peak_mw
-    return out
+    return {row: 1.0 - value / limit for row, value, limit, _ in _limits(pcc, spec, lambda row: row not in skip)}
 
 
-#: The unit of each spec limit, as the suffix of its ``compliance.margins`` keys.
-LIMIT_UNITS = {"max_ramp_up_mw_per_s": "mw_per_s", "max_ramp_down_mw_per_s": "mw_per_s",
-               "max_ramp_mw_per_min": "mw_per_min", "max_window_swing_mw": "mw",
-               "max_band_energy_frac": "frac", "max_band_peak_mw": "mw", "max_dynamic_range_mw": "mw"}
 #: How a unit suffix reads in text.
 UNIT_TEXT = {"mw_per_s": "MW/s", "mw_per_min": "MW/min", "mw": "MW", "frac": "frac", "pu": "pu",
              "per_year": "1/yr"}
@@ -168,14 +169,8 @@ def limit_margins(metrics: dict, spec: "SpecConfig", extra: dict | None = None) 
     {'value_mw': 9.5, 'limit_mw': 10.0, 'margin_mw': 0.5}
     """
     rows = limit_rows(metrics["compliance"])
-    pcc = metrics["pcc"]
-    out = {}
-    for limit_key, metric_key in LIMIT_METRICS.items():
-        if limit_key in rows:
-            out[limit_key] = _margin_entry(pcc[metric_key], getattr(spec, limit_key), LIMIT_UNITS[limit_key])
-    for b in spec.bands:
-        if f"band_{b.name}" in rows:
-            out[f"band_{b.name}"] = _margin_entry(pcc["band_peaks_mw"][b.name], b.max_peak_mw, "mw")
+    out = {row: _margin_entry(value, limit, unit)
+           for row, value, limit, unit in _limits(metrics["pcc"], spec, rows.__contains__)}
     rt, rt_spec = metrics.get("ride_through") or {}, spec.ride_through
     if ("ride_through_max_load_loss_mw" in rows and rt_spec is not None
             and rt_spec.max_load_loss_mw is not None and "max_load_loss_mw" in rt):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
-from facility.config.technology import COST_YEAR_POLICY, cost_year_note
+from facility.config.technology import COST_YEAR_POLICY, cost_year_note, section_of
 from facility.metrics import verdict_text
 
 if TYPE_CHECKING:
@@ -80,32 +80,21 @@ def duration_text(duration_h: float | None, unit: tuple[str, float] | None = Non
     return f"{duration_h * factor:.3g} {name}"
 
 
-def _technology(name: str, scenario) -> "object | None":
-    """The StorageTechnology of a unit, from ``scenario.library`` (None where its section names
-    none, or without a scenario). A hybrid unit ``<storage>.<technology>`` carries the
-    technology's name, which is its library reference unless the section named it by path."""
-    tech = name.split(".", 1)[1] if "." in name else None
-    if tech is None and scenario is not None:
-        st = scenario.storages().get(name)
-        tech = getattr(st, "technology", None)
-    if not tech or scenario is None:
-        return None
-    techs = scenario.library.technologies
-    if tech in techs:
-        return techs[tech]
-    return next((t for t in techs.values() if t.name == tech), None)
-
-
 def technology_rows(units: list[dict], scenario) -> list[dict]:
     """Per unit: ``{name, technology, cost_year, unverified}``: its technology (or
     :data:`NO_TECHNOLOGY`), the dollar year of its costs (the section's ``cost_year``, else its
-    technology's) and its technology's figures marked unverified."""
+    technology's) and its technology's figures marked unverified.
+
+    A unit's technology is the one its config names (a hybrid unit ``<storage>.<technology>``:
+    the candidate's reference), from ``scenario.library``; none without a scenario.
+    """
+    unit_cfgs = scenario.storage_units() if scenario is not None else {}
+    sections = scenario.storages() if scenario is not None else {}
     out = []
     for u in units:
-        t = _technology(u["name"], scenario)
-        st = None
-        if scenario is not None:
-            st = scenario.storage_units().get(u["name"]) or scenario.storages().get(u["name"].split(".")[0])
+        st = unit_cfgs.get(u["name"]) or sections.get(section_of(u["name"]))
+        ref = getattr(st, "technology", None)
+        t = scenario.library.technology(ref) if ref else None
         year = getattr(st, "cost_year", None) or (t.cost_year if t is not None else None)
         out.append({"name": u["name"], "technology": u["technology"] or NO_TECHNOLOGY, "cost_year": year,
                     "unverified": t.figures_by_mark()["unverified"] if t is not None else None})

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from facility.report.numbers import fmt_number
 from facility.report.outdir import MANIFEST_FILE
 
 __all__ = ["grid_impact_section", "replay_html", "attach_replay", "plot_replay", "REPLAY_BEGIN", "REPLAY_END"]
@@ -23,13 +24,6 @@ __all__ = ["grid_impact_section", "replay_html", "attach_replay", "plot_replay",
 REPLAY_BEGIN = "<!-- grid-replay -->"
 REPLAY_END = "<!-- /grid-replay -->"
 REPLAY_FILES = ("grid_replay.json", "grid_replay.csv", "grid_replay.png")
-
-
-def _f(v: float) -> str:
-    """Four significant digits (report.html's numbers; its formatter lives in html.py, which
-    imports this module)."""
-    v = float(v)
-    return "n/a" if v != v else f"{v:.4g}"
 
 
 def grid_impact_section(res) -> str:
@@ -42,19 +36,20 @@ def grid_impact_section(res) -> str:
     for name, m in gi["modes"].items():
         if name == "total":
             continue
-        f_hz = _f(m["f_hz"]) if "f_hz" in m else ""
-        zeta = _f(100 * m["damping_ratio"]) if "damping_ratio" in m else ""
+        f_hz = fmt_number(m["f_hz"]) if "f_hz" in m else ""
+        zeta = fmt_number(100 * m["damping_ratio"]) if "damping_ratio" in m else ""
         rows.append(f"<tr><td class='txt'>{html.escape(name)}</td><td>{f_hz}</td>"
-                    f"<td>{zeta}</td><td>{_f(m['peak_mw'])}</td>"
-                    f"<td>{_f(m['bin_peak_mw'])}</td><td>{_f(m['peak_hz'])}</td></tr>")
+                    f"<td>{zeta}</td><td>{fmt_number(m['peak_mw'])}</td>"
+                    f"<td>{fmt_number(m['bin_peak_mw'])}</td><td>{fmt_number(m['peak_hz'])}</td></tr>")
     tot = gi["modes"]["total"]
-    rows.append(f"<tr><td class='txt'>total</td><td></td><td></td><td>{_f(tot['peak_mw'])}</td><td></td>"
-                f"<td>{_f(tot['peak_hz'])}</td></tr>")
+    rows.append(f"<tr><td class='txt'>total</td><td></td><td></td><td>{fmt_number(tot['peak_mw'])}</td>"
+                f"<td></td><td>{fmt_number(tot['peak_hz'])}</td></tr>")
     sh = gi["shaft"]
     return ("<h2>Grid impact</h2>"
             f"<p>Mode set <b>{html.escape(cfg.mode_set)}</b>, shaft <b>{html.escape(cfg.shaft_model)}</b>; "
-            f"largest PCC swing {_f(gi['dp_peak_mw'])} MW; shaft torque peak {_f(sh['peak_torque_pu'])} pu "
-            f"(bin peak {_f(gi['shaft_bin_peak_torque_pu'])} pu). A derived set's <i>rest</i> is the observed "
+            f"largest PCC swing {fmt_number(gi['dp_peak_mw'])} MW; shaft torque peak "
+            f"{fmt_number(sh['peak_torque_pu'])} pu (bin peak {fmt_number(gi['shaft_bin_peak_torque_pu'])} pu). "
+            "A derived set's <i>rest</i> is the observed "
             "generator's response outside its electromechanical modes (instantaneous share, governors); "
             "<i>total</i> is its whole swing.</p>"
             "<table><tr><th>mode</th><th>f [Hz]</th><th>ζ [%]</th><th>generator swing peak [MW]</th>"
@@ -72,13 +67,13 @@ def replay_html(s: dict) -> str:
     if "hz_peak_andes" in s:
         rows.append(("PCC frequency swing peak [Hz]", s["hz_peak_andes"], s["hz_peak_modes"], s["hz_peak_gap_frac"],
                      s["hz_rms_gap_frac"]))
-    body = "".join(f"<tr><td class='txt'>{q}</td><td>{_f(a)}</td><td>{_f(b)}</td><td>{_f(100 * g)}</td>"
-                   f"<td>{_f(100 * r)}</td></tr>" for q, a, b, g, r in rows)
+    body = "".join(f"<tr><td class='txt'>{q}</td><td>{fmt_number(a)}</td><td>{fmt_number(b)}</td>"
+                   f"<td>{fmt_number(100 * g)}</td><td>{fmt_number(100 * r)}</td></tr>" for q, a, b, g, r in rows)
     return (f"{REPLAY_BEGIN}<h3>Time-domain replay in ANDES</h3>"
-            f"<p>{_f(s['window_s'][0])}–{_f(s['window_s'][1])} s of this run's PCC power (ΔP = P − P(start), "
-            f"peak {_f(s['dp_peak_mw'])} MW) played as a constant-power load change at bus "
-            f"{html.escape(str(s['pcc_bus']))} of <code>{html.escape(str(s['case']))}</code> (ANDES "
-            f"{html.escape(str(s['andes_version']))}, {s['n_steps']} steps of {_f(s['step_s'])} s); generator "
+            f"<p>{fmt_number(s['window_s'][0])}–{fmt_number(s['window_s'][1])} s of this run's PCC power "
+            f"(ΔP = P − P(start), peak {fmt_number(s['dp_peak_mw'])} MW) played as a constant-power load change "
+            f"at bus {html.escape(str(s['pcc_bus']))} of <code>{html.escape(str(s['case']))}</code> (ANDES "
+            f"{html.escape(str(s['andes_version']))}, {s['n_steps']} steps of {fmt_number(s['step_s'])} s); generator "
             f"{html.escape(str(s['observed_generator']))} observed, against the mode set "
             f"({html.escape(str(s['mode_set']))}) simulated from rest with the same input.</p>"
             "<table><tr><th>quantity</th><th>ANDES</th><th>mode set</th><th>peak gap [%]</th>"

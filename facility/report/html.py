@@ -13,6 +13,7 @@ from facility.report.cost import cost_section
 from facility.report.design import design_html
 from facility.report.events import event_text, events_summary
 from facility.report.grid_replay import grid_impact_section
+from facility.report.numbers import fmt_number
 
 if TYPE_CHECKING:
     from facility.cosim.results import Results
@@ -26,31 +27,6 @@ th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
 td.txt{text-align:left}.ok{background:#e5f5e5}.bad{background:#fbe3e3}.warn{background:#fff1cc}img{max-width:100%;border:1px solid #eee}
 .alert{border:2px solid #c62828;background:#fbe3e3;padding:0.6em 1em;margin:1em 0}.alert h2{margin-top:0;color:#c62828}
 """
-
-
-def fmt_number(v: float, sig: int = 4) -> str:
-    """A number for a table: ``sig`` significant digits, thousands separators from 10,000 on,
-    scientific notation with one digit before the point below 0.001 (``-6.42e-4``, not the
-    engineering ``-642e-6`` a reader has to count), 0 below 1e-12 (round-off), never
-    ``3.16879e+06``.
-
-    >>> fmt_number(3168793.2), fmt_number(12.34567), fmt_number(2.5e-5), fmt_number(-6.42e-4)
-    ('3,168,793', '12.35', '2.5e-5', '-6.42e-4')
-    """
-    if v != v:
-        return "n/a"
-    if v in (float("inf"), float("-inf")):
-        return "∞" if v > 0 else "−∞"
-    a = abs(v)
-    if a < 1e-12:  # round-off (e.g. a stored energy returned to its start)
-        return "0"
-    if a >= 1e4:
-        return f"{v:,.0f}"
-    if a >= 1e-3:
-        return f"{v:.{sig}g}"
-    mant, exp = f"{v:.{min(sig, 3) - 1}e}".split("e")
-    mant = mant.rstrip("0").rstrip(".") if "." in mant else mant
-    return f"{mant}e{int(exp)}"
 
 
 #: Headings of the metric sections (an acronym stays upper case: "GPU", not "Gpu").

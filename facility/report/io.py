@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
 import platform
 import shutil
 import subprocess
@@ -22,13 +21,10 @@ from typing import TYPE_CHECKING, Iterator
 import numpy as np
 
 from facility.config.load import dump_scenario_toml
-from facility.errors import ScenarioError, is_no_space
-from facility.report import outdir
 from facility.report.claim import check_before_swap, target_state
 from facility.report.html import render_report
-from facility.report.marks import sidecar_path, sidecar_text
 from facility.report.outdir import MANIFEST_FILE, check_out_dir
-from facility.report.staging import TMP_MARKER, make_temp_dir, no_space_error, swap_into_place
+from facility.report.staging import TMP_MARKER, atomic_file, make_temp_dir, no_space_as_error, swap_into_place
 
 if TYPE_CHECKING:
     from facility.cosim.results import Results
@@ -66,81 +62,17 @@ def atomic_dir(final: Path, *, replace_result: bool = True) -> Iterator[Path]:
     """
     final, _ = check_out_dir(final, force=replace_result, kinds=("run", "size"))
     entry = target_state(final)
-    try:
+    with no_space_as_error(final):
         tmp = make_temp_dir(final)   # also removes what a killed earlier run left beside final
-    except OSError as exc:
-        if is_no_space(exc):
-            raise no_space_error(exc, final) from None
-        raise
     try:
-        try:
+        with no_space_as_error(final, cleanup=lambda: shutil.rmtree(tmp, ignore_errors=True)):
             yield tmp
-        except OSError as exc:
-            if is_no_space(exc):
-                shutil.rmtree(tmp, ignore_errors=True)     # first: the message says what is free
-                raise no_space_error(exc, final) from None
-            raise
         check_out_dir(final, force=replace_result, kinds=("run", "size"))
         now = check_before_swap(final, entry_state=entry)
         swap_into_place(tmp, final, expect=now)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-
-
-@contextlib.contextmanager
-def atomic_file(full: Path, *, force: bool, command: str, flag: str = "--out",
-                suffixes: tuple[str, ...] | None = None) -> Iterator[Path]:
-    """Yield a temporary file beside ``full``; on success move it into place with its sidecar.
-
-    Everything that takes space is written before anything is placed: the file (by the
-    caller, into the yielded path) and its sidecar ``.NAME.facility.json``
-    (:func:`facility.report.marks.sidecar_text`); then ``full`` is checked again
-    (:func:`facility.report.outdir.check_out_file`) and the file placed with ``link`` where
-    ``full`` was new (which fails if a file appeared there meanwhile: never replaced without
-    ``force``) or ``replace`` where ``force`` replaces a file facility wrote. A failure removes
-    both temporary files and leaves ``full`` as it was.
-
-    Raises
-    ------
-    ScenarioError
-        ``full`` may not be written or replaced (it appeared meanwhile, or is not facility's).
-    ResourceError
-        No space left on the file system of ``full`` (or a quota reached).
-    """
-    full = Path(full)
-    side = sidecar_path(full)
-    tmp = full.with_name(f".{full.name}.tmp-{os.getpid()}")
-    side_tmp = side.with_name(f"{side.name}.tmp-{os.getpid()}")
-    try:
-        full.parent.mkdir(parents=True, exist_ok=True)
-        yield tmp
-        side_tmp.write_text(sidecar_text(full, command, content=tmp))
-        existed = full.exists() or full.is_symlink()
-        outdir.check_out_file(full, force=force, flag=flag, suffixes=suffixes)  # nothing appeared meanwhile
-        if existed:
-            os.replace(tmp, full)
-        else:
-            try:
-                os.link(tmp, full)        # fails if a file appeared at the last moment
-            except FileExistsError:
-                raise ScenarioError(f"{flag} {full}: a file appeared there while this command ran (another "
-                                    f"command?); refusing to replace it — nothing was written; rerun with "
-                                    f"another {flag}") from None
-            except OSError as exc:
-                if is_no_space(exc):
-                    raise
-                os.replace(tmp, full)     # a file system without hard links (checked just above)
-        os.replace(side_tmp, side)
-    except OSError as exc:
-        if is_no_space(exc):
-            tmp.unlink(missing_ok=True)     # first: the message says what is free
-            side_tmp.unlink(missing_ok=True)
-            raise no_space_error(exc, full, flag) from None
-        raise
-    finally:
-        tmp.unlink(missing_ok=True)
-        side_tmp.unlink(missing_ok=True)
 
 
 def _clean(obj):
@@ -223,7 +155,7 @@ def write_outputs(res: "Results", out_dir: Path, *, plots: bool = True, replace_
             write_json(tmp / "sizing.json", res.sizing)
         images = []
         if plots:
-            # atomic_file above serves the CLI's trace, export-net and record, which draw nothing
+            # a run without plots (--no-plots) never loads matplotlib
             from facility.report.plots import write_plots  # lazy: matplotlib (~0.4 s), only to draw plots
 
             images = write_plots(res, tmp)

@@ -9,10 +9,11 @@ named ``.NAME.tmp-*`` with that marker whose process is gone, and ``.NAME.old-PI
 (an earlier result moved aside during a swap) that hold a facility output and whose process
 is gone. Nothing else beside ``--out`` is touched.
 
-A single output file (``trace``, ``export-net``, ``record``) carries a sidecar
+A single output file (``trace``, ``export-net``, ``grid-modes``, ``record``) carries a sidecar
 ``.NAME.facility.json`` (:func:`write_sidecar`) with the command and the file's SHA-256:
 ``--force`` replaces a file only when its sidecar says facility wrote exactly this content
-(:func:`owned_file`).
+(:func:`owned_file`). ``trace``, ``export-net`` and ``grid-modes`` write the file and its
+sidecar through :func:`atomic_file` (a temporary file placed when complete).
 
 Folders are created with the permissions the umask allows (``tempfile.mkdtemp`` alone gives
 0700).
@@ -30,14 +31,16 @@ import socket
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Iterator
 
 from facility.config.files import free_bytes
-from facility.errors import ResourceError, ScenarioError
-from facility.report.marks import TMP_MARKER, owned_file, sidecar_path, write_sidecar
-from facility.report.outdir import output_kind
+from facility.errors import ResourceError, ScenarioError, is_no_space
+from facility.report import outdir
+from facility.report.marks import TMP_MARKER, owned_file, sidecar_path, sidecar_text, write_sidecar
 
 __all__ = ["TMP_MARKER", "pid_alive", "make_temp_dir", "swap_into_place", "remove_stale", "apply_umask",
-           "sidecar_path", "write_sidecar", "owned_file", "no_space_error", "free_bytes", "rename_no_replace"]
+           "sidecar_path", "write_sidecar", "owned_file", "no_space_error", "free_bytes", "rename_no_replace",
+           "no_space_as_error", "atomic_file"]
 
 
 def _umask() -> int:
@@ -151,7 +154,7 @@ def remove_stale(final: Path) -> list[str]:
                 continue
         else:
             mo = old_re.match(p.name)
-            if mo is None or pid_alive(int(mo.group(1))) or not final.exists() or output_kind(p) is None:
+            if mo is None or pid_alive(int(mo.group(1))) or not final.exists() or outdir.output_kind(p) is None:
                 continue
         shutil.rmtree(p, ignore_errors=True)
         removed.append(p.name)
@@ -182,9 +185,9 @@ def swap_into_place(tmp: Path, final: Path, expect: dict | None = None, flag: st
         if expect is not None and expect.get("ino") is not None:
             st = os.stat(old, follow_symlinks=False)
             if (st.st_dev, st.st_ino) != (expect.get("dev"), expect.get("ino")):
-                with contextlib.suppress(OSError):
+                with contextlib.suppress(OSError):    # put it back; refused even where that fails
                     old.rename(final)
-                    raise ScenarioError(
+                raise ScenarioError(
                     f"{flag} {final}: was replaced by another command while this one ran; refusing to "
                     f"replace a result this command did not find there — this result was not written; "
                     f"rerun with another {flag}")
@@ -209,3 +212,82 @@ def rename_no_replace(tmp: Path, final: Path, flag: str = "--out") -> None:
                 f"command?); refusing to replace it — this result was not written; rerun with another "
                 f"{flag}") from None
         raise
+
+
+@contextlib.contextmanager
+def no_space_as_error(target: Path, flag: str = "--out", cleanup=None) -> Iterator[None]:
+    """Turn a full disk (:func:`facility.errors.is_no_space`) met in the block into
+    :func:`no_space_error` for ``target``; any other error passes unchanged.
+
+    Parameters
+    ----------
+    target : pathlib.Path
+        The ``--out`` being written.
+    flag : str
+        The option, for the message.
+    cleanup : callable, optional
+        Removes the temporary files (no arguments); it runs first, before the message measures
+        the free space, so that it counts what they took.
+    """
+    try:
+        yield
+    except OSError as exc:
+        if not is_no_space(exc):
+            raise
+        if cleanup is not None:
+            cleanup()
+        raise no_space_error(exc, target, flag) from None
+
+
+@contextlib.contextmanager
+def atomic_file(full: Path, *, force: bool, command: str, flag: str = "--out",
+                suffixes: tuple[str, ...] | None = None) -> Iterator[Path]:
+    """Yield a temporary file beside ``full``; on success move it into place with its sidecar.
+
+    Everything that takes space is written before anything is placed: the file (by the
+    caller, into the yielded path) and its sidecar ``.NAME.facility.json``
+    (:func:`facility.report.marks.sidecar_text`); then ``full`` is checked again
+    (:func:`facility.report.outdir.check_out_file`) and the file placed with ``link`` where
+    ``full`` was new (which fails if a file appeared there meanwhile: never replaced without
+    ``force``) or ``replace`` where ``force`` replaces a file facility wrote. A failure removes
+    both temporary files and leaves ``full`` as it was.
+
+    Raises
+    ------
+    ScenarioError
+        ``full`` may not be written or replaced (it appeared meanwhile, or is not facility's).
+    ResourceError
+        No space left on the file system of ``full`` (or a quota reached).
+    """
+    full = Path(full)
+    side = sidecar_path(full)
+    tmp = full.with_name(f".{full.name}.tmp-{os.getpid()}")
+    side_tmp = side.with_name(f"{side.name}.tmp-{os.getpid()}")
+
+    def remove_temps():
+        tmp.unlink(missing_ok=True)
+        side_tmp.unlink(missing_ok=True)
+
+    try:
+        with no_space_as_error(full, flag, cleanup=remove_temps):
+            full.parent.mkdir(parents=True, exist_ok=True)
+            yield tmp
+            side_tmp.write_text(sidecar_text(full, command, content=tmp))
+            existed = full.exists() or full.is_symlink()
+            outdir.check_out_file(full, force=force, flag=flag, suffixes=suffixes)  # nothing appeared meanwhile
+            if existed:
+                os.replace(tmp, full)
+            else:
+                try:
+                    os.link(tmp, full)        # fails if a file appeared at the last moment
+                except FileExistsError:
+                    raise ScenarioError(f"{flag} {full}: a file appeared there while this command ran "
+                                        f"(another command?); refusing to replace it — nothing was written; "
+                                        f"rerun with another {flag}") from None
+                except OSError as exc:
+                    if is_no_space(exc):
+                        raise
+                    os.replace(tmp, full)     # a file system without hard links (checked just above)
+            os.replace(side_tmp, side)
+    finally:
+        remove_temps()

@@ -38,3 +38,12 @@ def test_a_report_without_the_section_gets_one(tmp_path):
     text = (tmp_path / "report.html").read_text()
     assert text.index("Events") < text.index("Time-domain replay") < text.index("</body>")
     assert replay_html(SUMMARY).startswith(REPLAY_BEGIN)
+
+
+def test_the_replay_writes_its_numbers_as_the_rest_of_the_report():
+    """report.html's number format (report.numbers.fmt_number) in the replay's block too:
+    thousands separated, small numbers as 6.3e-5, not 12345.7 rounded to 1.235e+04."""
+    text = replay_html({**SUMMARY, "pe_peak_andes_mw": 12345.67, "window_s": [0.0, 36000.0]})
+    assert "<td>12,346</td>" in text and "1.235e+04" not in text
+    assert "0–36,000 s" in text
+    assert "<td>6.3e-5</td>" in text and "e-05" not in text

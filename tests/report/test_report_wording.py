@@ -66,7 +66,7 @@ def test_every_design_row_names_a_technology_its_cost_year_and_unverified_figure
 
 def test_a_design_row_takes_its_technology_from_the_scenarios_library(tmp_path):
     """A hybrid unit of a technology given by path (``bess.mine``): its row finds the file's
-    technology on ``scenario.library`` by its name, not by a library look-up of "mine"."""
+    technology on ``scenario.library`` by the unit's reference, not by a library look-up of "mine"."""
     from facility.config.technology import load_technology
 
     (tmp_path / "mine.toml").write_text("\n".join(
