@@ -48,8 +48,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from facility.config.technology import (annuity_lifetime_years, capital_recovery_factor, section_of,
-                                        unit_configs)
+from facility.config.technology import section_of, unit_configs
 from facility.cosim.design import simulate_design
 from facility.metrics import limit_rows
 from facility.report.design import growth_text
@@ -436,15 +435,14 @@ def search_design(start: dict, verify, grow, cost_of, n_runs: int, fit=None) -> 
 
 
 def ratings_cost(scenario, point: dict) -> float:
-    """Annual cost of a design's ratings alone: capex annuity and fixed O&M
-    (:func:`facility.sizing.mix.annual_cost` without the dispatch's terms). [USD/yr]"""
-    opt = scenario.optimize
+    """Annual cost of a design's ratings alone: capex annuity and fixed O&M per kW and per kWh
+    (:func:`facility.sizing.mix.ratings_costs`, as :func:`facility.sizing.mix.annual_cost`
+    counts them, without the dispatch's terms). [USD/yr]"""
     cfgs = {u: uc for n, c in scenario.storages().items() for u, uc in unit_configs(n, c).items()}
     out = 0.0
     for n, (p, e) in point.items():
-        c = cfgs[n]
-        crf = capital_recovery_factor(opt.discount_rate_frac, annuity_lifetime_years(c, opt))
-        out += crf * 1000.0 * (p * c.cost_usd_per_kw + e * c.cost_usd_per_kwh) + 1000.0 * p * c.fixed_om_usd_per_kw_year
+        _, annuity, om = mix.ratings_costs(cfgs[n], scenario.optimize, p, e)
+        out += annuity + om
     return float(out)
 
 
