@@ -30,8 +30,7 @@ storage does not make the controller worse (monotone along the path); every desi
 has been verified by a full co-simulation with that controller, so the answer never rests on
 the assumption. Growing only what ran out keeps a controller that lacks power from buying
 energy it does not use (and the other way round). Which resource ran out comes from the run's
-``control.n_saturated_steps_by_limit``, or, for a controller that does not count it, from its
-time series (:func:`saturated_from_timeseries`).
+guard breaches or its ``control.n_saturated_steps_by_limit`` (:func:`_saturated`).
 
 Imports: :mod:`facility.cosim` (the verification runs), :mod:`facility.sizing.mix` and
 :mod:`facility.sizing.step` (the floor), :mod:`facility.config.technology`, :mod:`facility.metrics`
@@ -56,7 +55,7 @@ from facility.sizing import mix
 from facility.sizing.mix import UNIT_ZERO_FRAC
 from facility.sizing.step import floored_design, within_duration
 
-__all__ = ["ControllerResizing", "resize_for_controller", "search_design", "grown", "scales", "saturated_from_timeseries", "ratings_cost",
+__all__ = ["ControllerResizing", "resize_for_controller", "search_design", "grown", "scales", "ratings_cost",
            "RESIZE_COST_TOL_FRAC", "GROW", "RESIZE_TOL_FRAC", "MAX_SCALE",
            "MIN_DURATION_S"]
 
@@ -138,8 +137,9 @@ def _saturated(res) -> dict:
     steps the PCC broke a limit because a storage saturated, by resource), those, since they
     name what broke the limit: ``power`` (and ``network``, the headroom its power met) as
     power, ``min_soc`` / ``max_soc`` as SoC. Else the steps the controller found each storage
-    at its power limit and at a SoC bound (``control.n_saturated_steps_by_limit``), else the
-    same read from the run's time series."""
+    at its power limit and at a SoC bound (``control.n_saturated_steps_by_limit``, which
+    :func:`facility.control.run.run_control` counts for every controller; none without a
+    storage in the run)."""
     ctl = res.metrics.get("control") or {}
     guard = (ctl.get("guard") or {}).get("breach_steps_by_storage") or {}
     from_guard = {n: (int(d.get("power", 0)) + int(d.get("network", 0)),
@@ -147,43 +147,8 @@ def _saturated(res) -> dict:
                   for n, d in guard.items() if n != "none" and isinstance(d, dict)}
     if any(a + b for a, b in from_guard.values()):
         return from_guard
-    by = ctl.get("n_saturated_steps_by_limit")
-    if by is None:      # a controller that does not count them: read the run's time series
-        return saturated_from_timeseries(res.timeseries, res.metrics.get("storage") or {})
+    by = ctl.get("n_saturated_steps_by_limit") or {}
     return {n: (int(d.get("power", 0)), int(d.get("soc", 0))) for n, d in by.items()}
-
-#: A storage is at its power limit where |p| is within this share of its rating, at a SoC
-#: bound where its SoC is within this of the bound. [frac]
-SAT_TOL_FRAC = 1e-3
-
-
-def saturated_from_timeseries(ts, storage: dict) -> dict:
-    """``{storage: (power_steps, soc_steps)}`` read from a run's time series: the steps where
-    ``|p_<name>_mw|`` is at ``p_rated_mw`` and where ``soc_<name>_frac`` is at ``min_soc_frac``
-    or ``max_soc_frac`` (within :data:`SAT_TOL_FRAC`).
-
-    Parameters
-    ----------
-    ts : pandas.DataFrame
-        The run's time series (``p_<name>_mw``, ``soc_<name>_frac``).
-    storage : dict
-        ``metrics["storage"]``: per storage ``p_rated_mw`` [MW], ``min_soc_frac``,
-        ``max_soc_frac`` [frac].
-    """
-    out = {}
-    for n, m in storage.items():
-        if not isinstance(m, dict) or f"p_{n}_mw" not in ts:
-            continue
-        p = np.abs(np.asarray(ts[f"p_{n}_mw"], dtype=float))
-        pr = float(m.get("p_rated_mw", 0.0))
-        n_p = int(np.count_nonzero(p >= pr * (1 - SAT_TOL_FRAC))) if pr > 0 else 0
-        n_s = 0
-        if f"soc_{n}_frac" in ts:
-            soc = np.asarray(ts[f"soc_{n}_frac"], dtype=float)
-            lo, hi = float(m.get("min_soc_frac", 0.0)), float(m.get("max_soc_frac", 1.0))
-            n_s = int(np.count_nonzero((soc <= lo + SAT_TOL_FRAC) | (soc >= hi - SAT_TOL_FRAC)))
-        out[n] = (n_p, n_s)
-    return out
 
 
 def grown(point: dict, sat: dict, bounds: dict, base: dict | None = None,
