@@ -255,10 +255,10 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
               for n, (p, e) in start.items()}
     n_runs = int(scenario.optimize.max_resize_runs if max_runs is None else max_runs)
     tried: list[dict] = []
-    runs: list[tuple[dict, object]] = []
-    costs: dict[int, float] = {}
+    runs: list[tuple[dict, object]] = []     # (design, its verification run)
 
-    def verify(point: dict) -> tuple[bool, dict]:
+    def verify(point: dict) -> tuple[bool, dict, float | None]:
+        # search_design's verify: compliant, what ran out, the annual cost where compliant
         upd = {}
         for n, (p, e) in point.items():
             sec = section_of(n)
@@ -277,21 +277,16 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
         tried.append({"scale": a, "p_scale": ps, "e_scale": es, "compliant": bool(comp["compliant"]),
                       "failing": failing, "saturated": {n: {"power": v[0], "soc": v[1]} for n, v in sat.items()}})
         runs.append((point, res))
-        if comp["compliant"]:
-            costs[id(point)] = _design_cost(scenario, sol, point, res)
+        cost = _design_cost(scenario, sol, point, res) if comp["compliant"] else None
         log.info("verification under controller %r at %s: %s", scenario.controller.kind,
                  growth_text(ps, es) or "the foresight design",
                  "compliant" if comp["compliant"] else "breaks " + ", ".join(failing))
-        return bool(comp["compliant"]), sat
-
-    def check(point: dict) -> tuple[bool, dict, float | None]:
-        ok, sat = verify(point)
-        return ok, sat, costs.get(id(point))
+        return bool(comp["compliant"]), sat, cost
 
     def fit(point: dict) -> dict:
         return {n: within_duration(p, e, durations[n], bounds[n]) for n, (p, e) in point.items()}
 
-    best, found, _ = search_design(start, check, lambda pt, sat: grown(pt, sat, bounds, base, durations),
+    best, found, _ = search_design(start, verify, lambda pt, sat: grown(pt, sat, bounds, base, durations),
                                    lambda pt: ratings_cost(scenario, pt), n_runs, fit=fit)
     res = next(r for pt, r in reversed(runs) if pt is best)
     return ControllerResizing(results=res, scale=scales(best, base)[2], ratings=best, tried=tried,
