@@ -19,17 +19,16 @@ monotone deques (O(1) amortized per step), kept in arrays so the closed loop can
 resume (MPC re-plans).
 
 Pure numba helpers, called from :func:`facility.control.kernel.control_loop`;
-:func:`guard_limits` builds their arrays from a spec.
+:func:`guard_limits` builds their arrays from a spec's window limits
+(:func:`facility.control.crash.window_limits`).
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
-from facility.metrics import window_steps
+from facility.control.crash import window_limits
 
 __all__ = ["guard_limits", "new_guard_state", "guard_bounds", "guard_shift", "guard_breach", "guard_push",
            "guard_info", "guard_events"]
@@ -52,21 +51,13 @@ def guard_limits(spec, dt_s: float, margin_frac: float) -> tuple[np.ndarray, np.
     (numpy.ndarray (C,) int64, numpy.ndarray (C, 4))
         Window steps k, and per row ``[up, dn, up_raw, dn_raw]``: the largest rise above the
         window's minimum and fall below its maximum the guard allows (margined) and the spec
-        allows (raw). [-], [MW]
+        allows (raw); one row per limit of :func:`facility.control.crash.window_limits`, in
+        its order (:func:`guard_bounds` takes the tightest over the rows). [-], [MW]
     """
-    rows: list[tuple[int, float, float]] = []
-    if spec.max_window_swing_mw is not None:
-        rows.append((window_steps(spec.window_s, dt_s), spec.max_window_swing_mw, spec.max_window_swing_mw))
-    up, dn = spec.max_ramp_up_mw_per_s, spec.max_ramp_down_mw_per_s
-    if up is not None or dn is not None:
-        tau = spec.ramp_window_s
-        rows.append((window_steps(tau, dt_s), math.inf if up is None else up * tau,
-                     math.inf if dn is None else dn * tau))
-    if spec.max_ramp_mw_per_min is not None:
-        rows.append((window_steps(60.0, dt_s), spec.max_ramp_mw_per_min, spec.max_ramp_mw_per_min))
-    k = np.array([r[0] for r in rows], dtype=np.int64)
+    rows = window_limits(spec, dt_s)
+    k = np.array([n for n, _, _ in rows], dtype=np.int64)
     lim = np.zeros((len(rows), 4))
-    for c, (_, u, d) in enumerate(rows):
+    for c, (_, d, u) in enumerate(rows):
         lim[c] = ((1.0 - margin_frac) * u, (1.0 - margin_frac) * d, u, d)
     return k, lim
 

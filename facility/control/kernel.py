@@ -146,8 +146,10 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
 
     ``rl_*`` (ramp_limit): the grid set-point's largest move per sample [MW], the SoC band
     (S,) [frac] and the recovery gain toward it (S,) [MW per unit of SoC]. ``g_*`` (the fast
-    guard, :mod:`facility.control.guard`): on/off, window steps (C,), limits (C, 4), the
-    deques and the breach counts (S + 1, 8) by storage (row S: none saturated) and limit.
+    guard, :mod:`facility.control.guard`): on/off (on only under a deployable controller with
+    storage, never with ``mode`` MODE_NONE: :func:`facility.control.run.run_control`), window
+    steps (C,), limits (C, 4), the deques and the breach counts (S + 1, 8) by storage (row S:
+    none saturated) and limit.
     """
     n_sto = p_rated.size
     cap = ev_step.size
@@ -387,7 +389,7 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
         g_hi_r = np.inf
         if g_on:
             g_lo, g_hi, g_lo_r, g_hi_r, g_seen = guard_bounds(t, out_pcc, g_k, g_lim, g_q, g_qs)
-            if g_seen and sampled and ok_m and mode != MODE_NONE:
+            if g_seen and sampled and ok_m:
                 d = guard_shift(close_gap, gap_target, m, sp, rec, xr, fast_idx, g_lo, g_hi)
                 if abs(d) > 1e-6:
                     st[S_GCLIP] += 1.0
@@ -480,7 +482,7 @@ def control_loop(t0, t1, mode, load_raw, load_alt, has_alt,
         out_pcc[t] = pcc
         st[S_MISS] = 1.0 if miss else 0.0
         if g_on:
-            if g_seen and mode != MODE_NONE:
+            if g_seen:
                 who, over = guard_breach(t, pcc, g_lo_r, g_hi_r, out_lim, g_cnt)
                 if over > 0.0:
                     if st[S_GBREACH] < 0.5:

@@ -120,6 +120,11 @@ class MpcPlanner:
         self.rate = allowed_rate_mw_per_s(self.spec)
         self._choose_grid()
         self.limits = window_limits(self.spec, self.mpc_dt)
+        # the tightest window limit (a reused plan's tolerance, _reused; None: no window limit) [MW]
+        self.allow_mw = min((min(dn, up) for _, dn, up in self.limits), default=None)
+        # each storage's efficiencies as columns (its planned losses) [frac]
+        self.eta_c = np.array([q.eff_charge_frac for q in params.values()])[:, None]
+        self.eta_d = np.array([q.eff_discharge_frac for q in params.values()])[:, None]
         self.replan_k = max(1, int(round(ctrl.replan_s / dt_s)))
         self.delay = int(round(ctrl.measurement_delay_s / dt_s))
         cfgs = scenario.storage_units()   # a hybrid section's units: each its own storage in the LP
@@ -467,8 +472,7 @@ class MpcPlanner:
         n_left = prev["fc"].size - s
         if n_left < max(1, self.n_h // 2, -(-self.replan_k // self.r)):
             return None
-        allow = [min(dn, up) for _, dn, up in self.limits]
-        tol = REUSE_TOL_FRAC * (min(allow) if allow else max(1.0, float(np.mean(np.abs(fc)))))
+        tol = REUSE_TOL_FRAC * (self.allow_mw if self.allow_mw is not None else max(1.0, float(np.mean(np.abs(fc)))))
         m = min(fc.size, n_left)
         if float(np.max(np.abs(fc[:m] - prev["fc"][s:s + m]))) > tol:
             return None
@@ -479,10 +483,8 @@ class MpcPlanner:
             return None
         # each storage's energy against the plan's (its efficiencies)
         h = self.mpc_dt / 3600.0
-        eta_c = np.array([q.eff_charge_frac for q in self.params.values()])[:, None]
-        eta_d = np.array([q.eff_discharge_frac for q in self.params.values()])[:, None]
         p = prev["p"][:, :s]
-        e_plan = prev["e0"] + h * np.sum(np.where(p > 0, eta_c * p, p / eta_d), axis=1)
+        e_plan = prev["e0"] + h * np.sum(np.where(p > 0, self.eta_c * p, p / self.eta_d), axis=1)
         if np.any(np.abs(np.asarray(e_level, dtype=float) - e_plan) > REUSE_TOL_FRAC * np.maximum(e_rated, 1e-9)):
             return None
         prev["reused"] += 1
@@ -500,9 +502,7 @@ class MpcPlanner:
         again would raise the PCC by them."""
         k = max(1, -(-self.replan_k // self.r))
         p = p_plan[:, :k]
-        eta_c = np.array([q.eff_charge_frac for q in self.params.values()])[:, None]
-        eta_d = np.array([q.eff_discharge_frac for q in self.params.values()])[:, None]
-        lost = np.where(p > 0, p * (1.0 - eta_c), -p * (1.0 / eta_d - 1.0))
+        lost = np.where(p > 0, p * (1.0 - self.eta_c), -p * (1.0 / self.eta_d - 1.0))
         self.plan_loss_mw = lost.mean(axis=1) if p.size else np.zeros(len(self.names))
         self.comp_frac = np.clip(1.0 - np.divide(self.plan_loss_mw, loss_now,
                                                  out=np.zeros(loss_now.shape),

@@ -31,7 +31,8 @@ from facility.gpu.planned import GpuPlan
 from facility.gpu.smoothing import steps_for
 from facility.optimize.model.levers import JobInput, LeverInputs
 
-__all__ = ["gpu_levers", "lever_inputs", "base_scenario", "realize", "hybrid_fixed", "without_unbought_units", "annual_cost", "held_mask"]
+__all__ = ["gpu_levers", "lever_inputs", "base_scenario", "realize", "hybrid_fixed", "without_unbought_units", "ratings_costs", "annual_cost",
+           "held_mask"]
 
 _H_PER_YEAR = 8760.0
 
@@ -211,6 +212,33 @@ def without_unbought_units(sol):
     return replace(sol, p_rated_mw_opt=p, e_rated_mwh_opt=e, **plans)
 
 
+def ratings_costs(cfg, opt, p_rated_mw: float, e_rated_mwh: float) -> tuple[float, float, float]:
+    """What one storage unit's ratings cost: its capex, the capex's annuity and its fixed O&M.
+
+    Parameters
+    ----------
+    cfg : StorageConfig
+        The unit (``cost_usd_per_kw``, ``cost_usd_per_kwh``, ``fixed_om_usd_per_kw_year``,
+        ``fixed_om_usd_per_kwh_year``; its annuity lifetime,
+        :func:`facility.config.technology.annuity_lifetime_years`).
+    opt : OptimizeConfig
+        ``discount_rate_frac`` and ``lifetime_years``.
+    p_rated_mw, e_rated_mwh : float
+        The ratings. [MW], [MWh]
+
+    Returns
+    -------
+    (capex, annuity, fixed_om)
+        ``1000 (P̂ cost_usd_per_kw + Ê cost_usd_per_kwh)`` [USD], ``CRF(r, n) capex``
+        [USD/yr] and ``1000 (P̂ fixed_om_usd_per_kw_year + Ê fixed_om_usd_per_kwh_year)``
+        [USD/yr].
+    """
+    crf = capital_recovery_factor(opt.discount_rate_frac, annuity_lifetime_years(cfg, opt))
+    capex = 1000.0 * (p_rated_mw * cfg.cost_usd_per_kw + e_rated_mwh * cfg.cost_usd_per_kwh)
+    om = 1000.0 * (p_rated_mw * cfg.fixed_om_usd_per_kw_year + e_rated_mwh * cfg.fixed_om_usd_per_kwh_year)
+    return capex, crf * capex, om
+
+
 def annual_cost(scenario, sol) -> dict:
     """Cost of a sized design in USD per year, and its mix.
 
@@ -255,14 +283,12 @@ def annual_cost(scenario, sol) -> dict:
     for name, p_r in sol.p_rated_mw_opt.items():
         c = cfgs[name]
         life = annuity_lifetime_years(c, opt)
-        crf_u = capital_recovery_factor(opt.discount_rate_frac, life)
         e_r = sol.e_rated_mwh_opt[name]
-        capex = 1000.0 * (p_r * c.cost_usd_per_kw + e_r * c.cost_usd_per_kwh)
-        om = 1000.0 * (p_r * c.fixed_om_usd_per_kw_year + e_r * c.fixed_om_usd_per_kwh_year)
+        capex, annuity, om = ratings_costs(c, opt, p_r, e_r)
         ch, dis = sol.p_charge_mw[name], sol.p_discharge_mw[name]
         loss_mwh = h * float(np.sum((1 - c.eff_charge_frac) * ch + (1 / c.eff_discharge_frac - 1) * dis))
         deg = c.degradation_usd_per_mwh * h * float(np.sum(dis)) * per_year
-        out["storage_capex_usd_per_year"] += crf_u * capex
+        out["storage_capex_usd_per_year"] += annuity
         out["fixed_om_usd_per_year"] += om
         out["loss_energy_usd_per_year"] += price * loss_mwh * per_year
         out["degradation_usd_per_year"] += deg
@@ -272,7 +298,7 @@ def annual_cost(scenario, sol) -> dict:
                                  "capex_usd": capex, "loss_mwh_per_year": loss_mwh * per_year,
                                  "equivalent_full_cycles_per_year": efc,
                                  "annuity_lifetime_years": life,
-                                 "cost_usd_per_year": crf_u * capex + om + price * loss_mwh * per_year + deg}
+                                 "cost_usd_per_year": annuity + om + price * loss_mwh * per_year + deg}
         if c.technology:
             mix["storages"][name]["technology"] = c.technology
     kappa = (1.0 + scenario.site.non_gpu_frac) * scenario.site.pue

@@ -30,8 +30,7 @@ storage does not make the controller worse (monotone along the path); every desi
 has been verified by a full co-simulation with that controller, so the answer never rests on
 the assumption. Growing only what ran out keeps a controller that lacks power from buying
 energy it does not use (and the other way round). Which resource ran out comes from the run's
-``control.n_saturated_steps_by_limit``, or, for a controller that does not count it, from its
-time series (:func:`saturated_from_timeseries`).
+guard breaches or its ``control.n_saturated_steps_by_limit`` (:func:`_saturated`).
 
 Imports: :mod:`facility.cosim` (the verification runs), :mod:`facility.sizing.mix` and
 :mod:`facility.sizing.step` (the floor), :mod:`facility.config.technology`, :mod:`facility.metrics`
@@ -48,8 +47,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from facility.config.technology import (annuity_lifetime_years, capital_recovery_factor, section_of,
-                                        unit_configs)
+from facility.config.technology import section_of, unit_configs
 from facility.cosim.design import simulate_design
 from facility.metrics import limit_rows
 from facility.report.design import growth_text
@@ -57,7 +55,7 @@ from facility.sizing import mix
 from facility.sizing.mix import UNIT_ZERO_FRAC
 from facility.sizing.step import floored_design, within_duration
 
-__all__ = ["ControllerResizing", "resize_for_controller", "search_design", "grown", "scales", "saturated_from_timeseries", "ratings_cost",
+__all__ = ["ControllerResizing", "resize_for_controller", "search_design", "grown", "scales", "ratings_cost",
            "RESIZE_COST_TOL_FRAC", "GROW", "RESIZE_TOL_FRAC", "MAX_SCALE",
            "MIN_DURATION_S"]
 
@@ -139,8 +137,9 @@ def _saturated(res) -> dict:
     steps the PCC broke a limit because a storage saturated, by resource), those, since they
     name what broke the limit: ``power`` (and ``network``, the headroom its power met) as
     power, ``min_soc`` / ``max_soc`` as SoC. Else the steps the controller found each storage
-    at its power limit and at a SoC bound (``control.n_saturated_steps_by_limit``), else the
-    same read from the run's time series."""
+    at its power limit and at a SoC bound (``control.n_saturated_steps_by_limit``, which
+    :func:`facility.control.run.run_control` counts for every controller; none without a
+    storage in the run)."""
     ctl = res.metrics.get("control") or {}
     guard = (ctl.get("guard") or {}).get("breach_steps_by_storage") or {}
     from_guard = {n: (int(d.get("power", 0)) + int(d.get("network", 0)),
@@ -148,43 +147,8 @@ def _saturated(res) -> dict:
                   for n, d in guard.items() if n != "none" and isinstance(d, dict)}
     if any(a + b for a, b in from_guard.values()):
         return from_guard
-    by = ctl.get("n_saturated_steps_by_limit")
-    if by is None:      # a controller that does not count them: read the run's time series
-        return saturated_from_timeseries(res.timeseries, res.metrics.get("storage") or {})
+    by = ctl.get("n_saturated_steps_by_limit") or {}
     return {n: (int(d.get("power", 0)), int(d.get("soc", 0))) for n, d in by.items()}
-
-#: A storage is at its power limit where |p| is within this share of its rating, at a SoC
-#: bound where its SoC is within this of the bound. [frac]
-SAT_TOL_FRAC = 1e-3
-
-
-def saturated_from_timeseries(ts, storage: dict) -> dict:
-    """``{storage: (power_steps, soc_steps)}`` read from a run's time series: the steps where
-    ``|p_<name>_mw|`` is at ``p_rated_mw`` and where ``soc_<name>_frac`` is at ``min_soc_frac``
-    or ``max_soc_frac`` (within :data:`SAT_TOL_FRAC`).
-
-    Parameters
-    ----------
-    ts : pandas.DataFrame
-        The run's time series (``p_<name>_mw``, ``soc_<name>_frac``).
-    storage : dict
-        ``metrics["storage"]``: per storage ``p_rated_mw`` [MW], ``min_soc_frac``,
-        ``max_soc_frac`` [frac].
-    """
-    out = {}
-    for n, m in storage.items():
-        if not isinstance(m, dict) or f"p_{n}_mw" not in ts:
-            continue
-        p = np.abs(np.asarray(ts[f"p_{n}_mw"], dtype=float))
-        pr = float(m.get("p_rated_mw", 0.0))
-        n_p = int(np.count_nonzero(p >= pr * (1 - SAT_TOL_FRAC))) if pr > 0 else 0
-        n_s = 0
-        if f"soc_{n}_frac" in ts:
-            soc = np.asarray(ts[f"soc_{n}_frac"], dtype=float)
-            lo, hi = float(m.get("min_soc_frac", 0.0)), float(m.get("max_soc_frac", 1.0))
-            n_s = int(np.count_nonzero((soc <= lo + SAT_TOL_FRAC) | (soc >= hi - SAT_TOL_FRAC)))
-        out[n] = (n_p, n_s)
-    return out
 
 
 def grown(point: dict, sat: dict, bounds: dict, base: dict | None = None,
@@ -291,10 +255,10 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
               for n, (p, e) in start.items()}
     n_runs = int(scenario.optimize.max_resize_runs if max_runs is None else max_runs)
     tried: list[dict] = []
-    runs: list[tuple[dict, object]] = []
-    costs: dict[int, float] = {}
+    runs: list[tuple[dict, object]] = []     # (design, its verification run)
 
-    def verify(point: dict) -> tuple[bool, dict]:
+    def verify(point: dict) -> tuple[bool, dict, float | None]:
+        # search_design's verify: compliant, what ran out, the annual cost where compliant
         upd = {}
         for n, (p, e) in point.items():
             sec = section_of(n)
@@ -313,21 +277,16 @@ def resize_for_controller(scenario, sol, *, progress: bool = False,
         tried.append({"scale": a, "p_scale": ps, "e_scale": es, "compliant": bool(comp["compliant"]),
                       "failing": failing, "saturated": {n: {"power": v[0], "soc": v[1]} for n, v in sat.items()}})
         runs.append((point, res))
-        if comp["compliant"]:
-            costs[id(point)] = _design_cost(scenario, sol, point, res)
+        cost = _design_cost(scenario, sol, point, res) if comp["compliant"] else None
         log.info("verification under controller %r at %s: %s", scenario.controller.kind,
                  growth_text(ps, es) or "the foresight design",
                  "compliant" if comp["compliant"] else "breaks " + ", ".join(failing))
-        return bool(comp["compliant"]), sat
-
-    def check(point: dict) -> tuple[bool, dict, float | None]:
-        ok, sat = verify(point)
-        return ok, sat, costs.get(id(point))
+        return bool(comp["compliant"]), sat, cost
 
     def fit(point: dict) -> dict:
         return {n: within_duration(p, e, durations[n], bounds[n]) for n, (p, e) in point.items()}
 
-    best, found, _ = search_design(start, check, lambda pt, sat: grown(pt, sat, bounds, base, durations),
+    best, found, _ = search_design(start, verify, lambda pt, sat: grown(pt, sat, bounds, base, durations),
                                    lambda pt: ratings_cost(scenario, pt), n_runs, fit=fit)
     res = next(r for pt, r in reversed(runs) if pt is best)
     return ControllerResizing(results=res, scale=scales(best, base)[2], ratings=best, tried=tried,
@@ -436,15 +395,14 @@ def search_design(start: dict, verify, grow, cost_of, n_runs: int, fit=None) -> 
 
 
 def ratings_cost(scenario, point: dict) -> float:
-    """Annual cost of a design's ratings alone: capex annuity and fixed O&M
-    (:func:`facility.sizing.mix.annual_cost` without the dispatch's terms). [USD/yr]"""
-    opt = scenario.optimize
+    """Annual cost of a design's ratings alone: capex annuity and fixed O&M per kW and per kWh
+    (:func:`facility.sizing.mix.ratings_costs`, as :func:`facility.sizing.mix.annual_cost`
+    counts them, without the dispatch's terms). [USD/yr]"""
     cfgs = {u: uc for n, c in scenario.storages().items() for u, uc in unit_configs(n, c).items()}
     out = 0.0
     for n, (p, e) in point.items():
-        c = cfgs[n]
-        crf = capital_recovery_factor(opt.discount_rate_frac, annuity_lifetime_years(c, opt))
-        out += crf * 1000.0 * (p * c.cost_usd_per_kw + e * c.cost_usd_per_kwh) + 1000.0 * p * c.fixed_om_usd_per_kw_year
+        _, annuity, om = mix.ratings_costs(cfgs[n], scenario.optimize, p, e)
+        out += annuity + om
     return float(out)
 
 

@@ -170,15 +170,19 @@ def test_a_design_is_raised_to_the_floor_never_lowered():
         floored_design({"bess": (10.0, 0.1)}, floor, {"bess": (20.0, inf)})
 
 
-def test_the_ratings_cost_is_the_annual_costs_capex_and_fixed_om():
+@pytest.mark.parametrize("storage", [{"cost_usd_per_kw": 150.0, "cost_usd_per_kwh": 250.0},
+                                     {"technology": "lfp_2h"}], ids=["costs", "lfp_2h"])
+def test_the_ratings_cost_is_the_annual_costs_capex_and_fixed_om(storage):
     """The resize's bracket stops on the ratings' cost: it must be annual_cost's capex annuity
-    and fixed O&M of the same ratings (a design that never charges: no other term)."""
+    and fixed O&M of the same ratings (a design that never charges: no other term), the fixed
+    O&M per kWh too (lfp_2h: 9.77 USD/kWh-yr; the ratings' cost once left it out)."""
     from facility.sizing import mix
     from facility.optimize import SizingResult
     from facility.sizing.resize import ratings_cost
 
-    sc = scenario_from_dict({**SCENARIO, "bess": {**SCENARIO["bess"], "cost_usd_per_kw": 150.0,
-                                                   "cost_usd_per_kwh": 250.0}})
+    sc = scenario_from_dict({**SCENARIO, "bess": {**SCENARIO["bess"], **storage}})
+    if "technology" in storage:
+        assert sc.bess.fixed_om_usd_per_kwh_year == 9.77
     z = np.zeros(10)
     sol = SizingResult(p_rated_mw_opt={"bess": 30.0}, e_rated_mwh_opt={"bess": 0.2}, p_storage_mw={"bess": z},
                        p_charge_mw={"bess": z}, p_discharge_mw={"bess": z}, soc_frac={}, p_pcc_mw=z, info=None)
